@@ -1,0 +1,68 @@
+import type { TSchema } from 'typebox';
+
+/**
+ * One row of the endpoint table: everything the server, the OpenAPI builder, the docs tables and
+ * the SDK need to know about an operation. A handler never re-declares a schema, bound or default.
+ */
+export interface Endpoint {
+  readonly operationId: string;
+  readonly method: 'GET' | 'POST';
+  /** e.g. `/sd/text2image/v1`. For task-creating endpoints this is also the pipeline name. */
+  readonly path: string;
+  readonly kind: EndpointKind;
+  /** OpenAPI tag; the docs sidebar groups by it. */
+  readonly tag: string;
+  readonly summary: string;
+  /** Markdown. Says which schema serves the path where the spec leaves that implicit. */
+  readonly description: string;
+  /** JSON body schema (POST), or undefined (GET, multipart upload: see `multipart`). */
+  readonly request?: TSchema;
+  /** Name of the request schema as the spec writes it, e.g. `Text2ImagePromptSD`. */
+  readonly requestName?: string;
+  /** Multipart body schema, for the upload endpoint only. */
+  readonly multipart?: TSchema;
+  /** Success and error responses by HTTP status. */
+  readonly responses: Readonly<Record<number, TSchema>>;
+  /** For task-creating endpoints: `GET <path>/status/{task_id}` and what it answers. */
+  readonly status?: StatusOperation;
+  /**
+   * Request fields that hold image URLs (string or list of strings). The worker fetches exactly
+   * these, SSRF-safe, before the engine runs.
+   */
+  readonly imageFields: readonly string[];
+  /** A request body that validates, used in OpenAPI examples, docs and tests. */
+  readonly example?: unknown;
+}
+
+export type EndpointKind =
+  /** POST creates a task; answers the accepted shape; has a status path. */
+  | 'generation'
+  /** load_model: a task whose status answers the load-model completed shape. */
+  | 'load_model'
+  /** train_model: a task whose status answers the training shapes. */
+  | 'training'
+  /** Upload images (multipart). */
+  | 'upload'
+  /** Reads and writes of the owner's records (models, images, subscription, sync). */
+  | 'record';
+
+export interface StatusOperation {
+  readonly operationId: string;
+  /** e.g. `/sd/text2image/v1/status/{task_id}` (training: `{training_id}`). */
+  readonly path: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly responses: Readonly<Record<number, TSchema>>;
+}
+
+/** One entry of a 422 body, exactly as FastAPI with pydantic v1 writes it. */
+export interface ValidationErrorEntry {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  ctx?: Record<string, unknown>;
+}
+
+export type ValidationResult<T = Record<string, unknown>> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly detail: ValidationErrorEntry[] };
