@@ -1,0 +1,33 @@
+/**
+ * The task service: submit, read and run tasks. The tasks table is the queue (see
+ * ../db/migrations/0002_tasks.sql); every statement is a named operation under ./sql.
+ *
+ *   submitTask(pool, {ownerId, endpoint, kind, input, publicUrl})  → {id, seed?, outputUrls?}
+ *     (durable on return; concurrent submits share one INSERT; RoutingError for server_id refusals)
+ *   getTaskForOwner(pool, ownerId, id)  → TaskRecord | null      (another owner's id: null)
+ *   listBatch(pool, ownerId, batchId)   → TaskRecord[]
+ *   taskStatusBody(task, publicUrl)     → the status response (and webhook body) for the task
+ *   startWorker({pool, engines, fetcher, store, publicUrl, signal, ...}) → {id, stopped}
+ *   createEngineRegistry(engines, engineConfigFromEnv())  → which engine serves which pipeline
+ */
+export { createEngineRegistry, type EngineConfig, engineConfigFromEnv } from './engine-registry.ts';
+export { allocateOutputKeys, downloadUrl, safeFilePrefix } from './output-keys.ts';
+export { getTaskForOwner, listBatch } from './read.ts';
+export { ENTERPRISE_PLANS, type Route, RoutingError, resolveRoute } from './routing.ts';
+export { type TrainingStatus, taskStatusBody, trainingStatus } from './status-body.ts';
+export { drawSeed, submitTask } from './submit.ts';
+export type {
+  BlobStore,
+  EngineRegistry,
+  EnqueueWebhook,
+  ImageFetcher,
+  SubmitTaskParams,
+  SubmittedTask,
+  TaskKind,
+  TaskRecord,
+  TaskResult,
+  TaskState,
+  Worker,
+  WorkerOptions,
+} from './types.ts';
+export { startWorker, TASKS_CHANNEL } from './worker.ts';

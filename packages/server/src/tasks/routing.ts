@@ -1,0 +1,55 @@
+import type { Queryable } from '../db/pool.ts';
+import { getRoutingFacts } from './sql/getRoutingFacts.ts';
+
+/** A submission the routing rules refuse; `status` is the HTTP status to answer with. */
+export class RoutingError extends Error {
+  override readonly name = 'RoutingError';
+  constructor(
+    readonly status: 403 | 404 | 409,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Route {
+  targetServer: string | null;
+  targetPool: string;
+}
+
+export const SHARED_POOL = 'shared';
+export const ENTERPRISE_PLANS = ['EPTRIAL', 'EPBASIC', 'EPSTANDARD', 'EPPREMIUM'] as const;
+
+export function ownerPool(ownerId: string): string {
+  return `owner:${ownerId}`;
+}
+
+/**
+ * Where a task may run, from its `server_id`: absent, the shared pool; `any`, whichever of the
+ * caller's enterprise servers frees up first (the pull model load-balances); a specific id, that
+ * server only. Only enterprise (EP) plans may route, and only to their own servers.
+ */
+export async function resolveRoute(db: Queryable, ownerId: string, serverId: unknown): Promise<Route> {
+  if (serverId === undefined || serverId === null || serverId === '') {
+    return { targetServer: null, targetPool: SHARED_POOL };
+  }
+  const id = String(serverId);
+  const facts = await getRoutingFacts(db, ownerId, id);
+  if (!facts.plan || !(ENTERPRISE_PLANS as readonly string[]).includes(facts.plan)) {
+    throw new RoutingError(
+      403,
+      `server_id needs an enterprise plan (${ENTERPRISE_PLANS.join(', ')}); ` +
+        `this account's plan is ${facts.plan ?? 'none'}. Leave server_id out to use the shared servers.`,
+    );
+  }
+  if (id === 'any') {
+    if (facts.servers === 0) {
+      throw new RoutingError(409, 'server_id "any": no enterprise servers are registered for this account');
+    }
+    return { targetServer: null, targetPool: ownerPool(ownerId) };
+  }
+  if (!facts.owns_server) {
+    throw new RoutingError(404, `server_id "${id}": no such server on this account`);
+  }
+  return { targetServer: id, targetPool: ownerPool(ownerId) };
+}

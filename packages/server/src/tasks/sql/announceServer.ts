@@ -1,0 +1,16 @@
+import type { Queryable } from '../../db/pool.ts';
+
+/**
+ * A worker serving a server id says it is alive and learns whose server it is. A server nobody
+ * registered is created in the shared pool (an operator assigns it an owner with the CLI).
+ */
+export async function announceServer(db: Queryable, serverId: string): Promise<{ owner_id: string | null }> {
+  const result = await db.query<{ owner_id: string | null }>({
+    name: 'announceServer',
+    text: `INSERT INTO servers (id, status, last_seen_at) VALUES ($1, 'online', now())
+           ON CONFLICT (id) DO UPDATE SET status = 'online', last_seen_at = now()
+           RETURNING owner_id`,
+    values: [serverId],
+  });
+  return result.rows[0]!;
+}

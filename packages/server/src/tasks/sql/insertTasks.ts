@@ -1,0 +1,32 @@
+import type { Queryable } from '../../db/pool.ts';
+
+export interface NewTaskRow {
+  id: string;
+  owner_id: string;
+  endpoint: string;
+  kind: string;
+  input: Record<string, unknown>;
+  target_server: string | null;
+  target_pool: string;
+  batch_id: string | null;
+  max_attempts: number;
+  output_keys: string[];
+}
+
+/**
+ * Inserts many tasks in one statement (one round trip, one commit, one NOTIFY by trigger): the
+ * group commit of concurrent submissions. Ids are made by the caller, so no RETURNING is needed.
+ */
+export async function insertTasks(db: Queryable, rows: readonly NewTaskRow[]): Promise<void> {
+  await db.query({
+    name: 'insertTasks',
+    text: `INSERT INTO tasks (id, owner_id, endpoint, kind, input, target_server, target_pool, batch_id,
+             max_attempts, output_keys)
+           SELECT id, owner_id, endpoint, kind, input, target_server, target_pool, batch_id, max_attempts,
+             output_keys
+           FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, owner_id uuid, endpoint text, kind text,
+             input jsonb, target_server text, target_pool text, batch_id text, max_attempts integer,
+             output_keys text[])`,
+    values: [JSON.stringify(rows)],
+  });
+}

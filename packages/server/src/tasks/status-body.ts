@@ -1,0 +1,56 @@
+import { downloadUrl } from './output-keys.ts';
+import type { TaskRecord } from './types.ts';
+
+/** The training states of spec section 4 as `GET /train_model/v1/status/{id}` answers them. */
+export type TrainingStatus = 'queued' | 'initialising' | 'running' | 'completed' | 'failed';
+
+/**
+ * Training states from the queue's: waiting is `queued`; claimed but before the engine's first
+ * progress report (fetching photos, loading the base model) is `initialising`; after it,
+ * `running`; then `completed` or `failed`. A retry after a lost worker is `queued` again.
+ */
+export function trainingStatus(task: TaskRecord): TrainingStatus {
+  switch (task.state) {
+    case 'queued':
+      return 'queued';
+    case 'running':
+      return task.progress === null ? 'initialising' : 'running';
+    case 'succeeded':
+      return 'completed';
+    case 'failed':
+      return 'failed';
+  }
+}
+
+/**
+ * The body `GET <path>/status/{id}` answers for a task, in the contract's shapes; webhooks carry
+ * exactly this body too.
+ * - generation: PENDING (with the early links of queued_image_urls), SUCCESS with download_urls
+ *   (plus `image` where the request has `base64`, `prompt` for image2prompt), FAILURE with error.
+ * - load_model: PENDING, SUCCESS with model_id, FAILURE.
+ * - training: queued/initialising/running, completed with model_id and duration, failed.
+ */
+export function taskStatusBody(task: TaskRecord, publicUrl: string): Record<string, unknown> {
+  const urls = task.outputKeys.map((key) => downloadUrl(publicUrl, key));
+  const result = task.result ?? {};
+  if (task.kind === 'training') {
+    const status = trainingStatus(task);
+    if (status === 'completed') {
+      return {
+        status,
+        model_id: result.model_id ?? null,
+        training_duration_seconds: result.training_duration_seconds ?? 0,
+      };
+    }
+    if (status === 'failed') return { status, error: task.error ?? 'training failed' };
+    return { status };
+  }
+  if (task.state === 'failed') return { status: 'FAILURE', error: task.error ?? 'task failed' };
+  if (task.state !== 'succeeded')
+    return urls.length > 0 ? { status: 'PENDING', download_urls: urls } : { status: 'PENDING' };
+  if (task.kind === 'load_model') return { status: 'SUCCESS', model_id: result.model_id ?? null };
+  const body: Record<string, unknown> = { status: 'SUCCESS', download_urls: urls.length > 0 ? urls : null };
+  if (result.text !== undefined) body.prompt = result.text;
+  if ('base64' in task.input) body.image = result.base64?.[0] ?? null;
+  return body;
+}

@@ -1,0 +1,138 @@
+import type { Engine, InputImage, Preflight, SafetyChecker } from '@imagegen/engines';
+import type { Pool, PoolClient } from '../db/pool.ts';
+
+/** The queue's states. The API maps them onto PENDING/SUCCESS/FAILURE (see status-body.ts). */
+export type TaskState = 'queued' | 'running' | 'succeeded' | 'failed';
+
+/** Which status shape a task answers: the contract's endpoint kind for task-creating endpoints. */
+export type TaskKind = 'generation' | 'load_model' | 'training';
+
+export interface SubmitTaskParams {
+  readonly ownerId: string;
+  /** The submission path, which is also the pipeline name, e.g. `/sd/text2image/v1`. */
+  readonly endpoint: string;
+  readonly kind: TaskKind;
+  /**
+   * The validated request with defaults filled (the contract's output). `seed: -1` is resolved
+   * here and recorded; `server_id`, `batch_id`, `file_prefix` and `queued_image_urls` are read
+   * from it.
+   */
+  readonly input: Readonly<Record<string, unknown>>;
+  /** Absolute base of download URLs, e.g. `http://localhost:8000` (no trailing slash). */
+  readonly publicUrl: string;
+  /** Attempts before FAILURE (default 3). */
+  readonly maxAttempts?: number;
+}
+
+export interface SubmittedTask {
+  readonly id: string;
+  /** The seed the task will use (drawn when the request said -1); absent when it has none. */
+  readonly seed?: number;
+  /** With `queued_image_urls: true`: the final download URLs, valid once the task succeeds. */
+  readonly outputUrls?: readonly string[];
+}
+
+/** One task row as the rest of the server reads it. */
+export interface TaskRecord {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly endpoint: string;
+  readonly kind: TaskKind;
+  readonly input: Record<string, unknown>;
+  readonly state: TaskState;
+  readonly targetServer: string | null;
+  readonly targetPool: string;
+  readonly batchId: string | null;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly progress: number | null;
+  readonly progressMessage: string | null;
+  readonly result: TaskResult | null;
+  readonly error: string | null;
+  /** Blob keys of the outputs: pre-allocated with `queued_image_urls`, else set on success. */
+  readonly outputKeys: readonly string[];
+  readonly createdAt: Date;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+}
+
+/** What a succeeded task recorded (the `result` column). */
+export interface TaskResult {
+  /** Output images inline as base64 PNG/JPEG data, only when the request set `base64: true`. */
+  readonly base64?: readonly string[];
+  /** Text output (image2prompt). */
+  readonly text?: string;
+  /** load_model and train_model: the model the task produced or registered. */
+  readonly model_id?: string | null;
+  readonly training_duration_seconds?: number;
+  /** The seed used, the engine that ran and what it reported. */
+  readonly meta?: Readonly<Record<string, unknown>>;
+}
+
+/** The subset of the EDGES fetcher the worker uses (packages/server/src/fetch). */
+export interface ImageFetcher {
+  fetchImage(url: string, field: string, signal: AbortSignal): Promise<InputImage>;
+}
+
+/** The subset of the EDGES blob store the worker uses (packages/server/src/storage). */
+export interface BlobStore {
+  put(key: string, data: Buffer, contentType: string): Promise<void>;
+  get(key: string): Promise<{ data: Buffer; contentType: string } | null>;
+  delete(key: string): Promise<void>;
+}
+
+/**
+ * Writes the webhook outbox row INSIDE the transaction that finishes the task (EDGES'
+ * `enqueueWebhook`); `body` is exactly the status response the API gives for the task.
+ */
+export type EnqueueWebhook = (
+  client: PoolClient,
+  message: { ownerId: string; taskId: string; url: string; body: unknown },
+) => Promise<void>;
+
+export interface WorkerOptions {
+  /** The worker holds one of its connections for LISTEN, and uses the others to claim and finish. */
+  readonly pool: Pool;
+  readonly engines: EngineRegistry;
+  readonly preflights?: readonly Preflight[];
+  readonly safety?: SafetyChecker;
+  readonly fetcher: ImageFetcher;
+  readonly store: BlobStore;
+  readonly publicUrl: string;
+  readonly enqueueWebhook?: EnqueueWebhook;
+  /** Serve this enterprise server's tasks (and its owner's `any` pool); absent: the shared pool. */
+  readonly serverId?: string;
+  /** Aborting it drains: no new claims, running tasks finish or are released (see drainMs). */
+  readonly signal: AbortSignal;
+  /** Tasks run at once by this worker (default 1). */
+  readonly concurrency?: number;
+  /** Lease length; the worker renews it every third of it (default 30 s). */
+  readonly leaseMs?: number;
+  /** Poll interval when no notification arrives (default 1 s): catches retries and lost NOTIFYs. */
+  readonly pollMs?: number;
+  /** On shutdown, how long running tasks may finish before being released (default 10 s). */
+  readonly drainMs?: number;
+  /** Retry backoff base (default 1 s, doubled per attempt). */
+  readonly retryBaseMs?: number;
+  /** The request fields holding image URLs per pipeline (default: the contract's endpoint table). */
+  readonly imageFields?: (pipeline: string) => readonly string[];
+  /** Stable name of this worker in `lease_owner` (default host:pid:random). */
+  readonly workerId?: string;
+  readonly log?: (line: string) => void;
+}
+
+export interface Worker {
+  readonly id: string;
+  /** Resolves once the worker has stopped (after its signal aborted and it drained). */
+  readonly stopped: Promise<void>;
+}
+
+/** Which engine serves which pipeline: built from configuration (engine-registry.ts). */
+export interface EngineRegistry {
+  engineFor(pipeline: string): Engine | undefined;
+  /** For `GET /health`: every configured engine and the pipelines it serves here. */
+  describe(): { name: string; pipelines: string[] }[];
+  /** Starts every engine (loads models); called by the worker before its first claim. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
