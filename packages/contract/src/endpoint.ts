@@ -19,6 +19,8 @@ export interface Endpoint {
   readonly request?: TSchema;
   /** Name of the request schema as the spec writes it, e.g. `Text2ImagePromptSD`. */
   readonly requestName?: string;
+  /** Query parameters (GET), an object schema; validate with `compileQueryValidator`. */
+  readonly query?: TSchema;
   /** Multipart body schema, for the upload endpoint only. */
   readonly multipart?: TSchema;
   /** Success and error responses by HTTP status. */

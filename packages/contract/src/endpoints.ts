@@ -1,0 +1,544 @@
+import Type, { type TSchema } from 'typebox';
+import type { Endpoint, EndpointKind, StatusOperation } from './endpoint.ts';
+import { EXAMPLES } from './examples.ts';
+import { imageFieldsOf } from './image-fields.ts';
+import { SD35Prompt, StableCascadePrompt, StylePrompt } from './schemas/base-models.ts';
+import { FaceLockPrompt, FaceSwapPrompt, InstamodelPrompt, PhotomakerPrompt } from './schemas/face.ts';
+import {
+  FashionDressPrompt,
+  FashionLowerPrompt,
+  FashionUpperPrompt,
+  ModelswitchPrompt,
+} from './schemas/fashion.ts';
+import { LoadModelPrompt, SyncModelPrompt, TrainModelPrompt, UploadImagesBody } from './schemas/models.ts';
+import {
+  BatchTasks,
+  ImageInfo,
+  UserImageList,
+  UserModel,
+  UserModelList,
+  UserSubscription,
+  WebhookSecret,
+} from './schemas/records.ts';
+import {
+  AcceptedResponse,
+  AsyncSuccessResponse,
+  HTTPError,
+  HTTPValidationError,
+  Image2PromptSuccessResponse,
+  LoadModelCompletedResponse,
+  PendingResponse,
+  SyncSuccessResponse,
+  TaskErrorResponse,
+  TrainAcceptedResponse,
+  TrainFailureResponse,
+  TrainPendingResponse,
+  TrainSuccessResponse,
+  UploadImagesResponse,
+} from './schemas/responses.ts';
+import {
+  ControlnetPromptSD,
+  ControlnetPromptSDXL,
+  Image2ImagePromptSD,
+  Image2ImagePromptSDXL,
+  InpaintingPromptSD,
+  InpaintingPromptSDXL,
+  SDXLGenPrompt,
+  Text2ImagePromptSD,
+  Text2ImagePromptSDXL,
+} from './schemas/sd.ts';
+import {
+  BgChangerPrompt,
+  BgRemoverPrompt,
+  Image2PromptRequest,
+  InpaintAnythingPrompt,
+  LogoPrompt,
+  OutpaintingPrompt,
+  RelightPrompt,
+  SuperresolutionPrompt,
+  UpscalerPrompt,
+} from './schemas/utilities.ts';
+
+/**
+ * The endpoint table: every path of spec section 7 and the designed ones, in one list. The
+ * server registers routes by walking it; openapi.json, the docs tables and the SDK read it too.
+ */
+
+export const TAGS = [
+  { name: 'SD1.5', description: 'Stable Diffusion 1.5 pipelines.' },
+  { name: 'SDXL', description: 'Stable Diffusion XL pipelines.' },
+  {
+    name: 'Optimised base models',
+    description: 'Generate, Flux, Stable Diffusion 3 and 3.5, Stable Cascade.',
+  },
+  { name: 'Face control', description: 'Face swap, face lock, instant model and Photomaker.' },
+  { name: 'Fashion', description: 'Virtual try-on and model switch.' },
+  { name: 'Utilities', description: 'Upscaling, background, relight, outpainting, logos, prompts, uploads.' },
+  { name: 'Custom models', description: 'Load and list your own models.' },
+  { name: 'Training', description: 'Train a model on your photos.' },
+  { name: 'Enterprise', description: 'Dedicated servers: copy models onto them.' },
+  { name: 'Account', description: 'Your images, subscription, batches and webhook secret.' },
+] as const;
+
+export type Tag = (typeof TAGS)[number]['name'];
+
+const auth = { 401: HTTPError };
+const submitResponses = { 200: AcceptedResponse, ...auth, 422: HTTPValidationError };
+
+function operationId(path: string): string {
+  return path
+    .replace(/^\//, '')
+    .replace(/\{([^}]+)\}/g, 'by_$1')
+    .replace(/[^A-Za-z0-9]+/g, '_');
+}
+
+/** What a status path answers while the task runs, when it succeeded, when it failed. */
+function taskStatus(path: string, success: TSchema, what: string): StatusOperation {
+  return {
+    operationId: `${operationId(path)}_status`,
+    path: `${path}/status/{task_id}`,
+    summary: `Status of a ${what} task`,
+    description:
+      'Answers `PENDING` while the task waits or runs, `SUCCESS` with `download_urls` when it is done, ' +
+      'or `FAILURE` with an `error`.',
+    responses: {
+      200: Type.Union([PendingResponse, success, TaskErrorResponse]),
+      ...auth,
+      404: HTTPError,
+    },
+  };
+}
+
+interface TaskRow {
+  path: string;
+  tag: Tag;
+  summary: string;
+  /** Why this schema serves this path, where the spec leaves it implicit. */
+  description: string;
+  request: TSchema;
+  kind?: EndpointKind;
+  success?: TSchema;
+}
+
+function successShape(request: TSchema): TSchema {
+  const properties = (request as { properties?: Record<string, unknown> }).properties ?? {};
+  return 'base64' in properties ? SyncSuccessResponse : AsyncSuccessResponse;
+}
+
+function task(row: TaskRow): Endpoint {
+  const requestName = (row.request as { title?: string }).title;
+  const success = row.success ?? successShape(row.request);
+  const shape = success === SyncSuccessResponse ? 'synchronous-shape' : 'asynchronous-shape';
+  return {
+    operationId: operationId(row.path),
+    method: 'POST',
+    path: row.path,
+    kind: row.kind ?? 'generation',
+    tag: row.tag,
+    summary: row.summary,
+    description:
+      `${row.description}\n\nRequest schema: \`${requestName}\`. Answers \`{status: "PENDING", id}\`; ` +
+      `poll \`GET ${row.path}/status/{task_id}\` (${shape} success).`,
+    request: row.request,
+    ...(requestName ? { requestName } : {}),
+    responses: submitResponses,
+    status: taskStatus(row.path, success, row.summary.toLowerCase()),
+    imageFields: imageFieldsOf(row.request),
+    example: EXAMPLES[row.path],
+  };
+}
+
+function record(
+  path: string,
+  summary: string,
+  description: string,
+  response: TSchema,
+  tag: Tag = 'Account',
+): Endpoint {
+  const responses: Record<number, TSchema> = { 200: response, ...auth };
+  if (path.includes('{')) responses[404] = HTTPError;
+  return {
+    operationId: operationId(path),
+    method: 'GET',
+    path,
+    kind: 'record',
+    tag,
+    summary,
+    description,
+    responses,
+    imageFields: [],
+  };
+}
+
+const generations: Endpoint[] = [
+  task({
+    path: '/sd/text2image/v1',
+    tag: 'SD1.5',
+    summary: 'Text to image (SD1.5)',
+    description: 'Generates images from a prompt with Stable Diffusion 1.5 or a custom SD1.5 model.',
+    request: Text2ImagePromptSD,
+  }),
+  task({
+    path: '/sd/image2image/v1',
+    tag: 'SD1.5',
+    summary: 'Image to image (SD1.5)',
+    description: 'Redraws `init_image` following the prompt; `strength` sets how far it may move.',
+    request: Image2ImagePromptSD,
+  }),
+  task({
+    path: '/sd/inpainting/v1',
+    tag: 'SD1.5',
+    summary: 'Inpainting (SD1.5)',
+    description: 'Repaints the white area of `mask_image` inside `init_image`.',
+    request: InpaintingPromptSD,
+  }),
+  task({
+    path: '/sd/controlnet/v1',
+    tag: 'SD1.5',
+    summary: 'ControlNet (SD1.5)',
+    description: 'Generates images guided by control images (`init_images`), one per entry of `controlnets`.',
+    request: ControlnetPromptSD,
+  }),
+  task({
+    path: '/sdxl/text2image/v1',
+    tag: 'SDXL',
+    summary: 'Text to image (SDXL)',
+    description: 'Generates images from a prompt with SDXL or a custom SDXL model.',
+    request: Text2ImagePromptSDXL,
+  }),
+  task({
+    path: '/sdxl/image2image/v1',
+    tag: 'SDXL',
+    summary: 'Image to image (SDXL)',
+    description: 'Redraws `init_image` following the prompt with SDXL.',
+    request: Image2ImagePromptSDXL,
+  }),
+  task({
+    path: '/sdxl/inpainting/v1',
+    tag: 'SDXL',
+    summary: 'Inpainting (SDXL)',
+    description: 'Repaints the white area of `mask_image` inside `init_image` with SDXL.',
+    request: InpaintingPromptSDXL,
+  }),
+  task({
+    path: '/sdxl/controlnet/v1',
+    tag: 'SDXL',
+    summary: 'ControlNet (SDXL)',
+    description: 'SDXL generation guided by control images; controlnet weights are 0 to 1 on SDXL.',
+    request: ControlnetPromptSDXL,
+  }),
+  task({
+    path: '/generate/v1',
+    tag: 'Optimised base models',
+    summary: 'Generate (SDXL)',
+    description:
+      'The one-call SDXL generator. Served by `SDXLGenPrompt` (the spec leaves the path implicit), with ' +
+      'the Generate v1 defaults of spec section 9: 4 samples, 30 steps, clip_skip 2.',
+    request: SDXLGenPrompt,
+  }),
+  task({
+    path: '/generate/v2',
+    tag: 'Optimised base models',
+    summary: 'Generate (Flux)',
+    description:
+      'Flux text and image generation with style, palette and prompt enhancement. Served by the ' +
+      'spec\'s "Flux/StylePrompt" (`StylePrompt`); sizes up to 1440, 30 steps by default.',
+    request: StylePrompt,
+  }),
+  task({
+    path: '/generate/v3',
+    tag: 'Optimised base models',
+    summary: 'Generate (Stable Cascade)',
+    description:
+      'Stable Cascade generation. Served by `StableCascadePrompt`: the spec names the schema but no ' +
+      'path, and Generate v3 is the generate path no other schema takes. At most 2 samples.',
+    request: StableCascadePrompt,
+  }),
+  task({
+    path: '/sd3/v1',
+    tag: 'Optimised base models',
+    summary: 'Stable Diffusion 3',
+    description:
+      'Stable Diffusion 3 (medium). Served by `SD35Prompt`, like /sd3_5/v1: the spec gives one schema ' +
+      'for both; the path picks the model. At most 2 samples, guidance_scale from 0.',
+    request: SD35Prompt,
+  }),
+  task({
+    path: '/sd3_5/v1',
+    tag: 'Optimised base models',
+    summary: 'Stable Diffusion 3.5',
+    description:
+      'Stable Diffusion 3.5 (large). Served by `SD35Prompt`, like /sd3/v1; the path picks the model.',
+    request: SD35Prompt,
+  }),
+  task({
+    path: '/faceswap/v1',
+    tag: 'Face control',
+    summary: 'Face swap',
+    description: 'Swaps the face of `input_face` into `input_image`. One output, so `base64` is offered.',
+    request: FaceSwapPrompt,
+  }),
+  task({
+    path: '/instamodel/v1',
+    tag: 'Face control',
+    summary: 'Instant model',
+    description:
+      'Portraits of the person in `input_face` without training; 9 steps and guidance 1 by default.',
+    request: InstamodelPrompt,
+  }),
+  task({
+    path: '/facelock/v1',
+    tag: 'Face control',
+    summary: 'Face lock (SD1.5)',
+    description:
+      'Keeps the identity of `input_face` in new images. v1 and v2 share `FaceLockPrompt` (the spec ' +
+      'gives one schema); v1 runs SD1.5-family models.',
+    request: FaceLockPrompt,
+  }),
+  task({
+    path: '/facelock/v2',
+    tag: 'Face control',
+    summary: 'Face lock (SDXL)',
+    description:
+      'Keeps the identity of `input_face` in new images. Shares `FaceLockPrompt` with v1; v2 runs ' +
+      'SDXL-family models.',
+    request: FaceLockPrompt,
+  }),
+  task({
+    path: '/photomaker/v1',
+    tag: 'Face control',
+    summary: 'Photomaker',
+    description: 'Stylised images of the person in `init_images`; fewer than 20 steps.',
+    request: PhotomakerPrompt,
+  }),
+  task({
+    path: '/fashion_lower/v1',
+    tag: 'Fashion',
+    summary: 'Virtual try-on: lower body',
+    description:
+      'Dresses `model_image` in the lower-body garment of `cloth_image`. Served by `FashionLowerPrompt`.',
+    request: FashionLowerPrompt,
+  }),
+  task({
+    path: '/fashion_upper/v1',
+    tag: 'Fashion',
+    summary: 'Virtual try-on: upper body',
+    description:
+      'Designed path (the spec names the upper-body prompt but no path), in the style of ' +
+      '/fashion_lower/v1. Served by `FashionUpperPrompt`.',
+    request: FashionUpperPrompt,
+  }),
+  task({
+    path: '/fashion_dress/v1',
+    tag: 'Fashion',
+    summary: 'Virtual try-on: dress',
+    description: 'Dresses `model_image` in the dress of `cloth_image`. Served by `FashionDressPrompt`.',
+    request: FashionDressPrompt,
+  }),
+  task({
+    path: '/modelswitch/v1',
+    tag: 'Fashion',
+    summary: 'Model switch',
+    description: 'Replaces the person wearing the outfit in `input_image`, optionally with `input_face`.',
+    request: ModelswitchPrompt,
+  }),
+  task({
+    path: '/superresolution/v1',
+    tag: 'Utilities',
+    summary: 'Superresolution',
+    description:
+      'Upscales `init_image` by `scale_factor` with an ESRGAN model. One output: `base64` offered.',
+    request: SuperresolutionPrompt,
+  }),
+  task({
+    path: '/upscaler/v1',
+    tag: 'Utilities',
+    summary: 'Creative upscaler',
+    description:
+      'Upscales `input_image` guided by a prompt: `deblur` keeps it, `variation` reinvents detail.',
+    request: UpscalerPrompt,
+  }),
+  task({
+    path: '/image2prompt/v1',
+    tag: 'Utilities',
+    summary: 'Image to prompt',
+    description: 'Describes `input_image` as a prompt; the success shape carries it in `prompt`.',
+    request: Image2PromptRequest,
+    success: Image2PromptSuccessResponse,
+  }),
+  task({
+    path: '/bgremover/v1',
+    tag: 'Utilities',
+    summary: 'Remove background',
+    description: 'Cuts the subject of `init_image` out onto transparency. One output: `base64` offered.',
+    request: BgRemoverPrompt,
+  }),
+  task({
+    path: '/bgchanger/v1',
+    tag: 'Utilities',
+    summary: 'Change background',
+    description: 'Puts the subject of `init_image` on a new background described by the prompt.',
+    request: BgChangerPrompt,
+  }),
+  task({
+    path: '/relight/v1',
+    tag: 'Utilities',
+    summary: 'Relight',
+    description:
+      'Relights `init_image` with light from `light`. Several samples are possible, so the answer is ' +
+      'the asynchronous shape (no `base64`).',
+    request: RelightPrompt,
+  }),
+  task({
+    path: '/outpainting/v1',
+    tag: 'Utilities',
+    summary: 'Outpainting',
+    description: 'Extends `init_image` in each `direction` by `expansion` pixels.',
+    request: OutpaintingPrompt,
+  }),
+  task({
+    path: '/logo/v1',
+    tag: 'Utilities',
+    summary: 'Logo',
+    description: 'Turns a sketch or existing logo (`image`) into a finished logo.',
+    request: LogoPrompt,
+  }),
+  task({
+    path: '/inpaint_anything/v1',
+    tag: 'Utilities',
+    summary: 'Inpaint anything',
+    description:
+      'Designed path (the spec names `InpaintAnythingPrompt` but no path): fills, replaces or removes ' +
+      'the object at `input_coords`.',
+    request: InpaintAnythingPrompt,
+  }),
+  task({
+    path: '/load_model/v1',
+    tag: 'Custom models',
+    kind: 'load_model',
+    summary: 'Load a model',
+    description:
+      'Loads a LoRA, checkpoint or embedding from `model_url` or `pretrained_model_path`. ' +
+      '`model_extension` is required with `model_url`; `revision` for checkpoint and controlnet models.',
+    request: LoadModelPrompt,
+    success: LoadModelCompletedResponse,
+  }),
+  task({
+    path: '/sync_model/v1',
+    tag: 'Enterprise',
+    kind: 'load_model',
+    summary: 'Sync a model to a server',
+    description:
+      'Designed path (the spec names `SyncModelPrompt` but no path): copies model `model_id` onto the ' +
+      'enterprise server `server_id`. Its status answers like /load_model/v1.',
+    request: SyncModelPrompt,
+    success: LoadModelCompletedResponse,
+  }),
+];
+
+const training: Endpoint = {
+  operationId: 'train_model_v1',
+  method: 'POST',
+  path: '/train_model/v1',
+  kind: 'training',
+  tag: 'Training',
+  summary: 'Train a model',
+  description:
+    'Fine-tunes `base_model` on `images`. Request schema: `TrainModelPrompt`. Answers `{id, status}`; ' +
+    'poll `GET /train_model/v1/status/{training_id}`.',
+  request: TrainModelPrompt,
+  requestName: 'TrainModelPrompt',
+  responses: { 200: TrainAcceptedResponse, ...auth, 422: HTTPValidationError },
+  status: {
+    operationId: 'train_model_v1_status',
+    path: '/train_model/v1/status/{training_id}',
+    summary: 'Status of a training',
+    description:
+      'Answers `{status}` (queued, initialising, running or unknown) until the training ends, then ' +
+      '`{status: "completed", model_id, training_duration_seconds}` or `{status: "failed", error}`.',
+    responses: {
+      200: Type.Union([TrainPendingResponse, TrainSuccessResponse, TrainFailureResponse]),
+      ...auth,
+      404: HTTPError,
+    },
+  },
+  imageFields: imageFieldsOf(TrainModelPrompt),
+  example: EXAMPLES['/train_model/v1'],
+};
+
+const upload: Endpoint = {
+  operationId: 'upload_images_v1',
+  method: 'POST',
+  path: '/upload_images/v1',
+  kind: 'upload',
+  tag: 'Utilities',
+  summary: 'Upload images',
+  description:
+    'Designed path (the spec names the upload but no path). multipart/form-data with one ' +
+    '`image_files` part per image; answers the public URLs to use in other requests.',
+  multipart: UploadImagesBody,
+  requestName: 'Body_upload_images',
+  responses: { 200: UploadImagesResponse, ...auth, 422: HTTPValidationError },
+  imageFields: [],
+};
+
+const records: Endpoint[] = [
+  record(
+    '/models/v1',
+    'List your models',
+    'Designed path: the models you loaded or trained, as `UserModelInfo`.',
+    UserModelList,
+    'Custom models',
+  ),
+  record(
+    '/models/v1/{model_id}',
+    'Get a model',
+    'Designed path: one of your models, as `UserModel`.',
+    UserModel,
+    'Custom models',
+  ),
+  {
+    ...record(
+      '/images/v1',
+      'List your images',
+      'Designed path: your generated images, newest first, as `UserImage`. Query `limit` (1 to 100, ' +
+        'default 20) and `before` (an image_id: answers images older than it).',
+      UserImageList,
+    ),
+    query: ImagesQuery(),
+  },
+  record('/images/v1/{image_id}', 'Get an image', 'Designed path: one image, as `ImageInfo`.', ImageInfo),
+  record(
+    '/subscription/v1',
+    'Your subscription',
+    'Designed path: your plan, as `UserSubscription`.',
+    UserSubscription,
+  ),
+  record(
+    '/batches/v1/{batch_id}',
+    'Tasks of a batch',
+    'Designed path: every task submitted with this `batch_id`, with its status.',
+    BatchTasks,
+  ),
+  record(
+    '/webhook_secret/v1',
+    'Webhook signing secret',
+    'Designed path: the Standard Webhooks secret that signs your webhook deliveries.',
+    WebhookSecret,
+  ),
+];
+
+function ImagesQuery() {
+  return Type.Object({
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    before: Type.Optional(Type.String({ description: 'image_id cursor: answer images older than it.' })),
+  });
+}
+
+export const endpoints: readonly Endpoint[] = [...generations, training, upload, ...records];
+
+const byPath = new Map(endpoints.map((endpoint) => [endpoint.path, endpoint]));
+
+export function endpointByPath(path: string): Endpoint | undefined {
+  return byPath.get(path);
+}

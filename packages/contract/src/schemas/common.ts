@@ -1,0 +1,180 @@
+import Type, { type TSchema } from 'typebox';
+
+/**
+ * Building blocks every request schema shares. Bounds are written the way spec section 5 words
+ * them: `gt` for "above", `ge` for "from", `lt` for "below", `le` for "at most", so a reader can
+ * hold a schema next to the spec table.
+ */
+
+export interface Bounds {
+  gt?: number;
+  ge?: number;
+  lt?: number;
+  le?: number;
+}
+
+interface NumericOptions extends Bounds {
+  default?: number;
+  description?: string;
+}
+
+function bounds({ gt, ge, lt, le }: Bounds): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (gt !== undefined) out.exclusiveMinimum = gt;
+  if (ge !== undefined) out.minimum = ge;
+  if (lt !== undefined) out.exclusiveMaximum = lt;
+  if (le !== undefined) out.maximum = le;
+  return out;
+}
+
+function numericSchema(kind: 'integer' | 'number', options: NumericOptions): TSchema {
+  const { default: dflt, description, ...rest } = options;
+  const extra: Record<string, unknown> = { ...bounds(rest) };
+  if (dflt !== undefined) extra.default = dflt;
+  if (description !== undefined) extra.description = description;
+  return kind === 'integer' ? Type.Integer(extra) : Type.Number(extra);
+}
+
+/** An integer field; with a default it is optional (pydantic fills it). */
+export function Int(options: NumericOptions = {}) {
+  const schema = numericSchema('integer', options) as ReturnType<typeof Type.Integer>;
+  return schema;
+}
+
+export function Num(options: NumericOptions = {}) {
+  return numericSchema('number', options) as ReturnType<typeof Type.Number>;
+}
+
+export function Str(options: { default?: string; description?: string } = {}) {
+  return Type.String(options);
+}
+
+export function Bool(dflt: boolean | undefined, description?: string) {
+  const options: Record<string, unknown> = {};
+  if (dflt !== undefined) options.default = dflt;
+  if (description !== undefined) options.description = description;
+  return Type.Boolean(options);
+}
+
+/** A string enumeration; pydantic v1 reports a miss as `type_error.enum` with every member. */
+export function Enum<const T extends readonly string[]>(
+  values: T,
+  options: { default?: T[number]; description?: string } = {},
+) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+export function Nullable<T extends TSchema>(
+  schema: T,
+  options: { default?: unknown; description?: string } = {},
+) {
+  return Type.Union([schema, Type.Null()], options);
+}
+
+export function List<T extends TSchema>(
+  items: T,
+  options: { maxItems?: number; minItems?: number; default?: unknown[]; description?: string } = {},
+) {
+  return Type.Array(items, options);
+}
+
+/** The Ajv keyword that checks an http(s) URL the way pydantic v1's AnyHttpUrl does. */
+export const HTTP_URL_KEYWORD = 'x-http-url';
+export const URL_MAX_LENGTH = 2048;
+/** Annotation on ImageUrl: the worker fetches fields carrying it (Endpoint.imageFields). */
+export const IMAGE_KEYWORD = 'x-image';
+
+/** A public image URL: http or https only, at most 2048 characters. */
+export const ImageUrl = Type.Unsafe<string>({
+  type: 'string',
+  format: 'uri',
+  minLength: 1,
+  maxLength: URL_MAX_LENGTH,
+  [HTTP_URL_KEYWORD]: true,
+  [IMAGE_KEYWORD]: true,
+  description: 'Public http(s) URL of an image.',
+});
+
+/** An http(s) URL that is not an image (webhook, model file). */
+export const HttpUrl = Type.Unsafe<string>({
+  type: 'string',
+  format: 'uri',
+  minLength: 1,
+  maxLength: URL_MAX_LENGTH,
+  [HTTP_URL_KEYWORD]: true,
+});
+
+export function ImageUrlList(description?: string) {
+  return Type.Array(ImageUrl, description === undefined ? {} : { description });
+}
+
+export const SCHEDULERS = [
+  'EulerDiscreteScheduler',
+  'DDIMScheduler',
+  'DDPMScheduler',
+  'HeunDiscreteScheduler',
+  'UniPCMultistepScheduler',
+  'DPMSolverMultistepScheduler',
+  'DEISMultistepScheduler',
+  'PNDMScheduler',
+  'EulerAncestralDiscreteScheduler',
+  'KDPM2DiscreteScheduler',
+  'LCMScheduler',
+  'DPMSolverMultistepSchedulerSDE',
+] as const;
+
+/**
+ * Spec section 9 gives two readings of the scheduler default. We take the one that names the
+ * endpoint: EulerDiscreteScheduler for text2image and Photomaker, UniPCMultistepScheduler for
+ * image2image and every other schema with a scheduler.
+ */
+export function Scheduler(dflt: 'EulerDiscreteScheduler' | 'UniPCMultistepScheduler') {
+  const reading =
+    dflt === 'EulerDiscreteScheduler'
+      ? 'the spec names EulerDiscreteScheduler for text2image and Photomaker'
+      : 'the spec names UniPCMultistepScheduler for image2image; we use it wherever text2image and Photomaker are not meant';
+  return Enum(SCHEDULERS, {
+    default: dflt,
+    description: `Sampler. Default ${dflt}: the spec gives two readings of the scheduler default; ${reading}.`,
+  });
+}
+
+/**
+ * A hash that names a model the owner uploaded or trained (`{hash}` in spec section 5). Lower-case
+ * hex, 8 to 64 characters, so it can never be confused with a named member of an enumeration.
+ */
+export const MODEL_HASH_PATTERN = '^[0-9a-f]{8,64}$';
+export const ModelHash = Type.String({
+  pattern: MODEL_HASH_PATTERN,
+  description: 'Hash of an uploaded model.',
+});
+
+/** Hex colour, `#RGB` or `#RRGGBB`. */
+export const HEX_COLOUR_PATTERN = '^#(?:[0-9a-fA-F]{3}){1,2}$';
+
+/** Fields "most generation requests" carry (spec section 3). `base64` is added per schema. */
+export const CommonFields = {
+  webhook: Type.Optional(
+    Type.Unsafe<string>({ ...HttpUrl, description: 'URL that receives a signed POST when the task ends.' }),
+  ),
+  server_id: Type.Optional(
+    Type.String({
+      description:
+        "Enterprise routing: 'any' load-balances over your plan's servers; a specific id routes to that server.",
+    }),
+  ),
+  direct_link: Type.Optional(Bool(false, 'Answer with direct storage links instead of API links.')),
+  batch_id: Type.Optional(Type.String({ description: 'Groups tasks; see GET /batches/v1/{batch_id}.' })),
+  file_prefix: Type.Optional(Type.String({ description: 'Prefix for output file names.' })),
+  queued_image_urls: Type.Optional(
+    Bool(false, 'Return output links at once; they resolve once the task succeeds.'),
+  ),
+  seed: Type.Optional(Int({ default: -1, description: 'Random seed; -1 picks one.' })),
+};
+
+export const Base64Field = {
+  base64: Type.Optional(Bool(false, 'Also answer the single output as a base64 PNG in `image`.')),
+};
+
+export const Visibility = Enum(['private', 'public'] as const);
+export const BaseModel = Enum(['sd1.5', 'sdxl', 'flux'] as const);

@@ -1,0 +1,127 @@
+import Type from 'typebox';
+import { BaseModel, Enum, Nullable, Visibility } from './common.ts';
+import { MODEL_TYPES } from './models.ts';
+
+/** Account and model records (spec section 3) and the designed batch and webhook-secret reads. */
+
+const opt = Type.Optional;
+
+export const PLANS = [
+  'FREE',
+  'TRIAL',
+  'BASIC',
+  'STANDARD',
+  'SUPERCHARGE',
+  'EPTRIAL',
+  'EPBASIC',
+  'EPSTANDARD',
+  'EPPREMIUM',
+  'WEEKLY',
+  'MONTHLY',
+  'UNLIMITED',
+] as const;
+
+const timestamp = Type.String({ format: 'date-time' });
+
+export const UserModel = Type.Object(
+  {
+    user_id: Type.String(),
+    model_id: Type.String(),
+    model_name: Type.String(),
+    model_url: Nullable(Type.String()),
+    pretrained_model_path: Nullable(Type.String()),
+    base_model: BaseModel,
+    model_type: Enum(MODEL_TYPES),
+    description: Type.String(),
+    tags: Type.String(),
+    sample_images: Type.Array(Type.String()),
+    images_generated: Type.Integer({ minimum: 0 }),
+    invocations: Type.Integer({ minimum: 0 }),
+    trigger_words: Nullable(Type.String()),
+    trained_model: Type.Boolean(),
+    verified: Type.Boolean(),
+    nsfw: Type.Boolean(),
+    creator_link: Nullable(Type.String()),
+    donation_link: Nullable(Type.String()),
+    creation_timestamp: timestamp,
+    visibility: Visibility,
+  },
+  { title: 'UserModel' },
+);
+
+export const UserModelInfo = Type.Object(
+  {
+    model_id: Type.String(),
+    model_name: Type.String(),
+    base_model: BaseModel,
+    model_type: Enum(MODEL_TYPES),
+    tags: Type.String(),
+    sample_images: Type.Array(Type.String()),
+    verified: Type.Boolean(),
+    visibility: Visibility,
+  },
+  { title: 'UserModelInfo' },
+);
+
+export const UserImage = Type.Object(
+  {
+    download_url: Type.String(),
+    creation_timestamp: timestamp,
+    model_id: Nullable(Type.String()),
+    image_id: Type.String(),
+  },
+  { title: 'UserImage' },
+);
+
+export const ImageInfo = Type.Object(
+  {
+    image_id: Type.String(),
+    user_id: Type.String(),
+    model_id: Nullable(Type.String()),
+    backblaze_file_id: Nullable(Type.String({ description: 'Storage key of the file.' })),
+    download_url: Type.String(),
+    json: Type.Object({}, { additionalProperties: true, description: 'The request that made the image.' }),
+    creation_timestamp: timestamp,
+  },
+  { title: 'ImageInfo' },
+);
+
+export const UserSubscription = Type.Object(
+  {
+    user_id: Type.String(),
+    subscription_id: Type.String(),
+    plan: Enum(PLANS),
+    pod_id: opt(Nullable(Type.String({ description: 'Enterprise server id.' }))),
+    pod_status: Type.String({ default: 'unknown' }),
+    period_start: timestamp,
+    period_end: timestamp,
+    subscription_status: Type.String(),
+  },
+  { title: 'UserSubscription' },
+);
+
+export const UserModelList = Type.Array(UserModelInfo, { title: 'UserModelList' });
+
+export const UserImageList = Type.Array(UserImage, { title: 'UserImageList' });
+
+export const BatchTask = Type.Object(
+  {
+    id: Type.String(),
+    path: Type.String(),
+    status: Enum(['PENDING', 'SUCCESS', 'FAILURE'] as const),
+    download_urls: opt(Nullable(Type.Array(Type.String()))),
+    error: opt(Type.String()),
+    created_at: timestamp,
+  },
+  { title: 'BatchTask' },
+);
+
+export const BatchTasks = Type.Object(
+  { batch_id: Type.String(), tasks: Type.Array(BatchTask) },
+  { title: 'BatchTasks' },
+);
+
+export const WebhookSecret = Type.Object(
+  { secret: Type.String({ description: 'Standard Webhooks signing secret (whsec_...).' }) },
+  { title: 'WebhookSecret' },
+);

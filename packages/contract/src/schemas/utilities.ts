@@ -1,0 +1,136 @@
+import Type from 'typebox';
+import { Base64Field, Bool, CommonFields, Enum, ImageUrl, Int, List, ModelHash, Num } from './common.ts';
+
+/** Editing and utility pipelines: outpainting, relight, logo, background, prompts, upscaling. */
+
+const opt = Type.Optional;
+
+export const INPAINT_OPERATIONS = ['fill', 'replace', 'remove'] as const;
+export const OUTPAINT_DIRECTIONS = ['left', 'right', 'up', 'down'] as const;
+export const LIGHT_SOURCES = ['left', 'right', 'top', 'bottom'] as const;
+export const SUPERRESOLUTION_MODELS = [
+  'RealESRGAN_x4plus',
+  'RealESRGAN_x2plus',
+  'realesr-general-x4v3',
+] as const;
+export const UPSCALER_TYPES = ['deblur', 'variation'] as const;
+
+export const InpaintAnythingPrompt = Type.Object(
+  {
+    input_image: ImageUrl,
+    prompt: Type.String(),
+    operation: opt(Enum(INPAINT_OPERATIONS, { default: 'fill' })),
+    input_coords: opt(List(Type.Integer(), { description: 'Point(s) on the object, as x, y pairs.' })),
+    ...CommonFields,
+  },
+  { title: 'InpaintAnythingPrompt' },
+);
+
+export const OutpaintingPrompt = Type.Object(
+  {
+    prompt: Type.String(),
+    init_image: ImageUrl,
+    num_inference_steps: Int({ gt: 0, lt: 41 }),
+    guidance_scale: Num({ gt: 0, le: 20 }),
+    direction: List(Enum(OUTPAINT_DIRECTIONS), { minItems: 1 }),
+    strength: opt(Num({ gt: 0, le: 1, default: 1 })),
+    samples: opt(Int({ gt: 0, le: 4, default: 1 })),
+    expansion: opt(
+      List(Int({ gt: 0, le: 256 }), {
+        default: [64],
+        description: 'Pixels added per direction, in the order of `direction`; one value applies to all.',
+      }),
+    ),
+    overlap: opt(Num({ gt: 0, le: 0.05 })),
+    horizontal_tile: opt(Type.Integer({ description: 'Horizontal tiles for large canvases.' })),
+    vertical_tile: opt(Type.Integer({ description: 'Vertical tiles for large canvases.' })),
+    stretch_area: opt(Type.Number()),
+    stretch_scale: opt(Type.Number()),
+    resolution: opt(Int({ gt: 0, le: 1024, default: 1024 })),
+    ...CommonFields,
+  },
+  { title: 'OutpaintingPrompt' },
+);
+
+export const RelightPrompt = Type.Object(
+  {
+    init_image: ImageUrl,
+    prompt: Type.String(),
+    samples: Int({ gt: 0, le: 4 }),
+    guidance_scale: opt(Num({ gt: 0, le: 20, default: 8 })),
+    light: opt(Enum(LIGHT_SOURCES, { default: 'left', description: 'Where the light comes from.' })),
+    height: opt(Int({ gt: 0, le: 1536, default: 1024 })),
+    width: opt(Int({ gt: 0, le: 1536, default: 1024 })),
+    ...CommonFields,
+  },
+  { title: 'RelightPrompt' },
+);
+
+export const LogoPrompt = Type.Object(
+  {
+    prompt: Type.String(),
+    image: ImageUrl,
+    logo_prompt: opt(Type.String()),
+    height: opt(Int({ gt: 0, le: 1536, default: 1024 })),
+    width: opt(Int({ gt: 0, le: 1536, default: 1024 })),
+    ...CommonFields,
+  },
+  { title: 'LogoPrompt' },
+);
+
+export const BgRemoverPrompt = Type.Object(
+  {
+    init_image: ImageUrl,
+    only_mask: opt(Bool(false, 'Answer the mask only.')),
+    mask_background: opt(Bool(false)),
+    post_process_mask: opt(Bool(false)),
+    alpha_matting: opt(Bool(false)),
+    face_mask: opt(Bool(false)),
+    ...Base64Field,
+    ...CommonFields,
+  },
+  { title: 'BgRemoverPrompt' },
+);
+
+export const BgChangerPrompt = Type.Object(
+  {
+    init_image: ImageUrl,
+    prompt: Type.String(),
+    negative_prompt: Type.String(),
+    style_image: opt(ImageUrl),
+    ...Base64Field,
+    ...CommonFields,
+  },
+  { title: 'BgChangerPrompt' },
+);
+
+export const Image2PromptRequest = Type.Object(
+  { input_image: ImageUrl, ...CommonFields },
+  { title: 'Image2PromptRequest' },
+);
+
+export const SuperresolutionPrompt = Type.Object(
+  {
+    model_name: Type.Union([Enum(SUPERRESOLUTION_MODELS), ModelHash], {
+      description: 'A named upscaler, or the hash of an uploaded one.',
+    }),
+    init_image: ImageUrl,
+    scale_factor: Num({ gt: 0, le: 4 }),
+    tile: Int({ ge: 128, le: 256 }),
+    face_enhance: opt(Bool(false)),
+    ...Base64Field,
+    ...CommonFields,
+  },
+  { title: 'SuperresolutionPrompt' },
+);
+
+export const UpscalerPrompt = Type.Object(
+  {
+    input_image: ImageUrl,
+    prompt: Type.String(),
+    type: opt(Enum(UPSCALER_TYPES, { default: 'deblur' })),
+    ...Base64Field,
+    ...CommonFields,
+  },
+  { title: 'UpscalerPrompt' },
+);
