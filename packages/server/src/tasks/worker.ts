@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { endpointByPath } from '@imagegen/contract';
 import { EngineInputError, type EngineJob, type EngineResult, type InputImage } from '@imagegen/engines';
 import { inTransaction, type PoolClient } from '../db/pool.ts';
 import { allocateOutputKeys, downloadUrl, extensionFor } from './output-keys.ts';
@@ -48,7 +49,7 @@ class QueueWorker {
   private wakeFlag = false;
   private wakeUp: (() => void) | undefined;
   private pool = SHARED_POOL;
-  private imageFields: (pipeline: string) => readonly string[] = () => [];
+  private readonly imageFields: (pipeline: string) => readonly string[];
   private readonly log: (line: string) => void;
 
   constructor(
@@ -58,11 +59,11 @@ class QueueWorker {
     this.leaseMs = o.leaseMs ?? 30_000;
     this.concurrency = Math.max(1, o.concurrency ?? 1);
     this.log = o.log ?? (() => {});
+    this.imageFields = o.imageFields ?? contractImageFields;
   }
 
   async run(): Promise<void> {
     const { signal } = this.o;
-    this.imageFields = this.o.imageFields ?? (await contractImageFields());
     await this.o.engines.start();
     if (this.o.serverId !== undefined) {
       const server = await announceServer(this.o.pool, this.o.serverId);
@@ -432,9 +433,6 @@ class QueueWorker {
 }
 
 /** The request fields that hold image URLs, from the contract's endpoint table. */
-async function contractImageFields(): Promise<(pipeline: string) => readonly string[]> {
-  const contract = (await import('@imagegen/contract')) as {
-    endpointByPath(path: string): { imageFields: readonly string[] } | undefined;
-  };
-  return (pipeline) => contract.endpointByPath(pipeline)?.imageFields ?? [];
+function contractImageFields(pipeline: string): readonly string[] {
+  return endpointByPath(pipeline)?.imageFields ?? [];
 }
