@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { type BlobStore, isValidBlobKey, type StoredBlob } from './blob-store.ts';
+
+/**
+ * A directory as a blob store: `<dir>/objects/<key>` holds the bytes as they are (an operator can
+ * open them), `<dir>/types/<key>` the content type given to `put`. Writes go to a temporary file
+ * and are renamed into place, so a reader sees a whole blob or none, even across a crash.
+ */
+export class LocalBlobStore implements BlobStore {
+  constructor(readonly dir: string) {}
+
+  async put(key: string, data: Buffer, contentType: string): Promise<void> {
+    this.check(key);
+    // The type first: a blob whose bytes are visible always has its type.
+    await this.writeAtomically(this.typePath(key), contentType);
+    await this.writeAtomically(this.objectPath(key), data);
+  }
+
+  async get(key: string): Promise<StoredBlob | null> {
+    if (!isValidBlobKey(key)) return null;
+    let data: Buffer;
+    try {
+      data = await readFile(this.objectPath(key));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    const contentType = await readFile(this.typePath(key), 'utf8').catch(() => 'application/octet-stream');
+    return { data, contentType };
+  }
+
+  async delete(key: string): Promise<void> {
+    this.check(key);
+    await rm(this.objectPath(key), { force: true });
+    await rm(this.typePath(key), { force: true });
+  }
+
+  private check(key: string): void {
+    if (!isValidBlobKey(key)) throw new Error(`blob key ${JSON.stringify(key)} is not valid`);
+  }
+
+  private objectPath(key: string): string {
+    return path.join(this.dir, 'objects', ...key.split('/'));
+  }
+
+  private typePath(key: string): string {
+    return path.join(this.dir, 'types', ...key.split('/'));
+  }
+
+  private async writeAtomically(file: string, data: Buffer | string): Promise<void> {
+    await mkdir(path.dirname(file), { recursive: true });
+    const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      await writeFile(temporary, data);
+      await rename(temporary, file);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+  }
+}
+
+/** The store the environment asks for: `$IMAGEGEN_DATA_DIR/files` (default `./data/files`). */
+export function blobStoreFromEnv(env: NodeJS.ProcessEnv = process.env): BlobStore {
+  return new LocalBlobStore(path.resolve(env.IMAGEGEN_DATA_DIR ?? './data', 'files'));
+}
