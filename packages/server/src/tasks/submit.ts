@@ -34,7 +34,7 @@ export async function submitTask(pool: Pool, params: SubmitTaskParams): Promise<
     const samples = typeof input.samples === 'number' && input.samples > 0 ? input.samples : 1;
     outputKeys = allocateOutputKeys(samples, input.file_prefix);
   }
-  const id = randomUUID();
+  const id = params.id ?? randomUUID();
   await groupFor(pool).add({
     id,
     owner_id: params.ownerId,

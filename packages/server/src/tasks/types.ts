@@ -22,6 +22,11 @@ export interface SubmitTaskParams {
   readonly publicUrl: string;
   /** Attempts before FAILURE (default 3). */
   readonly maxAttempts?: number;
+  /**
+   * The task's id, when the caller must know it before the task exists (load_model and
+   * train_model register their model row under it first). Default: a new random uuid.
+   */
+  readonly id?: string;
 }
 
 export interface SubmittedTask {

@@ -247,7 +247,9 @@ class QueueWorker {
             taskId: task.id,
             status: 'ready',
           });
-          result = { ...result, model_id: result.model_id ?? model?.model_id ?? null };
+          // sync_model names an existing model in its input; load and train registered a row.
+          const named = typeof task.input.model_id === 'string' ? task.input.model_id : null;
+          result = { ...result, model_id: result.model_id ?? model?.model_id ?? named };
         }
         const row = await completeTask(client, { id: task.id, leaseOwner, result, outputKeys });
         if (!row) throw new LeaseLostError();

@@ -1,0 +1,370 @@
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EngineInputError } from '@imagegen/engines';
+import sharp from 'sharp';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
+import {
+  createEngineRegistry,
+  type EnqueueWebhook,
+  getTaskForOwner,
+  startWorker,
+  submitTask,
+  type TaskRecord,
+  taskStatusBody,
+  trainingStatus,
+  type WorkerOptions,
+} from '../../src/tasks/index.ts';
+import { claimTask } from '../../src/tasks/sql/claimTask.ts';
+import { completeTask } from '../../src/tasks/sql/completeTask.ts';
+import { createTestDatabase, type TestDatabase } from '../test-database.ts';
+import { createOwner, createServer, eventually, FakeBlobStore, fakeEngine, png } from './fakes.ts';
+
+const PUBLIC_URL = 'http://api.test';
+
+describe('the worker', () => {
+  let db: TestDatabase;
+  let owner: string;
+  let images: Server;
+  let imagesUrl: string;
+  const running: { stop: AbortController; stopped: Promise<void> }[] = [];
+  const store = new FakeBlobStore();
+  const fetcher = createImageFetcher({ allowPrivate: true });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    owner = await createOwner(db.pool);
+    const photo = (await png(120, 90, { r: 10, g: 120, b: 200 })).data;
+    images = createHttpServer((req, res) => {
+      if (req.url === '/photo.png') res.writeHead(200, { 'content-type': 'image/png' }).end(photo);
+      else res.writeHead(404).end('not here');
+    });
+    await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+    imagesUrl = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
+  });
+  afterEach(async () => {
+    const all = running.splice(0);
+    for (const r of all) r.stop.abort();
+    await Promise.all(all.map((r) => r.stopped));
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => images.close(resolve));
+    await db.drop();
+  });
+
+  function run(engines: ReturnType<typeof fakeEngine>[], options: Partial<WorkerOptions> = {}) {
+    const stop = new AbortController();
+    const worker = startWorker({
+      pool: db.pool,
+      engines: createEngineRegistry(engines, { enabled: engines.map((e) => e.name), pinned: {} }),
+      fetcher,
+      store,
+      publicUrl: PUBLIC_URL,
+      signal: stop.signal,
+      leaseMs: 2_000,
+      pollMs: 200,
+      retryBaseMs: 10,
+      ...options,
+    });
+    running.push({ stop, stopped: worker.stopped });
+    return { worker, stop };
+  }
+
+  async function submit(
+    endpoint: string,
+    input: Record<string, unknown>,
+    ownerId = owner,
+    maxAttempts?: number,
+  ) {
+    const kind = endpoint.startsWith('/train_model')
+      ? 'training'
+      : endpoint.startsWith('/load_model')
+        ? 'load_model'
+        : 'generation';
+    return submitTask(db.pool, { ownerId, endpoint, kind, input, publicUrl: PUBLIC_URL, maxAttempts });
+  }
+
+  async function settled(id: string, ownerId = owner): Promise<TaskRecord> {
+    return eventually(async () => {
+      const task = await getTaskForOwner(db.pool, ownerId, id);
+      return task && (task.state === 'succeeded' || task.state === 'failed') ? task : undefined;
+    });
+  }
+
+  const keyOf = (url: string) => url.slice(`${PUBLIC_URL}/files/`.length);
+
+  it('runs a task on its engine and answers SUCCESS with links to the stored images', async () => {
+    const engine = fakeEngine('fake', ['/sd/text2image/v1']);
+    run([engine]);
+    const { id, seed } = await submit('/sd/text2image/v1', {
+      prompt: 'fox',
+      samples: 2,
+      width: 96,
+      height: 80,
+      seed: -1,
+    });
+    const task = await settled(id);
+    const body = taskStatusBody(task, PUBLIC_URL);
+    expect(body.status).toBe('SUCCESS');
+    const urls = body.download_urls as string[];
+    expect(urls).toHaveLength(2);
+    for (const url of urls) {
+      const blob = store.blobs.get(keyOf(url))!;
+      expect(await sharp(blob.data).metadata()).toMatchObject({ format: 'png', width: 96, height: 80 });
+    }
+    expect(engine.jobs[0]!.seed).toBe(seed);
+    expect(task.result?.meta).toMatchObject({ seed, engine: 'fake', drawn_by: 'fake' });
+    const rows = await db.pool.query('SELECT download_url FROM images WHERE task_id = $1 AND owner_id = $2', [
+      id,
+      owner,
+    ]);
+    expect(rows.rows.map((r) => r.download_url).sort()).toEqual([...urls].sort());
+  });
+
+  it('fills the links it returned at submission for queued_image_urls', async () => {
+    run([fakeEngine('fake', ['/sd/text2image/v1'])]);
+    const { id, outputUrls } = await submit('/sd/text2image/v1', {
+      prompt: 'fox',
+      samples: 2,
+      queued_image_urls: true,
+      file_prefix: 'fox-',
+    });
+    const task = await settled(id);
+    expect(taskStatusBody(task, PUBLIC_URL).download_urls).toEqual(outputUrls);
+    for (const url of outputUrls!) expect(store.blobs.has(keyOf(url))).toBe(true);
+  });
+
+  it('carries the single output inline when base64 is asked', async () => {
+    run([fakeEngine('fake', ['/sd/text2image/v1'])]);
+    const { id } = await submit('/sd/text2image/v1', { prompt: 'fox', samples: 1, base64: true });
+    const body = taskStatusBody(await settled(id), PUBLIC_URL);
+    const stored = store.blobs.get(keyOf((body.download_urls as string[])[0]!))!;
+    expect(body.image).toBe(stored.data.toString('base64'));
+  });
+
+  it('answers image null where base64 was not asked on a sync-shaped endpoint', async () => {
+    run([fakeEngine('fake', ['/sd/text2image/v1'])]);
+    const { id } = await submit('/sd/text2image/v1', { prompt: 'fox', base64: false });
+    expect(taskStatusBody(await settled(id), PUBLIC_URL).image).toBeNull();
+  });
+
+  it('fetches input images over HTTP and hands them to the engine', async () => {
+    const engine = fakeEngine('fake', ['/sd/image2image/v1']);
+    run([engine]);
+    const { id } = await submit('/sd/image2image/v1', {
+      prompt: 'fox',
+      init_image: `${imagesUrl}/photo.png`,
+    });
+    expect((await settled(id)).state).toBe('succeeded');
+    expect(engine.jobs[0]!.images.init_image).toMatchObject({
+      width: 120,
+      height: 90,
+      contentType: 'image/png',
+    });
+  });
+
+  it('fails at once with an error naming the field when an input image cannot be fetched', async () => {
+    const engine = fakeEngine('fake', ['/sd/image2image/v1']);
+    run([engine]);
+    const { id } = await submit('/sd/image2image/v1', {
+      prompt: 'fox',
+      init_image: `${imagesUrl}/missing.png`,
+    });
+    const task = await settled(id);
+    expect(taskStatusBody(task, PUBLIC_URL)).toEqual({
+      status: 'FAILURE',
+      error: 'init_image: server answered HTTP 404',
+    });
+    expect(task.attempts).toBe(1);
+    expect(engine.jobs).toHaveLength(0);
+  });
+
+  it('fails with "no engine serves <pipeline>" when no configured engine serves it', async () => {
+    run([fakeEngine('fake', ['/sd/text2image/v1'])]);
+    const { id } = await submit('/bgremover/v1', { init_image: `${imagesUrl}/photo.png` });
+    const task = await settled(id);
+    expect(task.error).toBe('no engine serves /bgremover/v1');
+    expect(task.attempts).toBe(1);
+  });
+
+  it('retries an engine crash with backoff, then fails with the last error', async () => {
+    let calls = 0;
+    const engine = fakeEngine('fake', ['/sd3/v1'], async () => {
+      calls += 1;
+      throw new Error(`CUDA out of memory (call ${calls})`);
+    });
+    run([engine]);
+    const { id } = await submit('/sd3/v1', { prompt: 'fox' }, owner, 3);
+    const task = await settled(id);
+    expect(task.attempts).toBe(3);
+    expect(task.error).toBe('engine error: CUDA out of memory (call 3)');
+  });
+
+  it('succeeds when a retry succeeds', async () => {
+    let calls = 0;
+    const engine = fakeEngine('fake', ['/sd3_5/v1'], async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('connection reset');
+      return { images: [await png(32, 32)] };
+    });
+    run([engine]);
+    const task = await settled((await submit('/sd3_5/v1', { prompt: 'fox' })).id);
+    expect([task.state, task.attempts, task.error]).toEqual(['succeeded', 2, null]);
+  });
+
+  it("fails at once on the engine's input error, with its message", async () => {
+    const engine = fakeEngine('fake', ['/faceswap/v1'], async () => {
+      throw new EngineInputError('input_face: no face found in the image');
+    });
+    run([engine], { imageFields: () => [] });
+    const task = await settled((await submit('/faceswap/v1', {})).id);
+    expect([task.attempts, task.error]).toEqual([1, 'input_face: no face found in the image']);
+  });
+
+  it('reclaims the task of a worker that stopped renewing its lease, and fences the stale worker out', async () => {
+    const { id } = await submit('/generate/v1', { prompt: 'fox' });
+    // A worker that claims and then goes silent, as a killed process would.
+    const claimed = await claimTask(db.pool, {
+      leaseOwner: 'dead-worker/1',
+      serverId: null,
+      pool: 'shared',
+      leaseMs: 300,
+    });
+    expect(claimed?.id).toBe(id);
+    run([fakeEngine('fake', ['/generate/v1'])], { leaseMs: 1_000 });
+    const task = await settled(id);
+    expect([task.state, task.attempts]).toEqual(['succeeded', 2]);
+    const stale = await completeTask(db.pool, {
+      id,
+      leaseOwner: 'dead-worker/1',
+      result: {},
+      outputKeys: [],
+    });
+    expect(stale).toBeNull();
+  });
+
+  it('writes the webhook with the final status body inside the completing transaction', async () => {
+    await db.pool.query('CREATE TABLE IF NOT EXISTS test_outbox (task_id uuid, url text, body jsonb)');
+    const enqueueWebhook: EnqueueWebhook = async (client, message) => {
+      await client.query('INSERT INTO test_outbox VALUES ($1, $2, $3)', [
+        message.taskId,
+        message.url,
+        message.body,
+      ]);
+    };
+    run([fakeEngine('fake', ['/logo/v1'])], { enqueueWebhook });
+    const ok = await submit('/logo/v1', { prompt: 'fox', webhook: 'https://hooks.example/ok' });
+    const bad = await submit('/bgremover/v1', { webhook: 'https://hooks.example/bad', init_image: 'x' });
+    const okTask = await settled(ok.id);
+    const badTask = await settled(bad.id);
+    const rows = await db.pool.query('SELECT task_id, url, body FROM test_outbox ORDER BY url DESC');
+    expect(rows.rows).toEqual([
+      { task_id: ok.id, url: 'https://hooks.example/ok', body: taskStatusBody(okTask, PUBLIC_URL) },
+      { task_id: bad.id, url: 'https://hooks.example/bad', body: taskStatusBody(badTask, PUBLIC_URL) },
+    ]);
+  });
+
+  it('maps a training run onto queued, initialising, running and completed, with its model', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let reportProgress: (() => void) | undefined;
+    const engine = fakeEngine('trainer', ['/train_model/v1'], async (_job, ctx) => {
+      await new Promise<void>((resolve) => {
+        reportProgress = () => {
+          ctx.progress(0.5, 'step 150 of 300');
+          resolve();
+        };
+      });
+      await released;
+      return { images: [] };
+    });
+    const { id } = await submit('/train_model/v1', { model_name: 'me', images: [] });
+    await db.pool.query(
+      `INSERT INTO models (owner_id, model_id, model_name, base_model, model_type, task_id)
+       VALUES ($1, 'abc123', 'me', 'sdxl', 'lora', $2)`,
+      [owner, id],
+    );
+    const status = async () => trainingStatus((await getTaskForOwner(db.pool, owner, id))!);
+    expect(await status()).toBe('queued');
+    run([engine], { imageFields: () => [] });
+    await eventually(async () => ((await status()) === 'initialising' ? true : undefined));
+    await eventually(async () => (reportProgress ? true : undefined));
+    reportProgress!();
+    await eventually(async () => ((await status()) === 'running' ? true : undefined));
+    const running = (await getTaskForOwner(db.pool, owner, id))!;
+    expect([running.progress, running.progressMessage]).toEqual([0.5, 'step 150 of 300']);
+    release();
+    const body = taskStatusBody(await settled(id), PUBLIC_URL);
+    expect(body).toMatchObject({ status: 'completed', model_id: 'abc123' });
+    expect(body.training_duration_seconds).toBeGreaterThan(0);
+    const model = await db.pool.query('SELECT status FROM models WHERE model_id = $1', ['abc123']);
+    expect(model.rows[0].status).toBe('ready');
+  });
+
+  it('completes load_model by marking its model ready when no engine loads weights', async () => {
+    run([fakeEngine('fake', ['/sd/text2image/v1'])]);
+    const { id } = await submit('/load_model/v1', { model_name: 'mine' });
+    await db.pool.query(
+      `INSERT INTO models (owner_id, model_id, model_name, base_model, model_type, task_id)
+       VALUES ($1, 'def456', 'mine', 'sd1.5', 'checkpoint', $2)`,
+      [owner, id],
+    );
+    expect(taskStatusBody(await settled(id), PUBLIC_URL)).toEqual({ status: 'SUCCESS', model_id: 'def456' });
+  });
+
+  it('releases a task that outlives the drain at shutdown, without counting the attempt', async () => {
+    let started = false;
+    const engine = fakeEngine('slow', ['/relight/v1'], async (_job, ctx) => {
+      started = true;
+      await new Promise((_resolve, reject) =>
+        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)),
+      );
+      return { images: [] };
+    });
+    const { worker, stop } = run([engine], { drainMs: 100, imageFields: () => [] });
+    const { id } = await submit('/relight/v1', { prompt: 'fox' });
+    await eventually(async () => (started ? true : undefined));
+    stop.abort();
+    await worker.stopped;
+    const task = (await getTaskForOwner(db.pool, owner, id))!;
+    expect([task.state, task.attempts]).toEqual(['queued', 0]);
+    run([fakeEngine('fake', ['/relight/v1'])], { imageFields: () => [] });
+    expect((await settled(id)).state).toBe('succeeded');
+  });
+
+  it('lets a task finish during the drain at shutdown', async () => {
+    let finish: (() => void) | undefined;
+    const engine = fakeEngine('slow', ['/outpainting/v1'], async () => {
+      await new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+      return { images: [await png(16, 16)] };
+    });
+    const { worker, stop } = run([engine], { drainMs: 5_000, imageFields: () => [] });
+    const { id } = await submit('/outpainting/v1', { prompt: 'fox' });
+    await eventually(async () => (finish ? true : undefined));
+    stop.abort();
+    finish!();
+    await worker.stopped;
+    expect((await getTaskForOwner(db.pool, owner, id))!.state).toBe('succeeded');
+  });
+
+  it("serves a server's routed tasks only on that server's worker", async () => {
+    const enterprise = await createOwner(db.pool, 'EPBASIC');
+    await createServer(db.pool, 'gpu-1', enterprise);
+    const routed = await submit('/sdxl/text2image/v1', { prompt: 'fox', server_id: 'gpu-1' }, enterprise);
+    const pooled = await submit('/sdxl/text2image/v1', { prompt: 'fox', server_id: 'any' }, enterprise);
+    const shared = await submit('/sdxl/text2image/v1', { prompt: 'fox' }, enterprise);
+    const sharedEngine = fakeEngine('shared', ['/sdxl/text2image/v1']);
+    run([sharedEngine]);
+    expect((await settled(shared.id, enterprise)).result?.meta?.engine).toBe('shared');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await getTaskForOwner(db.pool, enterprise, routed.id))!.state).toBe('queued');
+    expect((await getTaskForOwner(db.pool, enterprise, pooled.id))!.state).toBe('queued');
+    run([fakeEngine('dedicated', ['/sdxl/text2image/v1'])], { serverId: 'gpu-1' });
+    expect((await settled(routed.id, enterprise)).result?.meta?.engine).toBe('dedicated');
+    expect((await settled(pooled.id, enterprise)).result?.meta?.engine).toBe('dedicated');
+  });
+});
