@@ -1,0 +1,10 @@
+import type { Queryable } from '../../db/pool.ts';
+
+export async function deleteServer(db: Queryable, id: string): Promise<boolean> {
+  const result = await db.query({
+    name: 'deleteServer',
+    text: 'DELETE FROM servers WHERE id = $1',
+    values: [id],
+  });
+  return (result.rowCount ?? 0) > 0;
+}

@@ -1,0 +1,105 @@
+import multipart from '@fastify/multipart';
+import { buildOpenApi, endpoints, parseJsonBody } from '@imagegen/contract';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Authenticator } from '../auth/authenticator.ts';
+import type { Pool } from '../db/pool.ts';
+import type { BlobStore } from '../tasks/types.ts';
+import { apiKeyHook } from './api-key-auth.ts';
+import { HttpError, installErrorHandlers } from './http-errors.ts';
+import { registerFileRoutes } from './routes/files.ts';
+import { registerRecordEndpoint } from './routes/records.ts';
+import { type HealthSource, registerServiceInfoRoutes } from './routes/service-info.ts';
+import { registerTaskEndpoint } from './routes/tasks.ts';
+import { MAX_UPLOAD_BYTES, MAX_UPLOAD_FILES, registerUploadEndpoint } from './routes/uploads.ts';
+
+/** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+export interface ApiOptions {
+  pool: Pool;
+  authenticator: Authenticator;
+  store: BlobStore;
+  /** Absolute base of the links the API hands out, e.g. `http://localhost:8000`. */
+  publicUrl: string;
+  /** Engines and the pipelines they serve, for /health. */
+  engines: () => { name: string; pipelines: string[] }[];
+  logger?: FastifyServerOptions['logger'];
+}
+
+/**
+ * The API: every route comes from the contract's endpoint table (plus /health, /openapi.json and
+ * /files/*). Validation is the contract's; the handlers only authenticate, queue and read.
+ */
+export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    disableRequestLogging: true,
+    bodyLimit: JSON_BODY_LIMIT,
+    // Status polls are GETs with ids in the path; keep-alive clients poll a lot.
+    keepAliveTimeout: 72_000,
+    return503OnClosing: true,
+  });
+  installErrorHandlers(app, JSON_BODY_LIMIT);
+
+  // Invalid JSON answers 422 with the detail FastAPI gives (position, Python's words), not 400.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser<string>(
+    'application/json',
+    { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT },
+    (_request, text, done) => {
+      if (text.trim() === '') return done(null, undefined);
+      const parsed = parseJsonBody(text);
+      if (parsed.ok) done(null, parsed.value);
+      else done(new HttpError(422, parsed.detail), undefined);
+    },
+  );
+  await app.register(multipart, {
+    limits: { fileSize: MAX_UPLOAD_BYTES, files: MAX_UPLOAD_FILES, fields: 32, parts: 64 },
+  });
+
+  // The docs site (another origin) reads openapi.json and its reference page calls the API.
+  // Keys travel in a header, never in cookies, so any origin may call.
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('access-control-allow-origin', '*');
+  });
+  app.options('*', async (_request, reply) =>
+    reply
+      .code(204)
+      .header('access-control-allow-methods', 'GET, POST, OPTIONS')
+      .header('access-control-allow-headers', 'API-Key, Content-Type')
+      .header('access-control-max-age', '86400')
+      .send(),
+  );
+
+  const { pool, publicUrl, store } = options;
+  const health: HealthSource = {
+    engines: options.engines,
+    async ping() {
+      await pool.query('SELECT 1');
+    },
+  };
+  registerServiceInfoRoutes(app, { health, openApi: () => buildOpenApi({ serverUrl: publicUrl }) });
+  registerFileRoutes(app, store);
+
+  // Authenticated routes live in their own scope, so the key hook never runs for the public ones.
+  await app.register(async (scope) => {
+    scope.decorateRequest('caller', null);
+    scope.addHook('onRequest', apiKeyHook(options.authenticator));
+    for (const endpoint of endpoints) {
+      switch (endpoint.kind) {
+        case 'generation':
+        case 'load_model':
+        case 'training':
+          registerTaskEndpoint(scope, endpoint, { pool, publicUrl });
+          break;
+        case 'upload':
+          registerUploadEndpoint(scope, endpoint, { pool, store, publicUrl });
+          break;
+        case 'record':
+          registerRecordEndpoint(scope, endpoint, { pool, publicUrl });
+          break;
+      }
+    }
+  });
+  return app;
+}

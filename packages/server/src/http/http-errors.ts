@@ -1,0 +1,60 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+/**
+ * Every error the API answers carries a JSON `detail`, as FastAPI writes it: a list of
+ * ValidationError entries for 422, a sentence otherwise. Never a stack trace, never a bare 500
+ * for something the client did.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly detail: unknown,
+  ) {
+    super(typeof detail === 'string' ? detail : `HTTP ${statusCode}`);
+  }
+}
+
+export const TASK_NOT_FOUND = 'Task not found';
+
+/** Fastify's own errors, in words a client can act on. */
+function describeFastifyError(error: FastifyError, bodyLimit: number): [number, string] | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return [413, `Request body is too large: the limit is ${formatBytes(bodyLimit)}`];
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return [
+        415,
+        'Unsupported Content-Type: send application/json (or multipart/form-data to upload images)',
+      ];
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return [400, 'Content-Length does not match the body received'];
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return [413, 'An uploaded file is too large: each image may be at most 20 MB'];
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      return [413, 'Too many parts in the upload'];
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return [415, 'Uploads must be multipart/form-data with image_files parts'];
+    default:
+      return undefined;
+  }
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1 << 20 ? `${Math.round(bytes / (1 << 20))} MiB` : `${Math.round(bytes / 1024)} KiB`;
+}
+
+export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof HttpError) {
+      return reply.code(error.statusCode).send({ detail: error.detail });
+    }
+    const known = describeFastifyError(error, bodyLimit);
+    if (known) return reply.code(known[0]).send({ detail: known[1] });
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) return reply.code(status).send({ detail: error.message });
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ detail: 'Internal server error' });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not Found' }));
+}

@@ -1,0 +1,105 @@
+import type { Endpoint } from '@imagegen/contract';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { currentSubscription } from '../../auth/sql/currentSubscription.ts';
+import { getOwner } from '../../auth/sql/getOwner.ts';
+import type { Pool } from '../../db/pool.ts';
+import {
+  toImageInfo,
+  toUserImage,
+  toUserModel,
+  toUserModelInfo,
+  toUserSubscription,
+} from '../../records/record-shapes.ts';
+import { getImage } from '../../records/sql/getImage.ts';
+import { getModel } from '../../records/sql/getModel.ts';
+import { listImages } from '../../records/sql/listImages.ts';
+import { listModels } from '../../records/sql/listModels.ts';
+import { listBatch, type TaskRecord, taskStatusBody } from '../../tasks/index.ts';
+import { callerOf } from '../api-key-auth.ts';
+import { HttpError } from '../http-errors.ts';
+import { fastifyPath } from './fastify-path.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+type RecordHandler = (request: FastifyRequest, ownerId: string) => Promise<unknown>;
+
+/**
+ * The owner's records, by the contract's path. Every read filters on the caller's owner id, so
+ * another owner's id answers 404 exactly like a missing one.
+ */
+function recordHandlers(pool: Pool, publicUrl: string): Record<string, RecordHandler> {
+  const param = (request: FastifyRequest, name: string) =>
+    (request.params as Record<string, string>)[name] ?? '';
+  return {
+    '/models/v1': async (_request, ownerId) => (await listModels(pool, ownerId)).map(toUserModelInfo),
+    '/models/v1/{model_id}': async (request, ownerId) => {
+      const model = await getModel(pool, ownerId, param(request, 'model_id'));
+      if (!model) throw new HttpError(404, 'Model not found');
+      return toUserModel(model);
+    },
+    '/images/v1': async (request, ownerId) => {
+      const query = request.query as { limit?: string; before?: string };
+      const limit = query.limit === undefined ? 20 : Number(query.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+        throw new HttpError(422, [
+          {
+            loc: ['query', 'limit'],
+            msg: 'ensure this value is an integer from 1 to 100',
+            type: 'value_error.number.not_in_range',
+          },
+        ]);
+      }
+      const before = query.before && UUID.test(query.before) ? query.before : null;
+      return (await listImages(pool, ownerId, { limit, before })).map(toUserImage);
+    },
+    '/images/v1/{image_id}': async (request, ownerId) => {
+      const id = param(request, 'image_id');
+      const image = UUID.test(id) ? await getImage(pool, ownerId, id) : null;
+      if (!image) throw new HttpError(404, 'Image not found');
+      return toImageInfo(image);
+    },
+    '/subscription/v1': async (_request, ownerId) => {
+      const subscription = await currentSubscription(pool, ownerId);
+      if (!subscription) throw new HttpError(404, 'No subscription on this account');
+      return toUserSubscription(subscription);
+    },
+    '/batches/v1/{batch_id}': async (request, ownerId) => {
+      const batchId = param(request, 'batch_id');
+      const tasks = await listBatch(pool, ownerId, batchId);
+      if (tasks.length === 0) throw new HttpError(404, 'Batch not found');
+      return { batch_id: batchId, tasks: tasks.map((task) => batchEntry(task, publicUrl)) };
+    },
+    '/webhook_secret/v1': async (_request, ownerId) => {
+      const owner = await getOwner(pool, ownerId);
+      if (!owner) throw new HttpError(404, 'Owner not found');
+      return { secret: owner.webhook_secret };
+    },
+  };
+}
+
+/** A batch lists every kind of task in the generation vocabulary (PENDING, SUCCESS, FAILURE). */
+function batchEntry(task: TaskRecord, publicUrl: string) {
+  const body = taskStatusBody(task, publicUrl);
+  const status = task.state === 'succeeded' ? 'SUCCESS' : task.state === 'failed' ? 'FAILURE' : 'PENDING';
+  return {
+    id: task.id,
+    path: task.endpoint,
+    status,
+    ...(Array.isArray(body.download_urls) || body.download_urls === null
+      ? { download_urls: body.download_urls as string[] | null }
+      : {}),
+    ...(task.error && status === 'FAILURE' ? { error: task.error } : {}),
+    created_at: task.createdAt.toISOString(),
+  };
+}
+
+export function registerRecordEndpoint(
+  app: FastifyInstance,
+  endpoint: Endpoint,
+  options: { pool: Pool; publicUrl: string },
+): void {
+  const handler = recordHandlers(options.pool, options.publicUrl)[endpoint.path];
+  // The contract is the list of routes: a new record endpoint without a handler must not go unnoticed.
+  if (!handler) throw new Error(`no record handler for ${endpoint.method} ${endpoint.path}`);
+  app.get(fastifyPath(endpoint.path), (request) => handler(request, callerOf(request).ownerId));
+}

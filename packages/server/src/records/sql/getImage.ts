@@ -1,0 +1,11 @@
+import type { Queryable } from '../../db/pool.ts';
+import { IMAGE_COLUMNS, type ImageRow } from './image-row.ts';
+
+export async function getImage(db: Queryable, ownerId: string, imageId: string): Promise<ImageRow | null> {
+  const { rows } = await db.query<ImageRow>({
+    name: 'getImage',
+    text: `SELECT ${IMAGE_COLUMNS} FROM images WHERE owner_id = $1 AND id = $2`,
+    values: [ownerId, imageId],
+  });
+  return rows[0] ?? null;
+}
