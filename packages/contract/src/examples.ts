@@ -120,6 +120,7 @@ export const EXAMPLES: Readonly<Record<string, Record<string, unknown>>> = {
     sample_images: [img('watercolour-sample')],
     visibility: 'private',
     model_extension: 'safetensors',
+    revision: 'fp16',
   },
   '/sync_model/v1': { model_id: '3f2a9c1e', server_id: 'any' },
   '/train_model/v1': {

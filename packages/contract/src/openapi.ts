@@ -1,4 +1,203 @@
-export type OpenApiDocument = Record<string, unknown>;
-export function buildOpenApi(_options: { serverUrl?: string } = {}): OpenApiDocument {
-  return { openapi: '3.1.0' };
+import type { TSchema } from 'typebox';
+import type { Endpoint } from './endpoint.ts';
+import { endpoints, TAGS } from './endpoints.ts';
+import { RESPONSE_EXAMPLES } from './response-examples.ts';
+import * as named from './schemas/index.ts';
+
+/** OpenAPI 3.1.0 built from the endpoint table; nothing here restates a schema. */
+
+export type OpenApiDocument = {
+  openapi: '3.1.0';
+  info: { title: string; version: string; description: string; license?: Record<string, string> };
+  paths: Record<string, Record<string, unknown>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+  [key: string]: unknown;
+};
+
+const SECURITY_SCHEME = 'APIKeyHeader';
+
+const RESPONSE_WORDS: Record<number, string> = {
+  200: 'Successful Response',
+  401: 'Missing or unknown API key',
+  404: 'Not found, or not yours',
+  422: 'Validation Error',
+};
+
+function titleOf(schema: unknown): string | undefined {
+  const title = (schema as { title?: unknown } | undefined)?.title;
+  return typeof title === 'string' ? title : undefined;
+}
+
+/** Every titled schema the package exports becomes a component, referenced by name. */
+function componentSchemas(): Map<string, TSchema> {
+  const found = new Map<string, TSchema>();
+  const add = (schema: unknown) => {
+    const title = titleOf(schema);
+    if (title && !found.has(title)) found.set(title, schema as TSchema);
+  };
+  for (const value of Object.values(named)) add(value);
+  for (const endpoint of endpoints) {
+    add(endpoint.request);
+    add(endpoint.multipart);
+    for (const response of Object.values(endpoint.responses)) add(response);
+  }
+  return found;
+}
+
+/** Deep copy in which every titled component below the top is replaced by its $ref. */
+function withRefs(schema: unknown, components: Map<string, TSchema>, top = true): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => withRefs(item, components, false));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const title = titleOf(schema);
+  if (!top && title && components.has(title)) return { $ref: `#/components/schemas/${title}` };
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    out[key] = key === 'default' || key === 'examples' ? value : withRefs(value, components, false);
+  }
+  return out;
+}
+
+function responses(
+  byStatus: Readonly<Record<number, TSchema>>,
+  components: Map<string, TSchema>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [status, schema] of Object.entries(byStatus)) {
+    const title = titleOf(schema);
+    const example = title ? RESPONSE_EXAMPLES[title] : undefined;
+    out[status] = {
+      description: RESPONSE_WORDS[Number(status)] ?? 'Response',
+      content: {
+        'application/json': {
+          schema: withRefs(schema, components, false),
+          ...(example === undefined || Number(status) !== 200 ? {} : { example }),
+        },
+      },
+    };
+  }
+  return out;
+}
+
+function pathParameters(path: string) {
+  return [...path.matchAll(/\{([^}]+)\}/g)].map((match) => ({
+    name: match[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+}
+
+function queryParameters(endpoint: Endpoint) {
+  const properties = (endpoint.query as { properties?: Record<string, { description?: string }> } | undefined)
+    ?.properties;
+  if (!properties) return [];
+  const required = new Set((endpoint.query as { required?: string[] }).required ?? []);
+  return Object.entries(properties).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    ...(schema.description ? { description: schema.description } : {}),
+    schema,
+  }));
+}
+
+function submitOperation(endpoint: Endpoint, components: Map<string, TSchema>) {
+  const requestBody = endpoint.multipart
+    ? {
+        required: true,
+        content: {
+          'multipart/form-data': {
+            schema: withRefs(endpoint.multipart, components, false),
+            encoding: { image_files: { contentType: 'image/png, image/jpeg, image/webp' } },
+          },
+        },
+      }
+    : {
+        required: true,
+        content: {
+          'application/json': {
+            schema: withRefs(endpoint.request, components, false),
+            ...(endpoint.example === undefined ? {} : { example: endpoint.example }),
+          },
+        },
+      };
+  return {
+    tags: [endpoint.tag],
+    operationId: endpoint.operationId,
+    summary: endpoint.summary,
+    description: endpoint.description,
+    requestBody,
+    responses: responses(endpoint.responses, components),
+  };
+}
+
+function readOperation(endpoint: Endpoint, components: Map<string, TSchema>) {
+  const parameters = [...pathParameters(endpoint.path), ...queryParameters(endpoint)];
+  return {
+    tags: [endpoint.tag],
+    operationId: endpoint.operationId,
+    summary: endpoint.summary,
+    description: endpoint.description,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    responses: responses(endpoint.responses, components),
+  };
+}
+
+export function buildOpenApi(options: { serverUrl?: string } = {}): OpenApiDocument {
+  const components = componentSchemas();
+  const paths: OpenApiDocument['paths'] = {};
+  for (const endpoint of endpoints) {
+    const method = endpoint.method.toLowerCase();
+    paths[endpoint.path] = {
+      ...paths[endpoint.path],
+      [method]:
+        endpoint.method === 'POST'
+          ? submitOperation(endpoint, components)
+          : readOperation(endpoint, components),
+    };
+    const status = endpoint.status;
+    if (status) {
+      const statusResponses = responses(status.responses, components);
+      const ok = statusResponses['200'] as { content: { 'application/json': Record<string, unknown> } };
+      const successTitle = Object.keys(RESPONSE_EXAMPLES).find(
+        (title) => title !== 'AcceptedResponse' && JSON.stringify(ok).includes(`/${title}"`),
+      );
+      if (successTitle) ok.content['application/json'].example = RESPONSE_EXAMPLES[successTitle];
+      paths[status.path] = {
+        get: {
+          tags: [endpoint.tag],
+          operationId: status.operationId,
+          summary: status.summary,
+          description: status.description,
+          parameters: pathParameters(status.path),
+          responses: statusResponses,
+        },
+      };
+    }
+  }
+  const schemas: Record<string, unknown> = {};
+  for (const [title, schema] of [...components].sort(([a], [b]) => a.localeCompare(b))) {
+    schemas[title] = withRefs(schema, components, true);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'imagegen API',
+      version: '1.0.0',
+      description:
+        'Image generation as asynchronous tasks: submit with POST, then poll the status path. ' +
+        "Authenticate with the `API-Key` header. Validation errors answer 422 in FastAPI's format.",
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: options.serverUrl ?? 'http://localhost:8000' }],
+    security: [{ [SECURITY_SCHEME]: [] }],
+    tags: TAGS.map((tag) => ({ ...tag })),
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        [SECURITY_SCHEME]: { type: 'apiKey', in: 'header', name: 'API-Key' },
+      },
+    },
+  };
 }

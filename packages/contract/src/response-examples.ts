@@ -1,0 +1,88 @@
+/** Example answers by response schema title, for the OpenAPI document. */
+
+const url = (name: string) => `https://api.example.com/files/${name}.png`;
+const when = '2024-05-01T12:00:00Z';
+
+export const RESPONSE_EXAMPLES: Readonly<Record<string, unknown>> = {
+  AcceptedResponse: { status: 'PENDING', id: 'b0f3c1d2-6a1e-4d3f-9a57-0c2f4e8b9d10' },
+  AsyncTaskSuccessResponse: { status: 'SUCCESS', download_urls: [url('out-1')] },
+  SyncTaskSuccessResponse: { status: 'SUCCESS', download_urls: [url('out-1')], image: null },
+  Image2PromptSuccessResponse: {
+    status: 'SUCCESS',
+    download_urls: null,
+    prompt: 'a lighthouse on a cliff at dawn, oil painting',
+  },
+  LoadModelCompletedResponse: { status: 'SUCCESS', model_id: '3f2a9c1e' },
+  TrainAcceptedResponse: { id: 'c7a4e2b1-0d9f-4b8e-8f1a-2b3c4d5e6f70', status: 'queued' },
+  TrainSuccessResponse: { status: 'completed', model_id: '9d8e7f6a', training_duration_seconds: 612.4 },
+  UploadImagesResponse: { image_urls: [url('upload-1')] },
+  UserModelList: [
+    {
+      model_id: '3f2a9c1e',
+      model_name: 'My watercolour LoRA',
+      base_model: 'sdxl',
+      model_type: 'lora',
+      tags: 'watercolour,soft',
+      sample_images: [url('sample')],
+      verified: false,
+      visibility: 'private',
+    },
+  ],
+  UserModel: {
+    user_id: 'u_123',
+    model_id: '3f2a9c1e',
+    model_name: 'My watercolour LoRA',
+    model_url: 'https://models.example.com/watercolour.safetensors',
+    pretrained_model_path: null,
+    base_model: 'sdxl',
+    model_type: 'lora',
+    description: 'Soft watercolour style',
+    tags: 'watercolour,soft',
+    sample_images: [url('sample')],
+    images_generated: 42,
+    invocations: 17,
+    trigger_words: 'wtrclr',
+    trained_model: false,
+    verified: false,
+    nsfw: false,
+    creator_link: null,
+    donation_link: null,
+    creation_timestamp: when,
+    visibility: 'private',
+  },
+  UserImageList: [
+    { download_url: url('out-1'), creation_timestamp: when, model_id: 'sdxl', image_id: 'img_1' },
+  ],
+  ImageInfo: {
+    image_id: 'img_1',
+    user_id: 'u_123',
+    model_id: 'sdxl',
+    backblaze_file_id: null,
+    download_url: url('out-1'),
+    json: { prompt: 'a red fox in the snow' },
+    creation_timestamp: when,
+  },
+  UserSubscription: {
+    user_id: 'u_123',
+    subscription_id: 'sub_1',
+    plan: 'EPBASIC',
+    pod_id: 'gpu-1',
+    pod_status: 'unknown',
+    period_start: when,
+    period_end: '2024-06-01T12:00:00Z',
+    subscription_status: 'active',
+  },
+  BatchTasks: {
+    batch_id: 'launch-posters',
+    tasks: [
+      {
+        id: 'b0f3c1d2-6a1e-4d3f-9a57-0c2f4e8b9d10',
+        path: '/sdxl/text2image/v1',
+        status: 'SUCCESS',
+        download_urls: [url('out-1')],
+        created_at: when,
+      },
+    ],
+  },
+  WebhookSecret: { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+};
