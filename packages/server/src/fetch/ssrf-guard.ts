@@ -44,6 +44,8 @@ export interface GuardedRequestInit {
   readonly maxRedirects?: number;
   /** Largest body read, in bytes; a larger one fails the request while streaming. */
   readonly maxBytes?: number;
+  /** Keep the first maxBytes of a larger body instead of failing (webhook responses). */
+  readonly truncateBody?: boolean;
 }
 
 export interface GuardedResponse {
@@ -102,7 +104,7 @@ async function follow(
         status: response.statusCode ?? 0,
         headers: response.headers,
         url: url.href,
-        body: await readCapped(response, init.maxBytes ?? DEFAULT_MAX_BYTES),
+        body: await readCapped(response, init.maxBytes ?? DEFAULT_MAX_BYTES, init.truncateBody ?? false),
       };
     }
     response.destroy();
@@ -221,10 +223,10 @@ async function requestOnce(
   });
 }
 
-async function readCapped(response: IncomingMessage, maxBytes: number): Promise<Buffer> {
+async function readCapped(response: IncomingMessage, maxBytes: number, truncate: boolean): Promise<Buffer> {
   const tooLarge = () => new GuardError(`body is larger than the ${formatBytes(maxBytes)} limit`);
   const declared = Number(response.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) {
+  if (Number.isFinite(declared) && declared > maxBytes && !truncate) {
     response.destroy();
     throw tooLarge();
   }
@@ -239,7 +241,9 @@ async function readCapped(response: IncomingMessage, maxBytes: number): Promise<
     total += (chunk as Buffer).length;
     if (total > maxBytes) {
       response.destroy();
-      throw tooLarge();
+      if (!truncate) throw tooLarge();
+      chunks.push((chunk as Buffer).subarray(0, (chunk as Buffer).length - (total - maxBytes)));
+      return Buffer.concat(chunks, maxBytes);
     }
     chunks.push(chunk as Buffer);
   }

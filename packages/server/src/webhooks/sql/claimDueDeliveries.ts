@@ -1,0 +1,39 @@
+import type { Queryable } from '../../db/pool.ts';
+
+export interface ClaimedDelivery {
+  id: string;
+  owner_id: string;
+  url: string;
+  payload: string;
+  /** The number of this attempt (1 for the first). */
+  attempts: number;
+  /** The owner's Standard Webhooks secret as it is now (it may have been rotated). */
+  webhook_secret: string;
+}
+
+/**
+ * Claims due deliveries for one attempt each. SKIP LOCKED lets several dispatchers share the
+ * outbox; pushing next_attempt_at past the lease means a dispatcher that dies mid-attempt leaves
+ * the row to fall due again.
+ */
+export async function claimDueDeliveries(
+  db: Queryable,
+  params: { limit: number; leaseMs: number },
+): Promise<ClaimedDelivery[]> {
+  const result = await db.query<ClaimedDelivery>({
+    name: 'claimDueWebhookDeliveries',
+    text: `UPDATE webhook_deliveries d
+           SET attempts = d.attempts + 1,
+               next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+           FROM owners o
+           WHERE o.id = d.owner_id
+             AND d.id IN (SELECT id FROM webhook_deliveries
+                          WHERE state = 'pending' AND next_attempt_at <= now()
+                          ORDER BY next_attempt_at
+                          LIMIT $1
+                          FOR UPDATE SKIP LOCKED)
+           RETURNING d.id, d.owner_id, d.url, d.payload, d.attempts, o.webhook_secret`,
+    values: [params.limit, params.leaseMs],
+  });
+  return result.rows;
+}

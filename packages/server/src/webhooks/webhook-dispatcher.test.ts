@@ -1,0 +1,259 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../test/test-database.ts';
+import { inTransaction } from '../db/pool.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs, retrySpanMs } from './retry-schedule.ts';
+import { startWebhookDispatcher, type WebhookDispatcherOptions } from './webhook-dispatcher.ts';
+import { enqueueWebhook } from './webhook-outbox.ts';
+import { newWebhookSecret } from './webhook-signing.ts';
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+let db: TestDatabase;
+let ownerId: string;
+let secret: string;
+let receiver: http.Server;
+let port: number;
+/** What the receiver answers, by path, in order; the last status repeats. */
+let script: Record<string, number[]> = {};
+let received: Record<string, Received[]> = {};
+const stops: (() => Promise<void>)[] = [];
+
+const FAST: RetryPolicy = { firstDelayMs: 100, factor: 2, maxDelayMs: 1_000, maxAttempts: 4 };
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  secret = newWebhookSecret();
+  const owner = await db.pool.query<{ id: string }>(
+    'INSERT INTO owners (name, webhook_secret) VALUES ($1, $2) RETURNING id',
+    ['webhook owner', secret],
+  );
+  ownerId = owner.rows[0]?.id as string;
+  receiver = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const path = request.url ?? '/';
+      const seen = received[path] ?? [];
+      received[path] = seen;
+      seen.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      const statuses = script[path] ?? [200];
+      const status = statuses[Math.min(seen.length - 1, statuses.length - 1)] as number;
+      if (status === 0) return; // never answer
+      response
+        .writeHead(status, status === 302 ? { location: '/elsewhere' } : {})
+        .end(`answer ${seen.length}`);
+    });
+  });
+  await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+  port = (receiver.address() as AddressInfo).port;
+});
+
+afterEach(async () => {
+  await Promise.all(stops.splice(0).map((stop) => stop()));
+  script = {};
+  received = {};
+});
+
+afterAll(async () => {
+  receiver.closeAllConnections();
+  await new Promise((done) => receiver.close(done));
+  await db.drop();
+});
+
+function dispatch(options: Partial<WebhookDispatcherOptions> = {}) {
+  const controller = new AbortController();
+  const dispatcher = startWebhookDispatcher({
+    pool: db.pool,
+    signal: controller.signal,
+    allowPrivate: true,
+    retry: FAST,
+    pollMs: 50,
+    ...options,
+  });
+  stops.push(async () => {
+    controller.abort();
+    await dispatcher.stopped;
+  });
+}
+
+/** A finished task and its webhook, written in one transaction as the worker does. */
+async function finishTaskWithWebhook(path: string, body: unknown): Promise<string> {
+  return inTransaction(db.pool, async (client) => {
+    const task = await client.query<{ id: string }>(
+      `INSERT INTO tasks (owner_id, endpoint, kind, input, state, result)
+       VALUES ($1, '/sd/text2image/v1', 'generation', '{}', 'succeeded', '{}') RETURNING id`,
+      [ownerId],
+    );
+    const taskId = task.rows[0]?.id as string;
+    await enqueueWebhook(client, { ownerId, taskId, url: `http://127.0.0.1:${port}${path}`, body });
+    return taskId;
+  });
+}
+
+async function deliveryOf(taskId: string) {
+  const result = await db.pool.query<{
+    id: string;
+    state: string;
+    attempts: number;
+    last_error: string | null;
+  }>('SELECT id, state, attempts, last_error FROM webhook_deliveries WHERE task_id = $1', [taskId]);
+  return result.rows[0];
+}
+
+async function attemptsOf(taskId: string) {
+  const result = await db.pool.query<{ attempt: number; status_code: number | null; error: string | null }>(
+    `SELECT a.attempt, a.status_code, a.error FROM webhook_attempts a
+     JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.task_id = $1 ORDER BY a.attempt`,
+    [taskId],
+  );
+  return result.rows;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((done) => setTimeout(done, 20));
+  }
+}
+
+describe('webhook delivery', () => {
+  it('delivers to a receiver that fails first, with signatures the standardwebhooks library verifies', async () => {
+    script['/hook'] = [500, 503, 200];
+    const body = { status: 'SUCCESS', download_urls: ['http://localhost:8000/files/abc/0.png'], image: null };
+    const taskId = await finishTaskWithWebhook('/hook', body);
+    dispatch();
+    await until(async () => (await deliveryOf(taskId))?.state === 'delivered');
+
+    const seen = received['/hook'] ?? [];
+    expect(seen).toHaveLength(3);
+    const verifier = new Webhook(secret);
+    for (const request of seen) {
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(verifier.verify(request.body, request.headers as Record<string, string>)).toEqual(body);
+    }
+    // One message id across retries, so the receiver can drop duplicates.
+    expect(new Set(seen.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    // Backoff: 100 ms after the first failure, 200 ms after the second.
+    expect((seen[1] as Received).at - (seen[0] as Received).at).toBeGreaterThanOrEqual(90);
+    expect((seen[2] as Received).at - (seen[1] as Received).at).toBeGreaterThanOrEqual(190);
+    expect(await attemptsOf(taskId)).toEqual([
+      { attempt: 1, status_code: 500, error: 'receiver answered HTTP 500' },
+      { attempt: 2, status_code: 503, error: 'receiver answered HTTP 503' },
+      { attempt: 3, status_code: 200, error: null },
+    ]);
+  });
+
+  it('rejects a tampered body when verified', async () => {
+    const taskId = await finishTaskWithWebhook('/tamper', { status: 'FAILURE', error: 'engine error' });
+    dispatch();
+    await until(async () => (await deliveryOf(taskId))?.state === 'delivered');
+    const request = received['/tamper']?.[0] as Received;
+    const forged = request.body.replace('FAILURE', 'SUCCESS');
+    expect(() => new Webhook(secret).verify(forged, request.headers as Record<string, string>)).toThrow();
+  });
+
+  it('writes nothing when the finishing transaction rolls back', async () => {
+    const before = await db.pool.query('SELECT count(*)::int AS n FROM webhook_deliveries');
+    await expect(
+      inTransaction(db.pool, async (client) => {
+        await enqueueWebhook(client, {
+          ownerId,
+          taskId: (
+            await client.query<{ id: string }>(
+              `INSERT INTO tasks (owner_id, endpoint, kind, input) VALUES ($1, '/sd/text2image/v1', 'generation', '{}')
+             RETURNING id`,
+              [ownerId],
+            )
+          ).rows[0]?.id as string,
+          url: `http://127.0.0.1:${port}/rolled-back`,
+          body: { status: 'SUCCESS' },
+        });
+        throw new Error('the task could not be finished');
+      }),
+    ).rejects.toThrow('could not be finished');
+    const after = await db.pool.query('SELECT count(*)::int AS n FROM webhook_deliveries');
+    expect(after.rows[0]).toEqual(before.rows[0]);
+  });
+
+  it('gives up after the last attempt and records every one', async () => {
+    script['/down'] = [503];
+    const taskId = await finishTaskWithWebhook('/down', { status: 'SUCCESS' });
+    dispatch();
+    await until(async () => (await deliveryOf(taskId))?.state === 'failed');
+    expect(received['/down']).toHaveLength(FAST.maxAttempts);
+    const attempts = await attemptsOf(taskId);
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4]);
+    expect(attempts.every((a) => a.status_code === 503)).toBe(true);
+  });
+
+  it('refuses a receiver at a private address and records why', async () => {
+    const taskId = await finishTaskWithWebhook('/private', { status: 'SUCCESS' });
+    dispatch({ allowPrivate: false, retry: { ...FAST, maxAttempts: 1 } });
+    await until(async () => (await deliveryOf(taskId))?.state === 'failed');
+    expect(received['/private']).toBeUndefined();
+    expect(await attemptsOf(taskId)).toEqual([
+      { attempt: 1, status_code: null, error: 'address 127.0.0.1 is not public (loopback)' },
+    ]);
+  });
+
+  it('does not follow a redirect from the receiver', async () => {
+    script['/moved'] = [302];
+    const taskId = await finishTaskWithWebhook('/moved', { status: 'SUCCESS' });
+    dispatch({ retry: { ...FAST, maxAttempts: 1 } });
+    await until(async () => (await deliveryOf(taskId))?.state === 'failed');
+    expect(received['/elsewhere']).toBeUndefined();
+    expect((await deliveryOf(taskId))?.last_error).toBe('receiver answered HTTP 302');
+  });
+
+  it('times out a receiver that never answers', async () => {
+    script['/silent'] = [0];
+    const taskId = await finishTaskWithWebhook('/silent', { status: 'SUCCESS' });
+    dispatch({ timeoutMs: 300, retry: { ...FAST, maxAttempts: 1 } });
+    await until(async () => (await deliveryOf(taskId))?.state === 'failed');
+    expect((await deliveryOf(taskId))?.last_error).toBe('timed out after 300 ms');
+  });
+
+  it('picks up a new delivery at once through NOTIFY, without waiting for the poll', async () => {
+    dispatch({ pollMs: 60_000 });
+    await new Promise((done) => setTimeout(done, 200)); // let it LISTEN and fall asleep
+    const started = Date.now();
+    const taskId = await finishTaskWithWebhook('/notify', { status: 'SUCCESS' });
+    await until(async () => (await deliveryOf(taskId))?.state === 'delivered', 5_000);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('shares the outbox between two dispatchers without delivering twice', async () => {
+    const taskIds = await Promise.all(
+      Array.from({ length: 20 }, (_, n) => finishTaskWithWebhook(`/shared/${n}`, { status: 'SUCCESS', n })),
+    );
+    dispatch();
+    dispatch();
+    await until(async () => {
+      const rows = await db.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM webhook_deliveries WHERE task_id = ANY($1) AND state = 'delivered'`,
+        [taskIds],
+      );
+      return rows.rows[0]?.n === taskIds.length;
+    });
+    for (let n = 0; n < 20; n++) expect(received[`/shared/${n}`]).toHaveLength(1);
+  });
+});
+
+describe('the retry schedule', () => {
+  it('backs off exponentially and keeps trying for at least 24 hours', () => {
+    const delays = Array.from({ length: DEFAULT_RETRY_POLICY.maxAttempts - 1 }, (_, i) =>
+      retryDelayMs(DEFAULT_RETRY_POLICY, i + 1),
+    );
+    expect(delays.slice(0, 4)).toEqual([5_000, 10_000, 20_000, 40_000]);
+    expect(retryDelayMs(DEFAULT_RETRY_POLICY, DEFAULT_RETRY_POLICY.maxAttempts)).toBeNull();
+    expect(retrySpanMs(DEFAULT_RETRY_POLICY)).toBeGreaterThanOrEqual(24 * 60 * 60 * 1000);
+  });
+});

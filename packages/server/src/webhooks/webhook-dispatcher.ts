@@ -1,0 +1,212 @@
+import type { Pool, PoolClient } from '../db/pool.ts';
+import type { AddressPolicy } from '../fetch/address-policy.ts';
+import { GuardError, guardedFetch, type Resolver } from '../fetch/ssrf-guard.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry-schedule.ts';
+import { type ClaimedDelivery, claimDueDeliveries } from './sql/claimDueDeliveries.ts';
+import { finishAttempt } from './sql/finishAttempt.ts';
+import { messageIdOf, signWebhook } from './webhook-signing.ts';
+
+export interface WebhookDispatcherOptions extends AddressPolicy {
+  readonly pool: Pool;
+  /** Aborting it stops claiming; attempts in flight finish (bounded by timeoutMs). */
+  readonly signal: AbortSignal;
+  readonly retry?: RetryPolicy;
+  /** One attempt, connect to last byte (default 15 s). */
+  readonly timeoutMs?: number;
+  /** Deliveries attempted at once (default 8). */
+  readonly concurrency?: number;
+  /** Poll interval when no notification arrives (default 1 s): retries fall due without one. */
+  readonly pollMs?: number;
+  /** DNS for receivers' names (tests inject one). */
+  readonly resolve?: Resolver;
+  readonly userAgent?: string;
+  readonly log?: (line: string) => void;
+}
+
+export interface WebhookDispatcher {
+  /** Resolves once the dispatcher has stopped and its attempts in flight are recorded. */
+  readonly stopped: Promise<void>;
+}
+
+const CHANNEL = 'imagegen_webhooks';
+const EXCERPT_BYTES = 1024;
+
+/**
+ * Delivers the outbox. Each attempt is a signed POST through the SSRF guard (the receiver's
+ * address is checked after DNS, no redirects followed); a 2xx answer delivers, anything else is
+ * recorded and retried on the backoff schedule until it runs out. Several dispatchers (one per
+ * API or worker process) can share one outbox.
+ */
+export function startWebhookDispatcher(options: WebhookDispatcherOptions): WebhookDispatcher {
+  const dispatcher = new Dispatcher(options);
+  return { stopped: dispatcher.run() };
+}
+
+class Dispatcher {
+  private wakeUp: (() => void) | null = null;
+  /** A wake-up that came while nobody slept (during a claim): the next sleep returns at once. */
+  private woken = false;
+  private listener: PoolClient | null = null;
+  private readonly retry: RetryPolicy;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly o: WebhookDispatcherOptions) {
+    this.retry = o.retry ?? DEFAULT_RETRY_POLICY;
+    this.timeoutMs = o.timeoutMs ?? 15_000;
+  }
+
+  async run(): Promise<void> {
+    const { signal } = this.o;
+    const onAbort = () => this.wake();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const inFlight = new Set<Promise<void>>();
+    const concurrency = this.o.concurrency ?? 8;
+    try {
+      while (!signal.aborted) {
+        await this.listen();
+        const free = concurrency - inFlight.size;
+        const claimed =
+          free > 0
+            ? await claimDueDeliveries(this.o.pool, {
+                limit: free,
+                // The lease outlives the attempt's own timeout, so a live attempt is never
+                // claimed twice.
+                leaseMs: this.timeoutMs + 30_000,
+              }).catch((error: unknown) => {
+                this.log(`webhook claim failed: ${(error as Error).message}`);
+                return [];
+              })
+            : [];
+        for (const delivery of claimed) {
+          const attempt: Promise<void> = this.attempt(delivery)
+            .catch((error: unknown) => this.log(`webhook ${delivery.id}: ${(error as Error).message}`))
+            .finally(() => {
+              inFlight.delete(attempt);
+              this.wake();
+            });
+          inFlight.add(attempt);
+        }
+        if (claimed.length === 0 || inFlight.size >= concurrency) await this.sleep();
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      await Promise.all(inFlight);
+      await this.unlisten();
+    }
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const startedAt = new Date();
+    const headers = signWebhook(
+      delivery.webhook_secret,
+      messageIdOf(delivery.id),
+      startedAt,
+      delivery.payload,
+    );
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    let excerpt: string | null = null;
+    try {
+      const response = await guardedFetch(
+        delivery.url,
+        {
+          method: 'POST',
+          headers: {
+            ...headers,
+            'content-type': 'application/json',
+            'user-agent': this.o.userAgent ?? 'imagegen-webhooks/1.0',
+          },
+          body: delivery.payload,
+          maxRedirects: 0,
+          maxBytes: EXCERPT_BYTES,
+          truncateBody: true,
+        },
+        {
+          ...(this.o.allowPrivate !== undefined && { allowPrivate: this.o.allowPrivate }),
+          ...(this.o.allowedRanges && { allowedRanges: this.o.allowedRanges }),
+          ...(this.o.resolve && { resolve: this.o.resolve }),
+          totalTimeoutMs: this.timeoutMs,
+        },
+      );
+      statusCode = response.status;
+      excerpt = response.body.toString('utf8');
+      if (statusCode < 200 || statusCode > 299) error = `receiver answered HTTP ${statusCode}`;
+    } catch (caught) {
+      error = caught instanceof GuardError ? caught.message : `request failed: ${(caught as Error).message}`;
+    }
+    const delayMs = error === null ? null : retryDelayMs(this.retry, delivery.attempts);
+    await finishAttempt(this.o.pool, {
+      deliveryId: delivery.id,
+      ownerId: delivery.owner_id,
+      attempt: delivery.attempts,
+      startedAt,
+      durationMs: Date.now() - startedAt.getTime(),
+      statusCode,
+      error,
+      responseExcerpt: excerpt,
+      next:
+        error === null
+          ? { state: 'delivered' }
+          : delayMs === null
+            ? { state: 'failed' }
+            : { state: 'pending', delayMs },
+    });
+    if (error !== null) {
+      this.log(
+        `webhook ${delivery.id} attempt ${delivery.attempts}: ${error}` +
+          (delayMs === null ? '; giving up' : `; next in ${Math.round(delayMs / 1000)} s`),
+      );
+    }
+  }
+
+  /** LISTEN for new deliveries; if the connection is lost, polling carries on and we re-listen. */
+  private async listen(): Promise<void> {
+    if (this.listener) return;
+    try {
+      const client = await this.o.pool.connect();
+      client.on('notification', () => this.wake());
+      client.on('error', () => {
+        if (this.listener === client) this.listener = null;
+        client.release(true);
+      });
+      await client.query(`LISTEN ${CHANNEL}`);
+      this.listener = client;
+    } catch (error) {
+      this.log(`webhook LISTEN failed, polling only: ${(error as Error).message}`);
+    }
+  }
+
+  private async unlisten(): Promise<void> {
+    const client = this.listener;
+    this.listener = null;
+    if (!client) return;
+    await client.query(`UNLISTEN ${CHANNEL}`).catch(() => {});
+    client.release();
+  }
+
+  private sleep(): Promise<void> {
+    if (this.o.signal.aborted || this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.o.pollMs ?? 1_000);
+      this.wakeUp = done;
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  }
+
+  private wake(): void {
+    const wakeUp = this.wakeUp;
+    this.wakeUp = null;
+    if (wakeUp) wakeUp();
+    else this.woken = true;
+  }
+
+  private log(line: string): void {
+    this.o.log?.(line);
+  }
+}
