@@ -1,0 +1,175 @@
+import {
+  type Engine,
+  EngineInputError,
+  type EngineJob,
+  type EngineResult,
+  type RunContext,
+} from '../engine.ts';
+import { removeBackground } from './background-removal.ts';
+import { upscaleTiled } from './esrgan-tiler.ts';
+import { acquirePool, type InferencePool, releasePool } from './inference-pool.ts';
+import {
+  type EsrganChoice,
+  modelScaleFor,
+  SUPERRESOLUTION_MODEL_MAP,
+  UPSCALER_DEBLUR,
+} from './model-table.ts';
+import { decodeRgb, imageField, png, rgbSharp } from './raw-image.ts';
+
+export interface CpuEngineOptions {
+  /** Models to load in `start()`, e.g. `['isnet-medium', 'esrgan-slim-x4']`. Default: ISNet only. */
+  readonly warm?: readonly string[];
+}
+
+export const CPU_PIPELINES = ['/bgremover/v1', '/superresolution/v1', '/upscaler/v1'] as const;
+
+/** Patch size when a request names none (`/upscaler/v1` has no `tile`). */
+const DEFAULT_TILE = 192;
+
+/**
+ * The `cpu` engine: real models shipped inside npm packages, run on worker threads.
+ * Background removal (ISNet), ESRGAN upscaling; see model-table.ts for the model mapping.
+ */
+export function createCpuEngine(options: CpuEngineOptions = {}): Engine {
+  let pool: InferencePool | undefined;
+  const use = (): InferencePool => {
+    pool ??= acquirePool();
+    return pool;
+  };
+
+  return {
+    name: 'cpu',
+    pipelines: CPU_PIPELINES,
+    async start() {
+      await use().warm([...(options.warm ?? ['isnet-medium'])]);
+    },
+    async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+      switch (job.pipeline) {
+        case '/bgremover/v1':
+          return backgroundRemover(use(), job, ctx);
+        case '/superresolution/v1':
+          return superresolution(use(), job, ctx);
+        case '/upscaler/v1':
+          return upscaler(use(), job, ctx);
+        default:
+          throw new Error(`the cpu engine does not serve ${job.pipeline}`);
+      }
+    },
+    async close() {
+      if (pool) await releasePool(pool);
+      pool = undefined;
+    },
+  };
+}
+
+async function backgroundRemover(
+  pool: InferencePool,
+  job: EngineJob,
+  ctx: RunContext,
+): Promise<EngineResult> {
+  const input = job.input as Record<string, boolean | undefined>;
+  const image = await decodeRgb(imageField(job.images, 'init_image').data);
+  ctx.progress(0.1, 'removing the background');
+  const started = Date.now();
+  const { output, faces } = await removeBackground(
+    pool,
+    image,
+    {
+      only_mask: input.only_mask === true,
+      mask_background: input.mask_background === true,
+      post_process_mask: input.post_process_mask === true,
+      alpha_matting: input.alpha_matting === true,
+      face_mask: input.face_mask === true,
+    },
+    ctx.signal,
+  );
+  ctx.progress(1);
+  return {
+    images: [output],
+    meta: {
+      model: 'ISNet (imgly medium, onnxruntime-node)',
+      ms: Date.now() - started,
+      ...(faces !== undefined ? { faces } : {}),
+    },
+  };
+}
+
+export function superresolutionModel(modelName: string): EsrganChoice {
+  const choice = SUPERRESOLUTION_MODEL_MAP[modelName];
+  if (!choice) {
+    throw new EngineInputError(
+      `model_name ${modelName} is not available on the cpu engine: it runs only the shipped ESRGAN models ` +
+        `behind ${Object.keys(SUPERRESOLUTION_MODEL_MAP).join(', ')}`,
+    );
+  }
+  return choice;
+}
+
+async function superresolution(pool: InferencePool, job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+  const input = job.input as {
+    model_name: string;
+    scale_factor: number;
+    tile?: number;
+    face_enhance?: boolean;
+  };
+  const choice = superresolutionModel(input.model_name);
+  if (input.face_enhance) {
+    throw new EngineInputError(
+      'face_enhance needs a face-restoration model (GFPGAN), which the cpu engine does not have; ' +
+        'send face_enhance: false, or route the request to an engine with one',
+    );
+  }
+  const scaleFactor = input.scale_factor;
+  const scale = modelScaleFor(scaleFactor);
+  const tile = Math.max(128, Math.min(256, input.tile ?? DEFAULT_TILE));
+  const image = await decodeRgb(imageField(job.images, 'init_image').data);
+  const started = Date.now();
+  const upscaled = await upscaleTiled(pool, image, {
+    size: choice.size,
+    scale,
+    tile,
+    signal: ctx.signal,
+    onPatch: (done, total) => ctx.progress((0.95 * done) / total),
+  });
+  const width = Math.max(1, Math.round(image.width * scaleFactor));
+  const height = Math.max(1, Math.round(image.height * scaleFactor));
+  let out = rgbSharp(upscaled);
+  if (width !== upscaled.width || height !== upscaled.height) {
+    out = rgbSharp(upscaled).resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
+  }
+  const output = await png(out);
+  ctx.progress(1);
+  return {
+    images: [output],
+    meta: { model: choice.package, native_scale: scale, tile, ms: Date.now() - started },
+  };
+}
+
+async function upscaler(pool: InferencePool, job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+  const input = job.input as { type?: string };
+  if (input.type === 'variation') {
+    throw new EngineInputError(
+      'type variation re-imagines the image with a diffusion model, which the cpu engine does not have; ' +
+        'send type: deblur, or route the request to an engine with one',
+    );
+  }
+  const image = await decodeRgb(imageField(job.images, 'input_image').data);
+  const started = Date.now();
+  const upscaled = await upscaleTiled(pool, image, {
+    size: UPSCALER_DEBLUR.size,
+    scale: UPSCALER_DEBLUR.scale,
+    tile: DEFAULT_TILE,
+    signal: ctx.signal,
+    onPatch: (done, total) => ctx.progress((0.95 * done) / total),
+  });
+  const output = await png(rgbSharp(upscaled));
+  ctx.progress(1);
+  return {
+    images: [output],
+    meta: {
+      model: `@upscalerjs/esrgan-${UPSCALER_DEBLUR.size}`,
+      native_scale: UPSCALER_DEBLUR.scale,
+      ms: Date.now() - started,
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { EngineInputError, type EngineJob, type Preflight } from '../engine.ts';
+import { findFaces } from './face-detection.ts';
+import { acquirePool, type InferencePool } from './inference-pool.ts';
+import { decodeRgb, imageList } from './raw-image.ts';
+
+/** The request fields that must show a face, per pipeline (names as in the contract). */
+export const FACE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  '/faceswap/v1': ['input_face', 'input_image'],
+  '/facelock/v1': ['input_face', 'supp_image1'],
+  '/facelock/v2': ['input_face', 'supp_image1'],
+  '/instamodel/v1': ['input_face'],
+  '/photomaker/v1': ['init_images'],
+};
+
+let pool: InferencePool | undefined;
+
+/**
+ * Fails face pipelines at once when an input image holds no face, before any GPU time is spent.
+ * The pool is the process's shared one, taken on first use and kept for the process's life.
+ */
+export const facePreflight: Preflight = {
+  pipelines: Object.keys(FACE_FIELDS),
+  async check(job: EngineJob, signal: AbortSignal): Promise<void> {
+    for (const field of FACE_FIELDS[job.pipeline] ?? []) {
+      const images = imageList(job.images, field);
+      for (const [index, image] of images.entries()) {
+        pool ??= acquirePool();
+        const faces = await findFaces(pool, await decodeRgb(image.data, 1024), signal);
+        if (faces.length === 0) {
+          const which = images.length > 1 || Array.isArray(job.images[field]) ? `${field}[${index}]` : field;
+          throw new EngineInputError(
+            `${which} shows no face (${image.url}); ${job.pipeline} needs a photo with a clearly visible face`,
+          );
+        }
+      }
+    }
+  },
+};

@@ -1,0 +1,55 @@
+/** The messages between the engine (main thread) and its inference worker threads. */
+
+export interface RgbImage {
+  /** Packed RGB bytes, row by row. */
+  readonly data: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+}
+
+export interface GrayImage {
+  readonly data: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+}
+
+export interface FaceBox {
+  /** Box in pixels of the image given. */
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+  readonly score: number;
+  readonly age?: number;
+  readonly gender?: string;
+}
+
+export interface OpMap {
+  /** ISNet cut-out mask (0..255) at the image's own size. */
+  'isnet-mask': { args: { image: RgbImage; model: 'small' | 'medium' }; result: GrayImage };
+  /** Refines a soft mask along its edges, guided by the image (alpha matting). */
+  'alpha-matting': { args: { image: RgbImage; mask: GrayImage }; result: GrayImage };
+  /** One ESRGAN patch at the model's native scale. */
+  'esrgan-patch': {
+    args: { image: RgbImage; size: 'slim' | 'medium' | 'thick'; scale: 2 | 3 | 4 };
+    result: RgbImage;
+  };
+  /** NSFW class scores (nsfwjs MobileNetV2 on a 224 x 224 RGB image). */
+  nsfw: { args: { image: RgbImage }; result: Record<string, number> };
+  /** Faces found by @vladmandic/human. */
+  faces: { args: { image: RgbImage }; result: FaceBox[] };
+  /** Loads the named models so the first request does not pay for it. */
+  warm: { args: { models: string[] }; result: null };
+}
+
+export type OpName = keyof OpMap;
+
+export interface WorkRequest<K extends OpName = OpName> {
+  readonly id: number;
+  readonly op: K;
+  readonly args: OpMap[K]['args'];
+}
+
+export type WorkReply =
+  | { readonly id: number; readonly ok: true; readonly result: unknown; readonly loaded: string[] }
+  | { readonly id: number; readonly ok: false; readonly error: string; readonly loaded: string[] };

@@ -1,0 +1,48 @@
+import sharp from 'sharp';
+import type { OutputImage, SafetyChecker, SafetyVerdict } from '../engine.ts';
+import { acquirePool, type InferencePool, releasePool } from './inference-pool.ts';
+
+/** nsfwjs's MobileNetV2 looks at 224 x 224 pixels. */
+const NSFW_SIDE = 224;
+
+/**
+ * When an image counts as unsafe: explicit classes (Porn, Hentai) together at least half the
+ * probability, or Sexy on its own at least 0.8. Neutral and Drawing are always safe.
+ */
+export const UNSAFE_RULE = { explicit: 0.5, sexy: 0.8 } as const;
+
+export function isUnsafe(scores: Readonly<Record<string, number>>): boolean {
+  const explicit = (scores.Porn ?? 0) + (scores.Hentai ?? 0);
+  return explicit >= UNSAFE_RULE.explicit || (scores.Sexy ?? 0) >= UNSAFE_RULE.sexy;
+}
+
+/** The safety checker every engine's output goes through when a request sets `safety_checker`. */
+export function createSafetyChecker(): SafetyChecker {
+  let pool: InferencePool | undefined;
+  return {
+    async classify(image: OutputImage, signal: AbortSignal): Promise<SafetyVerdict> {
+      pool ??= acquirePool();
+      const { data, info } = await sharp(image.data)
+        .removeAlpha()
+        .resize(NSFW_SIDE, NSFW_SIDE, { fit: 'fill' })
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      const scores = await pool.run(
+        'nsfw',
+        {
+          image: {
+            data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+            width: info.width,
+            height: info.height,
+          },
+        },
+        { model: 'nsfw', signal },
+      );
+      return { unsafe: isUnsafe(scores), scores };
+    },
+    async close() {
+      if (pool) await releasePool(pool);
+      pool = undefined;
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as tf from '@tensorflow/tfjs';
+import '@tensorflow/tfjs-backend-wasm';
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { tfjsWasmDir } from './model-files.ts';
+
+/**
+ * One tfjs per worker thread, on the WASM backend (tfjs-node cannot install here: it downloads
+ * libtensorflow). Models load from the files npm installed, through a `file://` router, the
+ * piece tfjs-node would otherwise provide.
+ */
+
+let ready: Promise<typeof tf> | undefined;
+
+export function tfjs(): Promise<typeof tf> {
+  ready ??= (async () => {
+    setWasmPaths(`${tfjsWasmDir()}${path.sep}`);
+    tf.io.registerLoadRouter((url) => {
+      const target = Array.isArray(url) ? url[0] : url;
+      // A router answers null for URLs it does not handle (tfjs's own typing says otherwise).
+      return (
+        typeof target === 'string' && target.startsWith('file://') ? fileModel(target) : null
+      ) as tf.io.IOHandler;
+    });
+    await tf.setBackend('wasm');
+    await tf.ready();
+    return tf;
+  })();
+  return ready;
+}
+
+function fileModel(url: string): tf.io.IOHandler {
+  return {
+    async load() {
+      const file = fileURLToPath(url);
+      const json = JSON.parse(await readFile(file, 'utf8')) as tf.io.ModelJSON;
+      const specs: tf.io.WeightsManifestEntry[] = [];
+      const shards: Buffer[] = [];
+      for (const group of json.weightsManifest ?? []) {
+        for (const shard of group.paths) shards.push(await readFile(path.join(path.dirname(file), shard)));
+        specs.push(...group.weights);
+      }
+      const weights = Buffer.concat(shards);
+      return {
+        modelTopology: json.modelTopology,
+        format: json.format,
+        generatedBy: json.generatedBy,
+        convertedBy: json.convertedBy,
+        weightSpecs: specs,
+        weightData: weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength),
+        ...(json.signature ? { signature: json.signature } : {}),
+        ...(json.userDefinedMetadata ? { userDefinedMetadata: json.userDefinedMetadata } : {}),
+      };
+    },
+  };
+}
