@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngineRegistry, getTaskForOwner, startWorker, submitTask } from '../../src/tasks/index.ts';
+import { claimTask } from '../../src/tasks/sql/claimTask.ts';
+import { completeTask } from '../../src/tasks/sql/completeTask.ts';
+import { createTestDatabase, type TestDatabase } from '../test-database.ts';
+import { createOwner, eventually, FakeBlobStore, FakeImageFetcher, fakeEngine, png } from './fakes.ts';
+
+const TASK_MS = 40;
+
+describe('fairness between owners', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  const submit = (ownerId: string, n: number) =>
+    submitTask(db.pool, {
+      ownerId,
+      endpoint: '/sd/text2image/v1',
+      kind: 'generation',
+      input: { prompt: `task ${n}` },
+      publicUrl: 'http://api.test',
+    });
+
+  it('alternates between owners that both have work queued', async () => {
+    const alice = await createOwner(db.pool);
+    const carol = await createOwner(db.pool);
+    for (let n = 0; n < 4; n++) await submit(alice, n);
+    for (let n = 0; n < 4; n++) await submit(carol, n);
+    const order: string[] = [];
+    for (let n = 0; n < 8; n++) {
+      const leaseOwner = `sequence/${n}`;
+      const row = (await claimTask(db.pool, {
+        leaseOwner,
+        serverId: null,
+        pool: 'shared',
+        leaseMs: 10_000,
+      }))!;
+      order.push(row.owner_id === alice ? 'alice' : 'carol');
+      await completeTask(db.pool, { id: row.id, leaseOwner, result: {}, outputKeys: [] });
+    }
+    expect(order).toEqual(['alice', 'carol', 'alice', 'carol', 'alice', 'carol', 'alice', 'carol']);
+  });
+
+  for (const concurrency of [1, 2]) {
+    it(`runs a single task behind another owner's 1,000 queued ones next (${concurrency} slot(s))`, async () => {
+      const busy = await createOwner(db.pool);
+      const single = await createOwner(db.pool);
+      await Promise.all(Array.from({ length: 1_000 }, (_, n) => submit(busy, n)));
+      const image = await png(8, 8);
+      const engine = fakeEngine('timed', ['/sd/text2image/v1'], async () => {
+        await new Promise((resolve) => setTimeout(resolve, TASK_MS));
+        return { images: [image] };
+      });
+      const stop = new AbortController();
+      const worker = startWorker({
+        pool: db.pool,
+        engines: createEngineRegistry([engine], { enabled: ['timed'], pinned: {} }),
+        fetcher: new FakeImageFetcher(),
+        store: new FakeBlobStore(),
+        publicUrl: 'http://api.test',
+        signal: stop.signal,
+        concurrency,
+      });
+      try {
+        await eventually(async () => (engine.jobs.length >= 5 ? true : undefined));
+        const submittedAt = new Date();
+        const { id } = await submit(single, 0);
+        const done = await eventually(async () => {
+          const task = await getTaskForOwner(db.pool, single, id);
+          return task?.state === 'succeeded' ? task : undefined;
+        });
+        // Only claims already in flight when the single task arrived may go first: at most one
+        // per slot.
+        const overtaking = await db.pool.query(
+          `SELECT count(*)::int AS n FROM tasks
+           WHERE owner_id = $1 AND started_at > $2 AND started_at < $3`,
+          [busy, submittedAt, done.startedAt],
+        );
+        expect(overtaking.rows[0].n).toBeLessThanOrEqual(concurrency);
+        const waitedMs = done.startedAt!.getTime() - submittedAt.getTime();
+        expect(waitedMs).toBeLessThan(TASK_MS * 2 + 250);
+      } finally {
+        stop.abort();
+        await worker.stopped;
+        await db.pool.query(`DELETE FROM tasks WHERE owner_id = $1`, [busy]);
+      }
+    });
+  }
+});
