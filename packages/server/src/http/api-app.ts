@@ -23,6 +23,7 @@ export interface ApiOptions {
   publicUrl: string;
   /** Engines and the pipelines they serve, for /health. */
   engines: () => { name: string; pipelines: string[] }[];
+  /** Request lines log at info level; npm start logs warnings and errors only. */
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -33,7 +34,6 @@ export interface ApiOptions {
 export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
-    disableRequestLogging: true,
     bodyLimit: JSON_BODY_LIMIT,
     // Status polls are GETs with ids in the path; keep-alive clients poll a lot.
     keepAliveTimeout: 72_000,

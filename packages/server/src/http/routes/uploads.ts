@@ -57,10 +57,10 @@ export function registerUploadEndpoint(
     const images: { data: Buffer; contentType: SniffedImageType }[] = [];
     for (const [n, file] of files.entries()) {
       const verdict = await checkImage(file.data);
-      if (typeof verdict === 'string') {
-        problems.push({ loc: ['body', 'image_files', n], msg: verdict, type: 'value_error.image' });
+      if ('problem' in verdict) {
+        problems.push({ loc: ['body', 'image_files', n], msg: verdict.problem, type: 'value_error.image' });
       } else {
-        images.push({ data: file.data, contentType: verdict });
+        images.push({ data: file.data, contentType: verdict.type });
       }
     }
     if (problems.length > 0) return reply.code(422).send({ detail: problems });
@@ -82,21 +82,22 @@ export function registerUploadEndpoint(
 }
 
 /** The sniffed type of a whole, decodable image, or why it is not one. */
-async function checkImage(data: Buffer): Promise<SniffedImageType | string> {
-  if (data.length === 0) return 'the file is empty';
+async function checkImage(data: Buffer): Promise<{ type: SniffedImageType } | { problem: string }> {
+  const problem = (text: string) => ({ problem: text });
+  if (data.length === 0) return problem('the file is empty');
   const type = sniffImageType(data);
-  if (!type) return `not a PNG, JPEG, WebP or GIF image (it starts with ${describeStart(data)})`;
+  if (!type) return problem(`not a PNG, JPEG, WebP or GIF image (it starts with ${describeStart(data)})`);
   try {
     const metadata = await sharp(data, { limitInputPixels: false }).metadata();
     if (metadata.format !== SHARP_FORMAT[type] || !metadata.width || !metadata.height) {
-      return 'the image header is inconsistent';
+      return problem('the image header is inconsistent');
     }
     if (metadata.width * metadata.height > MAX_PIXELS) {
-      return `the image is ${metadata.width}×${metadata.height}, above the 50 megapixel limit`;
+      return problem(`the image is ${metadata.width}×${metadata.height}, above the 50 megapixel limit`);
     }
     await sharp(data, { failOn: 'truncated', limitInputPixels: MAX_PIXELS }).stats();
   } catch {
-    return 'the image data is truncated or corrupt';
+    return problem('the image data is truncated or corrupt');
   }
-  return type;
+  return { type };
 }

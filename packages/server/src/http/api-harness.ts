@@ -1,0 +1,211 @@
+/**
+ * Test harness (used by the *.test.ts files beside it): a real API on a loopback port, over a
+ * fresh database in the test cluster, with a local blob store, an in-process worker and a small
+ * labelled engine that draws plain PNGs of the requested size for every pipeline.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { endpoints } from '@imagegen/contract';
+import type { Engine, EngineJob } from '@imagegen/engines';
+import sharp from 'sharp';
+import { createTestDatabase, type TestDatabase } from '../../test/test-database.ts';
+import { createOwner } from '../auth/accounts.ts';
+import { createAuthenticator } from '../auth/authenticator.ts';
+import type { Plan } from '../auth/plans.ts';
+import { upsertServer } from '../auth/sql/upsertServer.ts';
+import { createImageFetcher } from '../fetch/image-fetcher.ts';
+import { LocalBlobStore } from '../storage/local-blob-store.ts';
+import { createEngineRegistry, startWorker } from '../tasks/index.ts';
+import { buildApi } from './api-app.ts';
+
+export interface Account {
+  ownerId: string;
+  key: string;
+}
+
+export interface ApiHarness {
+  readonly url: string;
+  readonly db: TestDatabase;
+  readonly alice: Account;
+  readonly bob: Account;
+  /** On the EPPREMIUM plan, with the enterprise server `gpu-1`. */
+  readonly enterprise: Account;
+  /** A loopback server with /photo.png (640×480), /face.png, /not-image.txt, /truncated.png. */
+  readonly imagesUrl: string;
+  request(method: string, route: string, options?: RequestOptions): Promise<ApiResponse>;
+  /** Polls a status path until it leaves the pending states. */
+  settle(statusPath: string, key: string): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  json?: unknown;
+  body?: string | Buffer | FormData;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+  bytes: Buffer;
+}
+
+/** Draws what a request asks for, labelled by nothing but its size: enough for API tests. */
+export function plainEngine(): Engine {
+  const pipelines = endpoints
+    .filter((e) => e.kind === 'generation' || e.kind === 'training')
+    .map((e) => e.path)
+    .filter((p) => p !== '/sync_model/v1');
+  return {
+    name: 'plain',
+    pipelines,
+    async run(job: EngineJob) {
+      if (job.pipeline === '/image2prompt/v1') return { images: [], text: 'a plain test picture' };
+      if (job.pipeline === '/train_model/v1')
+        return { images: [], meta: { steps: job.input.max_train_steps } };
+      const width = typeof job.input.width === 'number' ? job.input.width : 64;
+      const height = typeof job.input.height === 'number' ? job.input.height : 64;
+      const samples = typeof job.input.samples === 'number' ? job.input.samples : 1;
+      const images = [];
+      for (let n = 0; n < samples; n++) {
+        const data = await sharp({
+          create: { width, height, channels: 3, background: { r: (job.seed + n) % 256, g: 80, b: 160 } },
+        })
+          .png()
+          .toBuffer();
+        images.push({ data, contentType: 'image/png' as const, width, height });
+      }
+      return { images };
+    },
+  };
+}
+
+export async function startApiHarness(): Promise<ApiHarness> {
+  const db = await createTestDatabase();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-api-test-'));
+  const store = new LocalBlobStore(path.join(dataDir, 'files'));
+  const account = async (name: string, plan: Plan): Promise<Account> => {
+    const created = await createOwner(db.pool, { name, plan });
+    return { ownerId: created.owner.id, key: created.apiKey };
+  };
+  const alice = await account('alice', 'STANDARD');
+  const bob = await account('bob', 'BASIC');
+  const enterprise = await account('acme', 'EPPREMIUM');
+  await upsertServer(db.pool, { id: 'gpu-1', ownerId: enterprise.ownerId });
+
+  const images = await startImageServer();
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const engines = createEngineRegistry([plainEngine()], { enabled: ['plain'], pinned: {} });
+  const app = await buildApi({
+    pool: db.pool,
+    authenticator: createAuthenticator(db.pool),
+    store,
+    publicUrl: url,
+    engines: () => engines.describe(),
+  });
+  await app.listen({ port, host: '127.0.0.1' });
+
+  const stop = new AbortController();
+  const workerOptions = {
+    pool: db.pool,
+    databaseUrl: db.url,
+    engines,
+    fetcher: createImageFetcher({ allowPrivate: true }),
+    store,
+    publicUrl: url,
+    signal: stop.signal,
+    pollMs: 200,
+    retryBaseMs: 10,
+  };
+  const workers = [startWorker(workerOptions), startWorker({ ...workerOptions, serverId: 'gpu-1' })];
+
+  const request = async (
+    method: string,
+    route: string,
+    options: RequestOptions = {},
+  ): Promise<ApiResponse> => {
+    const headers: Record<string, string> = { ...options.headers };
+    const key = options.key === undefined ? alice.key : options.key;
+    if (key !== null) headers['API-Key'] = key;
+    let body = options.body;
+    if (options.json !== undefined) {
+      body = JSON.stringify(options.json);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${url}${route}`, { method, headers, body: body as BodyInit | undefined });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const type = response.headers.get('content-type') ?? '';
+    return {
+      status: response.status,
+      headers: response.headers,
+      bytes,
+      body: type.includes('json') && bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : undefined,
+    };
+  };
+
+  const pending = new Set(['PENDING', 'queued', 'initialising', 'running', 'unknown']);
+  const settle = async (statusPath: string, key: string) => {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const response = await request('GET', statusPath, { key });
+      const body = response.body as Record<string, unknown>;
+      if (response.status !== 200)
+        throw new Error(`${statusPath}: HTTP ${response.status} ${JSON.stringify(body)}`);
+      if (!pending.has(String(body.status))) return body;
+      if (Date.now() > deadline) throw new Error(`${statusPath} still ${body.status} after 15 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  return {
+    url,
+    db,
+    alice,
+    bob,
+    enterprise,
+    imagesUrl: images.url,
+    request,
+    settle,
+    async close() {
+      stop.abort();
+      await Promise.all(workers.map((w) => w.stopped));
+      await app.close();
+      await new Promise((resolve) => images.server.close(resolve));
+      await db.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startImageServer(): Promise<{ server: Server; url: string }> {
+  const photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3070c0' } })
+    .png()
+    .toBuffer();
+  const files: Record<string, [string, Buffer]> = {
+    '/photo.png': ['image/png', photo],
+    '/face.png': ['image/png', photo],
+    '/truncated.png': ['image/png', photo.subarray(0, Math.floor(photo.length / 2))],
+    '/not-image.txt': ['image/png', Buffer.from('this is plain text, not a picture')],
+  };
+  const server = createServer((req, res) => {
+    const file = files[req.url ?? ''];
+    if (file) res.writeHead(200, { 'content-type': file[0] }).end(file[1]);
+    else res.writeHead(404).end('not here');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
