@@ -110,7 +110,15 @@ export const ADVANCE = GLYPH_WIDTH + 1;
 export const LINE_HEIGHT = GLYPH_HEIGHT + 2;
 
 /** Characters outside the font drawn as a look-alike, then '?' for anything else. */
-const LOOK_ALIKES: Readonly<Record<string, string>> = { '—': '-', '–': '-', '×': 'x', '’': "'", '‘': "'", '“': '"', '”': '"' };
+const LOOK_ALIKES: Readonly<Record<string, string>> = {
+  '—': '-',
+  '–': '-',
+  '×': 'x',
+  '’': "'",
+  '‘': "'",
+  '“': '"',
+  '”': '"',
+};
 
 /** The five column bytes of a character's glyph. */
 export function glyphColumns(char: string): readonly number[] {

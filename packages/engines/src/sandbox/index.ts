@@ -1,0 +1,1 @@
+export { createSandboxEngine, drawingPipelines, type SandboxEngineOptions } from './sandbox-engine.ts';
