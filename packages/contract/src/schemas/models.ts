@@ -25,7 +25,7 @@ export const TYPES_NEEDING_REVISION = ['checkpoint', 'controlnet'] as const;
 /** JSON Schema if/then: `field` is required when the body matches `condition`. */
 function requiredWhen(condition: Record<string, unknown>, field: string) {
   // biome-ignore lint/suspicious/noThenProperty: `then` is the JSON Schema keyword, not a thenable.
-  return { if: condition, then: { required: [field], properties: { [field]: true } } };
+  return { if: condition, then: { required: [field] } };
 }
 
 export const LoadModelPrompt = Type.Object(

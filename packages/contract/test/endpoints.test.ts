@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { compileRequestValidator, endpointByPath, endpoints } from '../src/index.ts';
+import { SPEC_PATHS } from './spec-tables.ts';
+
+const DESIGNED_PATHS = [
+  '/upload_images/v1',
+  '/sync_model/v1',
+  '/models/v1',
+  '/models/v1/{model_id}',
+  '/images/v1',
+  '/images/v1/{image_id}',
+  '/subscription/v1',
+  '/batches/v1/{batch_id}',
+  '/webhook_secret/v1',
+];
+
+describe('the endpoint table', () => {
+  it('holds every path of spec section 7 and every designed path', () => {
+    for (const path of [...SPEC_PATHS, ...DESIGNED_PATHS]) expect(endpointByPath(path), path).toBeDefined();
+  });
+
+  it('gives every task-creating endpoint a status path under its own path', () => {
+    for (const endpoint of endpoints.filter((e) => e.method === 'POST' && e.kind !== 'upload')) {
+      expect(endpoint.status?.path, endpoint.path).toMatch(
+        new RegExp(`^${endpoint.path}/status/\\{\\w+\\}$`),
+      );
+    }
+    expect(endpointByPath('/train_model/v1')?.status?.path).toBe('/train_model/v1/status/{training_id}');
+  });
+
+  it('uses unique operation ids', () => {
+    const ids = endpoints.flatMap((e) => [e.operationId, ...(e.status ? [e.status.operationId] : [])]);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('has a valid example for every JSON request', () => {
+    for (const endpoint of endpoints.filter((e) => e.request)) {
+      const result = compileRequestValidator(endpoint)(structuredClone(endpoint.example));
+      expect(result, endpoint.path).toMatchObject({ ok: true });
+    }
+  });
+
+  it('answers the synchronous success shape exactly where the request has base64', () => {
+    for (const endpoint of endpoints.filter((e) => e.kind === 'generation' && e.request)) {
+      const hasBase64 = 'base64' in ((endpoint.request as { properties: object }).properties ?? {});
+      const statusOk = JSON.stringify(endpoint.status?.responses[200]);
+      expect(statusOk.includes('"image"'), endpoint.path).toBe(hasBase64);
+    }
+  });
+
+  it('says which schema serves the paths the spec leaves implicit', () => {
+    const implicit: Record<string, string> = {
+      '/generate/v1': 'SDXLGenPrompt',
+      '/generate/v2': 'StylePrompt',
+      '/generate/v3': 'StableCascadePrompt',
+      '/facelock/v1': 'FaceLockPrompt',
+      '/facelock/v2': 'FaceLockPrompt',
+      '/sd3/v1': 'SD35Prompt',
+      '/sd3_5/v1': 'SD35Prompt',
+      '/fashion_lower/v1': 'FashionLowerPrompt',
+      '/fashion_dress/v1': 'FashionDressPrompt',
+    };
+    for (const [path, name] of Object.entries(implicit)) {
+      const endpoint = endpointByPath(path);
+      expect(endpoint?.requestName, path).toBe(name);
+      expect(endpoint?.description, path).toContain(name);
+    }
+  });
+
+  it('lists the image fields the worker must fetch', () => {
+    expect(endpointByPath('/sd/inpainting/v1')?.imageFields).toEqual(
+      expect.arrayContaining(['init_image', 'mask_image', 'control_image', 'ip_adapter_image']),
+    );
+    expect(endpointByPath('/faceswap/v1')?.imageFields).toEqual(['input_face', 'input_image']);
+    expect(endpointByPath('/load_model/v1')?.imageFields).toEqual(['sample_images']);
+    expect(endpointByPath('/sd/text2image/v1')?.imageFields).not.toContain('webhook');
+  });
+});

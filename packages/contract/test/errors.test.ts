@@ -1,0 +1,228 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  compileRequestValidator,
+  endpointByPath,
+  jsonDecodeErrorDetail,
+  parseJsonBody,
+} from '../src/index.ts';
+
+interface GoldenCase {
+  path: string;
+  body?: unknown;
+  raw?: string;
+  response: { detail: unknown[] };
+}
+
+const golden: Record<string, GoldenCase> = JSON.parse(
+  readFileSync(new URL('./fixtures/validation-errors.golden.json', import.meta.url), 'utf8'),
+);
+
+function validatorFor(path: string) {
+  const endpoint = endpointByPath(path);
+  if (!endpoint) throw new Error(`no endpoint ${path}`);
+  return compileRequestValidator(endpoint);
+}
+
+/** What the server answers for a raw body: parse, then validate. */
+function answer(path: string, raw: string): { detail: unknown[] } | 'accepted' {
+  const parsed = parseJsonBody(raw);
+  if (!parsed.ok) return { detail: parsed.detail };
+  const result = validatorFor(path)(parsed.value);
+  return result.ok ? 'accepted' : { detail: result.detail };
+}
+
+describe('422 bodies match FastAPI with pydantic v1 (golden file)', () => {
+  it.each(Object.entries(golden))('%s', (_name, golden) => {
+    const raw = golden.raw ?? JSON.stringify(golden.body);
+    // Compared as serialised JSON so that key order matters too, as it does on the wire.
+    expect(JSON.stringify(answer(golden.path, raw))).toBe(JSON.stringify(golden.response));
+  });
+});
+
+const t2i = validatorFor('/sd/text2image/v1');
+const base = { prompt: 'a cat', negative_prompt: '' };
+
+function detailOf(body: unknown) {
+  const result = t2i(body);
+  if (result.ok) throw new Error('expected a validation error');
+  return result.detail;
+}
+
+describe('pydantic v1 words for wrong types (strict JSON, no coercion)', () => {
+  it.each([
+    ['samples', '5', 'value is not a valid integer', 'type_error.integer'],
+    ['samples', 2.5, 'value is not a valid integer', 'type_error.integer'],
+    ['guidance_scale', '7', 'value is not a valid float', 'type_error.float'],
+    ['prompt', 5, 'str type expected', 'type_error.str'],
+    ['hires', 'yes', 'value could not be parsed to a boolean', 'type_error.bool'],
+    ['lora_models', 'a,b', 'value is not a valid list', 'type_error.list'],
+    ['samples', null, 'none is not an allowed value', 'type_error.none.not_allowed'],
+  ])('%s = %j answers "%s"', (field, value, msg, type) => {
+    expect(detailOf({ ...base, [field]: value })).toEqual([{ loc: ['body', field], msg, type }]);
+  });
+
+  it('answers "value is not a valid dict" for a body that is not an object', () => {
+    expect(detailOf(['a'])).toEqual([
+      { loc: ['body'], msg: 'value is not a valid dict', type: 'type_error.dict' },
+    ]);
+  });
+
+  it('answers "field required" at body for a missing body', () => {
+    expect(detailOf(undefined)).toEqual([
+      { loc: ['body'], msg: 'field required', type: 'value_error.missing' },
+    ]);
+  });
+
+  it('reports an enumeration given a number as an enumeration error', () => {
+    expect(detailOf({ ...base, scheduler: 3 })[0]).toMatchObject({
+      loc: ['body', 'scheduler'],
+      type: 'type_error.enum',
+    });
+  });
+
+  it('reports both union members for an SDXL ip_adapter_image that is neither string nor list', () => {
+    const result = validatorFor('/sdxl/text2image/v1')({ ...base, ip_adapter_image: 5 });
+    expect(result.ok ? [] : result.detail).toEqual([
+      { loc: ['body', 'ip_adapter_image'], msg: 'str type expected', type: 'type_error.str' },
+      { loc: ['body', 'ip_adapter_image'], msg: 'value is not a valid list', type: 'type_error.list' },
+    ]);
+  });
+
+  it('accepts null on nullable fields and rejects it elsewhere', () => {
+    const generate = validatorFor('/generate/v1');
+    expect(generate({ prompt: 'a', negative_prompt: null, lora_models: null })).toMatchObject({ ok: true });
+    expect(t2i({ ...base, lora_models: null })).toMatchObject({ ok: false });
+  });
+});
+
+describe('what a valid body becomes', () => {
+  it('drops unknown fields, as pydantic v1 ignores extras', () => {
+    const result = t2i({ ...base, not_a_field: 1, __proto_pollution: { x: 1 } });
+    expect(result.ok).toBe(true);
+    if (result.ok) {
+      expect(result.value).not.toHaveProperty('not_a_field');
+      expect(result.value).not.toHaveProperty('__proto_pollution');
+    }
+  });
+
+  it('keeps the values the caller sent over the defaults', () => {
+    const result = t2i({ ...base, samples: 3, scheduler: 'LCMScheduler', seed: 42 });
+    expect(result).toMatchObject({ ok: true, value: { samples: 3, scheduler: 'LCMScheduler', seed: 42 } });
+  });
+});
+
+interface FieldSchema {
+  type?: string;
+  anyOf?: FieldSchema[];
+}
+
+function isListOnly(schema: FieldSchema | undefined): boolean {
+  if (schema?.type === 'array') return true;
+  return schema?.anyOf?.every((branch) => branch.type === 'array' || branch.type === 'null') ?? false;
+}
+
+describe('image URLs follow pydantic AnyHttpUrl', () => {
+  const img2img = validatorFor('/sd/image2image/v1');
+  const urlError = (init_image: unknown) => {
+    const result = img2img({ ...base, init_image });
+    return result.ok ? undefined : result.detail;
+  };
+
+  it('accepts http and https URLs', () => {
+    expect(urlError('http://images.example.com/a.png')).toBeUndefined();
+    expect(urlError('https://images.example.com:8443/a.png?x=1')).toBeUndefined();
+  });
+
+  it('rejects a URL without a scheme', () => {
+    expect(urlError('images.example.com/a.png')).toEqual([
+      { loc: ['body', 'init_image'], msg: 'invalid or missing URL scheme', type: 'value_error.url.scheme' },
+    ]);
+  });
+
+  it('rejects a scheme other than http and https, naming the allowed ones', () => {
+    for (const url of ['ftp://images.example.com/a.png', 'file:///etc/passwd', 'data://x']) {
+      expect(urlError(url)).toEqual([
+        {
+          loc: ['body', 'init_image'],
+          msg: 'URL scheme not permitted',
+          type: 'value_error.url.scheme',
+          ctx: { allowed_schemes: ['http', 'https'] },
+        },
+      ]);
+    }
+  });
+
+  it('rejects a URL without a host, a bad host and a port above 65535', () => {
+    expect(urlError('http://')).toEqual([
+      { loc: ['body', 'init_image'], msg: 'URL host invalid', type: 'value_error.url.host' },
+    ]);
+    expect(urlError('http://-bad-.example/a.png')?.[0]?.type).toBe('value_error.url.host');
+    expect(urlError('http://example.com:70000/a.png')).toEqual([
+      {
+        loc: ['body', 'init_image'],
+        msg: 'URL port invalid, port cannot exceed 65535',
+        type: 'value_error.url.port',
+      },
+    ]);
+  });
+
+  it('rejects an empty URL and one over 2048 characters', () => {
+    expect(urlError('')).toEqual([
+      {
+        loc: ['body', 'init_image'],
+        msg: 'ensure this value has at least 1 characters',
+        type: 'value_error.any_str.min_length',
+        ctx: { limit_value: 1 },
+      },
+    ]);
+    expect(urlError(`https://example.com/${'a'.repeat(2048)}`)?.[0]).toMatchObject({
+      type: 'value_error.any_str.max_length',
+      ctx: { limit_value: 2048 },
+    });
+  });
+
+  it('checks every image field of every endpoint, in lists too', async () => {
+    const { endpoints } = await import('../src/index.ts');
+    for (const endpoint of endpoints) {
+      if (!endpoint.request) continue;
+      const validate = compileRequestValidator(endpoint);
+      const example = endpoint.example as Record<string, unknown>;
+      for (const field of endpoint.imageFields) {
+        const schema = (endpoint.request as { properties: Record<string, FieldSchema> }).properties[field];
+        const bad = isListOnly(schema) ? ['ftp://x.example.com/a.png'] : 'ftp://x.example.com/a.png';
+        const result = validate({ ...structuredClone(example), [field]: bad });
+        expect(result.ok, `${endpoint.path} ${field}`).toBe(false);
+        if (!result.ok) expect(result.detail[0]?.type).toBe('value_error.url.scheme');
+      }
+    }
+  });
+});
+
+describe('invalid JSON', () => {
+  it.each([
+    ['', 'Expecting value', 0],
+    ['{', 'Expecting property name enclosed in double quotes', 1],
+    ['{"a" 1}', "Expecting ':' delimiter", 5],
+    ['{"a": 1 "b": 2}', "Expecting ',' delimiter", 8],
+    ['[1, 2,]', 'Expecting value', 6],
+    ['{"a": 1} x', 'Extra data', 9],
+    ['{"a": "b', 'Unterminated string starting at', 6],
+    ['{"a": "\\x"}', 'Invalid \\escape', 7],
+    ['{"a": "b\nc"}', 'Invalid control character at', 8],
+  ])('%j answers "%s" at %i, like Python\'s json module', (raw, msg, pos) => {
+    const parsed = parseJsonBody(raw);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.detail[0]).toMatchObject({ loc: ['body', pos], ctx: { msg, pos } });
+  });
+
+  it('counts lines and columns from 1, as JSONDecodeError does', () => {
+    const [entry] = jsonDecodeErrorDetail('Expecting value', 8, '{\n "a":\n}');
+    expect(entry).toEqual({
+      loc: ['body', 8],
+      msg: 'Expecting value: line 3 column 1 (char 8)',
+      type: 'value_error.jsondecode',
+      ctx: { msg: 'Expecting value', doc: '{\n "a":\n}', pos: 8, lineno: 3, colno: 1 },
+    });
+  });
+});

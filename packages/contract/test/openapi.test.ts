@@ -1,0 +1,171 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApi, endpoints } from '../src/index.ts';
+import { SPEC_PATHS } from './spec-tables.ts';
+
+const run = promisify(execFile);
+const require = createRequire(import.meta.url);
+const packageRoot = dirname(dirname(fileURLToPath(import.meta.url)));
+
+type Operation = {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  requestBody?: { content: Record<string, { example?: unknown }> };
+  responses: Record<string, { content?: Record<string, { example?: unknown }> }>;
+};
+
+const doc = buildOpenApi({ serverUrl: 'https://api.imagegen.dev' });
+const operations = Object.values(doc.paths).flatMap((item) => Object.values(item) as Operation[]);
+
+/** Every schema the issue names, by its component name. */
+const NAMED_SCHEMAS = [
+  'Text2ImagePromptSD',
+  'Text2ImagePromptSDXL',
+  'Image2ImagePromptSD',
+  'Image2ImagePromptSDXL',
+  'InpaintingPromptSD',
+  'InpaintingPromptSDXL',
+  'ControlnetPromptSD',
+  'ControlnetPromptSDXL',
+  'SDXLGenPrompt',
+  'SD35Prompt',
+  'StableCascadePrompt',
+  'StylePrompt',
+  'InpaintAnythingPrompt',
+  'FaceLockPrompt',
+  'FaceSwapPrompt',
+  'InstamodelPrompt',
+  'ModelswitchPrompt',
+  'FashionLowerPrompt',
+  'FashionUpperPrompt',
+  'FashionDressPrompt',
+  'OutpaintingPrompt',
+  'PhotomakerPrompt',
+  'RelightPrompt',
+  'LogoPrompt',
+  'BgRemoverPrompt',
+  'BgChangerPrompt',
+  'Image2PromptRequest',
+  'SuperresolutionPrompt',
+  'UpscalerPrompt',
+  'LoadModelPrompt',
+  'SyncModelPrompt',
+  'TrainModelPrompt',
+  'Body_upload_images',
+  'AcceptedResponse',
+  'PendingResponse',
+  'SyncTaskSuccessResponse',
+  'AsyncTaskSuccessResponse',
+  'TaskErrorResponse',
+  'ValidationError',
+  'HTTPValidationError',
+  'HTTPError',
+  'LoadModelCompletedResponse',
+  'TrainAcceptedResponse',
+  'TrainPendingResponse',
+  'TrainSuccessResponse',
+  'TrainFailureResponse',
+  'UploadImagesResponse',
+  'UserModel',
+  'UserModelInfo',
+  'UserImage',
+  'ImageInfo',
+  'UserSubscription',
+];
+
+describe('the OpenAPI document', () => {
+  it('is OpenAPI 3.1.0 at API version 1.0.0', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+  });
+
+  it('holds every path of the table, with status paths', () => {
+    for (const path of SPEC_PATHS) {
+      expect(doc.paths[path], path).toBeDefined();
+      expect(
+        doc.paths[path === '/train_model/v1' ? `${path}/status/{training_id}` : `${path}/status/{task_id}`],
+      ).toBeDefined();
+    }
+    for (const endpoint of endpoints)
+      expect(doc.paths[endpoint.path]?.[endpoint.method.toLowerCase()]).toBeDefined();
+  });
+
+  it('holds every schema the issue names as a component', () => {
+    for (const name of NAMED_SCHEMAS) expect(doc.components.schemas[name], name).toBeDefined();
+  });
+
+  it('names the 422 body as FastAPI does', () => {
+    expect(doc.components.schemas.HTTPValidationError).toMatchObject({
+      properties: { detail: { type: 'array', items: { $ref: '#/components/schemas/ValidationError' } } },
+    });
+    const t2i = doc.paths['/sd/text2image/v1']?.post as Operation;
+    expect(JSON.stringify(t2i.responses['422'])).toContain('#/components/schemas/HTTPValidationError');
+  });
+
+  it('declares the API-Key header and requires it everywhere', () => {
+    expect(doc.components.securitySchemes.APIKeyHeader).toEqual({
+      type: 'apiKey',
+      in: 'header',
+      name: 'API-Key',
+    });
+    expect(doc.security).toEqual([{ APIKeyHeader: [] }]);
+  });
+
+  it('gives every operation an id, a summary, a description and an example', () => {
+    for (const operation of operations) {
+      expect(operation.operationId).toBeTruthy();
+      expect(operation.summary, operation.operationId).toBeTruthy();
+      expect(operation.description, operation.operationId).toBeTruthy();
+      const requestExample = Object.values(operation.requestBody?.content ?? {}).some(
+        (m) => m.example !== undefined,
+      );
+      const responseExample = Object.values(operation.responses['200']?.content ?? {}).some(
+        (m) => m.example !== undefined,
+      );
+      expect(requestExample || responseExample, operation.operationId).toBe(true);
+    }
+  });
+
+  it('is what `npm run --silent openapi` prints', async () => {
+    const tsx = join(dirname(require.resolve('tsx/package.json')), 'dist', 'cli.mjs');
+    const { stdout } = await run(process.execPath, [tsx, join(packageRoot, 'src', 'print-openapi.ts')], {
+      env: { ...process.env, API_URL: 'https://api.imagegen.dev' },
+    });
+    expect(JSON.parse(stdout)).toEqual(JSON.parse(JSON.stringify(doc)));
+  });
+});
+
+describe('Redocly CLI lint', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'contract-openapi-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('finds zero errors with its recommended rules', { timeout: 60_000 }, async () => {
+    const file = join(dir, 'openapi.json');
+    await writeFile(file, JSON.stringify(doc, null, 2));
+    const cli = join(dirname(require.resolve('@redocly/cli/package.json')), 'bin', 'cli.js');
+    // Lint exits non-zero on errors; the report says which.
+    const result = await run(process.execPath, [cli, 'lint', file, '--format=json'], {
+      cwd: dir,
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      maxBuffer: 16 * 1024 * 1024,
+    }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+    const parsed = JSON.parse(result.stdout) as {
+      totals: { errors: number };
+      problems: { severity: string; message: string }[];
+    };
+    expect(parsed.problems.filter((p) => p.severity === 'error')).toEqual([]);
+    expect(parsed.totals.errors).toBe(0);
+  });
+});
