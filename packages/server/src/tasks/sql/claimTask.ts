@@ -20,7 +20,12 @@ export interface ClaimParams {
 export async function claimTask(db: Queryable, params: ClaimParams): Promise<TaskRow | null> {
   const result = await db.query<TaskRow>({
     name: 'claimTask',
-    text: `WITH claimable AS (
+    text: `WITH relaxed AS (
+             -- A lost claim only puts the task back in the queue (completion is fenced by the
+             -- lease and always durable), so this commit need not wait for the disk.
+             SELECT set_config('synchronous_commit', 'off', true)
+           ),
+           claimable AS (
              SELECT id, owner_id, created_at FROM tasks
              WHERE state = 'queued' AND run_at <= now()
                AND (target_server = $2 OR (target_server IS NULL AND target_pool = $3))
@@ -36,6 +41,7 @@ export async function claimTask(db: Queryable, params: ClaimParams): Promise<Tas
              SELECT t.id FROM tasks t
              JOIN claimable c ON c.id = t.id
              JOIN turns u ON u.owner_id = c.owner_id
+             CROSS JOIN relaxed
              ORDER BY u.running, u.last_started NULLS FIRST, c.created_at
              LIMIT 1
              FOR UPDATE OF t SKIP LOCKED
