@@ -42,7 +42,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   installErrorHandlers(app, JSON_BODY_LIMIT);
 
   // Invalid JSON answers 422 with the detail FastAPI gives (position, Python's words), not 400.
-  app.removeContentTypeParser('application/json');
+  // Only JSON (and multipart uploads) are accepted: anything else answers 415 with a clear detail.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser<string>(
     'application/json',
     { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT },

@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type ApiHarness, startApiHarness } from './api-harness.ts';
+
+const T2I = '/sd/text2image/v1';
+const I2I = '/sd/image2image/v1';
+
+describe('bad input over HTTP answers a clear error and leaves no half-made task', () => {
+  let api: ApiHarness;
+  let tasksBefore: number;
+  const countTasks = async () =>
+    Number((await api.db.pool.query('SELECT count(*) FROM tasks')).rows[0].count);
+
+  beforeAll(async () => {
+    api = await startApiHarness();
+  });
+  beforeEach(async () => {
+    tasksBefore = await countTasks();
+  });
+  afterAll(() => api.close());
+
+  async function expectNoNewTask() {
+    expect(await countTasks()).toBe(tasksBefore);
+  }
+
+  it('answers invalid JSON with 422 and the decode position, as FastAPI does', async () => {
+    const response = await api.request('POST', T2I, {
+      body: '{"prompt": "fox", "negative_prompt": }',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(422);
+    const [entry] = (response.body as { detail: { loc: unknown[]; type: string; msg: string }[] }).detail;
+    expect(entry).toMatchObject({ loc: ['body', 37], type: 'value_error.jsondecode' });
+    expect(entry!.msg).toContain('Expecting value');
+    await expectNoNewTask();
+  });
+
+  it('answers an empty body with 422 field required', async () => {
+    const response = await api.request('POST', T2I, {
+      body: '',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(422);
+    expect(response.body).toEqual({
+      detail: [{ loc: ['body'], msg: 'field required', type: 'value_error.missing' }],
+    });
+    await expectNoNewTask();
+  });
+
+  it('answers a 50 MB body with 413 and a JSON detail, not a 500', async () => {
+    const huge = JSON.stringify({ prompt: 'x'.repeat(50 * 1024 * 1024), negative_prompt: '' });
+    const response = await api.request('POST', T2I, {
+      body: huge,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({ detail: 'Request body is too large: the limit is 1 MiB' });
+    await expectNoNewTask();
+  });
+
+  it('answers wrong types and out-of-range values with 422 naming each field', async () => {
+    const response = await api.request('POST', T2I, {
+      json: { prompt: 42, negative_prompt: '', samples: 5, width: 'wide' },
+    });
+    expect(response.status).toBe(422);
+    const locs = (response.body as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc.join('.'));
+    expect(locs).toEqual(expect.arrayContaining(['body.prompt', 'body.samples', 'body.width']));
+    await expectNoNewTask();
+  });
+
+  it('answers a body that is not an object with 422', async () => {
+    const response = await api.request('POST', T2I, { json: ['prompt'] });
+    expect(response.status).toBe(422);
+    await expectNoNewTask();
+  });
+
+  it('answers a malformed or non-http image URL with 422 at submission', async () => {
+    for (const init_image of ['not a url', 'ftp://example.com/a.png', 'file:///etc/passwd']) {
+      const response = await api.request('POST', I2I, {
+        json: { prompt: 'p', negative_prompt: '', init_image },
+      });
+      expect(response.status, init_image).toBe(422);
+      const detail = (response.body as { detail: { loc: unknown[] }[] }).detail;
+      expect(detail[0]!.loc).toEqual(['body', 'init_image']);
+    }
+    await expectNoNewTask();
+  });
+
+  it('answers a body sent as text/plain with 415 and a JSON detail', async () => {
+    const response = await api.request('POST', T2I, {
+      body: '{"prompt":"p"}',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(response.status).toBe(415);
+    expect((response.body as { detail: string }).detail).toContain('application/json');
+    await expectNoNewTask();
+  });
+
+  it('answers server_id from a non-enterprise plan with 403 and creates no task', async () => {
+    const response = await api.request('POST', T2I, {
+      json: { prompt: 'p', negative_prompt: '', server_id: 'any' },
+    });
+    expect(response.status).toBe(403);
+    expect((response.body as { detail: string }).detail).toContain('enterprise plan');
+    await expectNoNewTask();
+  });
+
+  it('answers a load_model without model_extension for a model_url with 422 and registers no model', async () => {
+    const models = async () => Number((await api.db.pool.query('SELECT count(*) FROM models')).rows[0].count);
+    const before = await models();
+    const response = await api.request('POST', '/load_model/v1', {
+      json: {
+        model_name: 'm',
+        pretrained_model_path: null,
+        model_url: 'https://models.example.com/m.safetensors',
+        base_model: 'sdxl',
+        model_type: 'lora',
+        description: 'd',
+        sample_images: [],
+        visibility: 'private',
+      },
+    });
+    expect(response.status).toBe(422);
+    expect(JSON.stringify(response.body)).toContain('model_extension');
+    expect(await models()).toBe(before);
+    await expectNoNewTask();
+  });
+
+  it.each([
+    ['a private address', () => 'http://10.0.0.5/a.png', /init_image: .*10\.0\.0\.5/],
+    ['a non-image', (api: ApiHarness) => `${api.imagesUrl}/not-image.txt`, /init_image: .*not a PNG/],
+    ['a truncated PNG', (api: ApiHarness) => `${api.imagesUrl}/truncated.png`, /init_image: .*truncated/],
+    ['a missing file', (api: ApiHarness) => `${api.imagesUrl}/gone.png`, /init_image: .*404/],
+  ])('fails the task with an error naming the field for %s', async (_what, url, error) => {
+    const submitted = await api.request('POST', I2I, {
+      json: { prompt: 'p', negative_prompt: '', init_image: url(api) },
+    });
+    expect(submitted.status).toBe(200);
+    const done = await api.settle(`${I2I}/status/${(submitted.body as { id: string }).id}`, api.alice.key);
+    expect(done.status).toBe('FAILURE');
+    expect(String(done.error)).toMatch(error);
+  });
+
+  it('answers an upload that is not an image with 422 and stores nothing', async () => {
+    const uploads = async () =>
+      Number((await api.db.pool.query('SELECT count(*) FROM uploads')).rows[0].count);
+    const before = await uploads();
+    const form = new FormData();
+    form.append('image_files', new Blob(['hello, not a picture'], { type: 'image/png' }), 'fake.png');
+    const response = await api.request('POST', '/upload_images/v1', { body: form });
+    expect(response.status).toBe(422);
+    const [entry] = (response.body as { detail: { loc: unknown[]; msg: string }[] }).detail;
+    expect(entry!.loc).toEqual(['body', 'image_files', 0]);
+    expect(entry!.msg).toContain('not a PNG, JPEG, WebP or GIF');
+    expect(await uploads()).toBe(before);
+  });
+
+  it('answers an upload without image_files parts with 422 field required', async () => {
+    const form = new FormData();
+    form.append('other', 'x');
+    const response = await api.request('POST', '/upload_images/v1', { body: form });
+    expect(response.status).toBe(422);
+    expect(JSON.stringify(response.body)).toContain('image_files');
+  });
+});
