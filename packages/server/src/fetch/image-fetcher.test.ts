@@ -92,6 +92,9 @@ beforeAll(async () => {
       case '/stall':
         response.writeHead(200, { 'content-type': 'image/png' });
         return response.write(png.subarray(0, 20));
+      case '/busy':
+        response.writeHead(503).end('try later');
+        return;
       case '/redirect':
         response.writeHead(302, { location: url.searchParams.get('to') ?? '/' });
         return response.end();
@@ -163,6 +166,7 @@ describe('the image fetcher', () => {
   it('rejects a truncated PNG', async () => {
     const error = await failure(fetcher().fetchImage(at('/truncated.png'), 'init_image'));
     expect(error.message).toBe('init_image: the image data is truncated or corrupt');
+    expect(error.transient).toBe(false);
   });
 
   it('rejects a body that is not an image whatever its Content-Type says', async () => {
@@ -196,11 +200,19 @@ describe('the image fetcher', () => {
   it('times out a server that stops sending', async () => {
     const error = await failure(fetcher({ totalTimeoutMs: 300 }).fetchImage(at('/stall'), 'init_image'));
     expect(error.message).toBe('init_image: timed out after 300 ms');
+    expect(error.transient).toBe(true);
   });
 
   it('answers the HTTP status of a missing image', async () => {
     const error = await failure(fetcher().fetchImage(at('/nothing.png'), 'init_image'));
     expect(error.message).toBe('init_image: server answered HTTP 404');
+    expect(error.transient).toBe(false);
+  });
+
+  it('marks a busy image host as worth retrying', async () => {
+    const error = await failure(fetcher().fetchImage(at('/busy'), 'init_image'));
+    expect(error.message).toBe('init_image: server answered HTTP 503');
+    expect(error.transient).toBe(true);
   });
 
   it('passes the caller’s abort through instead of blaming the input', async () => {

@@ -30,6 +30,8 @@ export class InputFetchError extends Error {
   constructor(
     readonly field: string,
     readonly reason: string,
+    /** The image host timed out, failed or answered 5xx/429: a later attempt may succeed. */
+    readonly transient = false,
   ) {
     super(`${field}: ${reason}`);
   }
@@ -52,7 +54,7 @@ export function createImageFetcher(options: ImageFetcherOptions = {}): ImageFetc
           options,
         );
       } catch (error) {
-        if (error instanceof GuardError) throw new InputFetchError(field, error.message);
+        if (error instanceof GuardError) throw new InputFetchError(field, error.message, error.transient);
         throw error;
       }
       if (response.status !== 200)

@@ -59,6 +59,12 @@ export interface GuardedResponse {
 /** A refusal or failure whose message is the reason, fit to show the URL's owner. */
 export class GuardError extends Error {
   override readonly name = 'GuardError';
+  /** A timeout, a network failure or a failed DNS answer: trying later may succeed. */
+  readonly transient: boolean;
+  constructor(message: string, options: { transient?: boolean } = {}) {
+    super(message);
+    this.transient = options.transient ?? false;
+  }
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
@@ -78,9 +84,9 @@ export async function guardedFetch(
     return await follow(url, init, options, signal);
   } catch (error) {
     if (init.signal?.aborted) throw init.signal.reason;
-    if (timeout.aborted) throw new GuardError(`timed out after ${totalMs} ms`);
+    if (timeout.aborted) throw new GuardError(`timed out after ${totalMs} ms`, { transient: true });
     if (error instanceof GuardError) throw error;
-    throw new GuardError(`request failed: ${describeNetworkError(error)}`);
+    throw new GuardError(`request failed: ${describeNetworkError(error)}`, { transient: true });
   }
 }
 
@@ -170,7 +176,7 @@ async function checkHost(url: URL, options: GuardOptions, signal: AbortSignal): 
     addresses = await abortable((options.resolve ?? systemResolver)(host), signal);
   } catch (error) {
     if (signal.aborted) throw error;
-    throw new GuardError(`host ${host} could not be resolved`);
+    throw new GuardError(`host ${host} could not be resolved`, { transient: true });
   }
   if (addresses.length === 0) throw new GuardError(`host ${host} could not be resolved`);
   // Every address, not just the first: a name with one public and one private address is a
@@ -211,7 +217,7 @@ async function requestOnce(
     request.on('socket', (socket) => {
       if (!socket.connecting) return;
       const timer = setTimeout(
-        () => request.destroy(new GuardError(`connect timed out after ${connectMs} ms`)),
+        () => request.destroy(new GuardError(`connect timed out after ${connectMs} ms`, { transient: true })),
         connectMs,
       );
       socket.once('connect', () => clearTimeout(timer));
