@@ -9,4 +9,9 @@ export { endpointByPath, endpoints, TAGS } from './endpoints.ts';
 export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
 export { buildOpenApi, type OpenApiDocument } from './openapi.ts';
 export * from './schemas/index.ts';
-export { compileRequestValidator, compileSchemaValidator, type RequestValidator } from './validate.ts';
+export {
+  compileQueryValidator,
+  compileRequestValidator,
+  compileSchemaValidator,
+  type RequestValidator,
+} from './validate.ts';

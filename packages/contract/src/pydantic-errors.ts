@@ -133,21 +133,23 @@ function isEnumTypeError(error: ErrorObject): boolean {
 }
 
 /**
- * pydantic stops at a value's first failing check, so a type error hides the bounds of the same
- * schema, and a list's length check (a "pre" validator in v1) hides the checks of its items.
+ * pydantic stops at a value's first failing check, so a type error hides the other checks of the
+ * same schema, and a list's length check (a "pre" validator in v1) hides the checks of its items.
  */
 function shadowed(error: ErrorObject, all: readonly ErrorObject[]): boolean {
-  if (error.keyword !== 'type') {
-    const here = schemaObjectPath(error);
-    const typeFailed = all.some(
+  const here = schemaObjectPath(error);
+  if (
+    error.keyword !== 'type' &&
+    all.some(
       (other) =>
         other.keyword === 'type' &&
         !isNullBranch(other) &&
+        !isEnumTypeError(other) &&
         other.instancePath === error.instancePath &&
         schemaObjectPath(other) === here,
-    );
-    if (typeFailed && !(error.keyword === 'enum' && error.data !== null)) return true;
-    if (error.keyword === 'enum' && error.data === null && typeFailed) return true;
+    )
+  ) {
+    return true;
   }
   return all.some(
     (other) =>
@@ -158,11 +160,13 @@ function shadowed(error: ErrorObject, all: readonly ErrorObject[]): boolean {
 
 /**
  * Turns Ajv's errors (compiled with allErrors and verbose) into pydantic v1's detail list.
- * `fieldOrder` lists the model's fields in declaration order; entries are sorted by it.
+ * `fieldOrder` lists the model's fields in declaration order; entries are sorted by it. A null
+ * sent for an enumeration answers pydantic's `none is not an allowed value` once.
  */
 export function toPydanticDetail(
   errors: readonly ErrorObject[],
   fieldOrder: readonly string[],
+  where: 'body' | 'query' = 'body',
 ): ValidationErrorEntry[] {
   const entries: ValidationErrorEntry[] = [];
   const seen = new Set<string>();
@@ -173,7 +177,7 @@ export function toPydanticDetail(
     const loc = pointerToLoc(error.instancePath);
     if (error.keyword === 'required')
       loc.push(String((error.params as { missingProperty: string }).missingProperty));
-    const entry: ValidationErrorEntry = { loc: ['body', ...loc], msg: words.msg, type: words.type };
+    const entry: ValidationErrorEntry = { loc: [where, ...loc], msg: words.msg, type: words.type };
     if (words.ctx) entry.ctx = words.ctx;
     const key = JSON.stringify(entry);
     if (seen.has(key)) continue;

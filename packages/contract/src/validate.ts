@@ -33,6 +33,15 @@ ajv.addKeyword({
 
 ajv.addKeyword({ keyword: IMAGE_KEYWORD, schemaType: 'boolean' });
 
+/** Query strings arrive as text: here "20" is the integer 20, as FastAPI reads query parameters. */
+const queryAjv = new Ajv2020({
+  allErrors: true,
+  verbose: true,
+  useDefaults: true,
+  coerceTypes: true,
+  strict: true,
+});
+
 export type RequestValidator<T = Record<string, unknown>> = (body: unknown) => ValidationResult<T>;
 
 const cache = new WeakMap<TSchema, RequestValidator>();
@@ -63,5 +72,29 @@ export function compileSchemaValidator(schema: TSchema): RequestValidator {
     return { ok: false, detail };
   };
   cache.set(schema, validator);
+  return validator;
+}
+
+const queryCache = new WeakMap<TSchema, RequestValidator>();
+
+/**
+ * Compiles the validator of a GET endpoint's query parameters (`endpoint.query`): converts
+ * numbers, fills defaults, drops unknown parameters; errors are located at `["query", name]`.
+ */
+export function compileQueryValidator(endpoint: Endpoint): RequestValidator {
+  const schema = endpoint.query;
+  if (!schema) return (query) => ({ ok: true, value: { ...(query as Record<string, unknown>) } });
+  const cached = queryCache.get(schema);
+  if (cached) return cached;
+  const fieldOrder = Object.keys((schema as { properties?: Record<string, unknown> }).properties ?? {});
+  const validate = queryAjv.compile({ ...schema, additionalProperties: false });
+  const validator: RequestValidator = (query) => {
+    const value = Object.fromEntries(
+      Object.entries((query ?? {}) as Record<string, unknown>).filter(([key]) => fieldOrder.includes(key)),
+    );
+    if (validate(value)) return { ok: true, value };
+    return { ok: false, detail: toPydanticDetail(validate.errors ?? [], fieldOrder, 'query') };
+  };
+  queryCache.set(schema, validator);
   return validator;
 }

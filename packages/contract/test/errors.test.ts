@@ -226,3 +226,33 @@ describe('invalid JSON', () => {
     });
   });
 });
+
+describe('query parameters', () => {
+  it('reads the images listing limit from text, fills its default and bounds it from 1 to 100', async () => {
+    const { compileQueryValidator } = await import('../src/index.ts');
+    const endpoint = endpointByPath('/images/v1');
+    if (!endpoint) throw new Error('no /images/v1');
+    const query = compileQueryValidator(endpoint);
+    expect(query({})).toEqual({ ok: true, value: { limit: 20 } });
+    expect(query({ limit: '100', before: 'img_1', other: 'x' })).toEqual({
+      ok: true,
+      value: { limit: 100, before: 'img_1' },
+    });
+    expect(query({ limit: '0' })).toEqual({
+      ok: false,
+      detail: [
+        {
+          loc: ['query', 'limit'],
+          msg: 'ensure this value is greater than or equal to 1',
+          type: 'value_error.number.not_ge',
+          ctx: { limit_value: 1 },
+        },
+      ],
+    });
+    expect(query({ limit: '101' })).toMatchObject({
+      ok: false,
+      detail: [{ type: 'value_error.number.not_le' }],
+    });
+    expect(query({ limit: 'ten' })).toMatchObject({ ok: false, detail: [{ type: 'type_error.integer' }] });
+  });
+});
