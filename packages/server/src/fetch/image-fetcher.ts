@@ -57,8 +57,10 @@ export function createImageFetcher(options: ImageFetcherOptions = {}): ImageFetc
         if (error instanceof GuardError) throw new InputFetchError(field, error.message, error.transient);
         throw error;
       }
-      if (response.status !== 200)
-        throw new InputFetchError(field, `server answered HTTP ${response.status}`);
+      if (response.status !== 200) {
+        const transient = response.status >= 500 || response.status === 429;
+        throw new InputFetchError(field, `server answered HTTP ${response.status}`, transient);
+      }
       return { ...(await inspect(response.body, field, maxPixels)), url };
     },
   };
