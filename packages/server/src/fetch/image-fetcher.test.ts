@@ -1,10 +1,12 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refusalOf } from './address-policy.ts';
 import { createImageFetcher, type ImageFetcherOptions, InputFetchError } from './image-fetcher.ts';
 import type { Resolver } from './ssrf-guard.ts';
 import { claimedSizePng, noiseImage } from './test-images.ts';
+import { TEST_TLS_CERT, TEST_TLS_KEY } from './test-tls.ts';
 
 /**
  * Two loopback servers: 127.0.0.2 stands for "a public host" (admitted through `allowedRanges`,
@@ -330,6 +332,44 @@ describe('the image fetcher', () => {
     expect(image.width).toBe(64);
     const error = await failure(local.fetchImage('http://169.254.169.254/', 'init_image'));
     expect(error.message).toBe('init_image: address 169.254.169.254 is not public (linkLocal)');
+  });
+});
+
+describe('the image fetcher over https', () => {
+  let server: https.Server;
+  let port: number;
+  beforeAll(async () => {
+    server = https.createServer({ key: TEST_TLS_KEY, cert: TEST_TLS_CERT }, (_request, response) => {
+      response.writeHead(200, { 'content-type': 'image/png' }).end(png);
+    });
+    await new Promise<void>((done) => server.listen(0, PUBLIC, done));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((done) => server.close(done));
+  });
+
+  it('verifies the certificate against the host name while connecting to the checked address', async () => {
+    const image = await fetcher({ ca: TEST_TLS_CERT }).fetchImage(
+      `https://images.example.test:${port}/a.png`,
+      'init_image',
+    );
+    expect(image.width).toBe(64);
+  });
+
+  it('refuses a certificate that does not name the host', async () => {
+    const error = await failure(
+      fetcher({ ca: TEST_TLS_CERT }).fetchImage(`https://${PUBLIC}:${port}/a.png`, 'init_image'),
+    );
+    expect(error.message).toBe('init_image: request failed: ERR_TLS_CERT_ALTNAME_INVALID');
+  });
+
+  it('refuses a certificate from an authority it does not trust', async () => {
+    const error = await failure(
+      fetcher().fetchImage(`https://images.example.test:${port}/a.png`, 'init_image'),
+    );
+    expect(error.message).toBe('init_image: request failed: DEPTH_ZERO_SELF_SIGNED_CERT');
   });
 });
 

@@ -61,7 +61,7 @@ export function createImageFetcher(options: ImageFetcherOptions = {}): ImageFetc
         const transient = response.status >= 500 || response.status === 429;
         throw new InputFetchError(field, `server answered HTTP ${response.status}`, transient);
       }
-      return { ...(await inspect(response.body, field, maxPixels)), url };
+      return { ...(await inspectImage(response.body, field, maxPixels)), url };
     },
   };
 }
@@ -71,8 +71,16 @@ export function imageFetcherFromEnv(env: NodeJS.ProcessEnv = process.env): Image
   return createImageFetcher({ allowPrivate: env.IMAGEGEN_ALLOW_PRIVATE_URLS === '1' });
 }
 
-async function inspect(data: Buffer, field: string, maxPixels: number): Promise<Omit<InputImage, 'url'>> {
-  if (data.length === 0) throw new InputFetchError(field, 'the response body is empty');
+/**
+ * Checks bytes that claim to be an image (fetched, or uploaded through image_files): sniffed type,
+ * pixel cap from the header, one full decode. Throws InputFetchError naming the field.
+ */
+export async function inspectImage(
+  data: Buffer,
+  field: string,
+  maxPixels = DEFAULT_MAX_PIXELS,
+): Promise<Omit<InputImage, 'url'>> {
+  if (data.length === 0) throw new InputFetchError(field, 'the image is empty (0 bytes)');
   const contentType = sniffImageType(data);
   if (!contentType) {
     throw new InputFetchError(

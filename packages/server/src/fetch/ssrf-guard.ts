@@ -33,6 +33,8 @@ export interface GuardOptions extends AddressPolicy {
   readonly connectTimeoutMs?: number;
   /** The whole request: every hop, headers and body. */
   readonly totalTimeoutMs?: number;
+  /** Certificate authorities trusted for https instead of Node's bundle (an internal CA, tests). */
+  readonly ca?: string | Buffer;
 }
 
 export interface GuardedRequestInit {
@@ -213,6 +215,7 @@ async function requestOnce(
       // A fresh connection per hop: a pooled socket could be one opened to an earlier answer.
       agent: false,
       signal,
+      ...(options.ca !== undefined && url.protocol === 'https:' ? { ca: options.ca } : {}),
     });
     request.on('socket', (socket) => {
       if (!socket.connecting) return;
