@@ -1,0 +1,192 @@
+import path from 'node:path';
+import type * as Preset from '@docusaurus/preset-classic';
+import type { Config, Plugin } from '@docusaurus/types';
+import { themes as prismThemes } from 'prism-react-renderer';
+import { siteLinks } from './site-links.ts';
+
+const links = siteLinks();
+
+/**
+ * Docusaurus reloads the whole page when a route's chunks fail to load during client navigation.
+ * The spec wants the lazy page to show the error and a Retry button instead, so this plugin swaps
+ * core's PendingNavigation (not a theme component, hence not swizzlable) for ours, which differs
+ * only in that failure branch.
+ */
+function retryableNavigation(): Plugin {
+  return {
+    name: 'imagegen-retryable-navigation',
+    configureWebpack(_config, _isServer, utils) {
+      const bundler = utils.currentBundler.instance as unknown as {
+        NormalModuleReplacementPlugin: new (pattern: RegExp, replacement: string) => unknown;
+      };
+      return {
+        plugins: [
+          new bundler.NormalModuleReplacementPlugin(
+            /^\.\/PendingNavigation$/,
+            // jiti loads this config as CommonJS, where `import.meta` does not exist.
+            path.resolve(__dirname, 'src/client/pending-navigation.tsx'),
+          ) as never,
+        ],
+      };
+    },
+  };
+}
+
+const SCHEMA_ONLY_STYLES = /[\\/]@scalar[\\/]|scalar-fit\.css/;
+
+/**
+ * Docusaurus merges every stylesheet into one global styles.css. Scalar's 300 KB stylesheet would
+ * then load on every page (it triples their CSS), so it is left out of that group and stays in
+ * the /schema page's own lazy chunk. Scalar's own build warnings are not ours to fix.
+ */
+function schemaStylesStayOnSchemaPage(): Plugin {
+  return {
+    name: 'imagegen-schema-styles',
+    configureWebpack(_config, isServer) {
+      const ignoreWarnings = [{ module: /[\\/]@scalar[\\/]/ }];
+      if (isServer) return { ignoreWarnings };
+      return {
+        ignoreWarnings,
+        optimization: {
+          splitChunks: {
+            cacheGroups: {
+              styles: {
+                test: (module: { nameForCondition?: () => string | null; resource?: string }) =>
+                  !SCHEMA_ONLY_STYLES.test(module.nameForCondition?.() ?? module.resource ?? ''),
+              },
+            },
+          },
+        },
+      };
+    },
+  };
+}
+
+const config: Config = {
+  title: 'imagegen',
+  tagline: 'Image generation API for developers: every generation an asynchronous task.',
+  favicon: 'img/favicon.svg',
+  url: process.env.IMAGEGEN_DOCS_SITE_URL ?? 'http://localhost:3000',
+  baseUrl: process.env.IMAGEGEN_DOCS_BASE_URL ?? '/',
+  organizationName: 'imagegen',
+  projectName: 'imagegen',
+  onBrokenLinks: 'throw',
+  onBrokenAnchors: 'throw',
+  markdown: { hooks: { onBrokenMarkdownLinks: 'throw' } },
+  i18n: {
+    defaultLocale: 'en',
+    locales: ['en'],
+    localeConfigs: { en: { label: 'English', direction: 'ltr' } },
+  },
+  future: {
+    faster: true,
+    // Full `v4: true` breaks `<!-- truncate -->` in blog posts; only this flag is wanted.
+    v4: { removeLegacyPostBuildHeadAttribute: true },
+  },
+  customFields: { links },
+  clientModules: ['./src/client/analytics.ts'],
+  presets: [
+    [
+      'classic',
+      {
+        docs: {
+          routeBasePath: '/',
+          sidebarPath: './sidebars.ts',
+          lastVersion: 'current',
+          versions: { current: { label: 'Next' } },
+        },
+        blog: {
+          path: 'blog',
+          routeBasePath: 'guide',
+          blogTitle: 'Guides',
+          blogDescription: 'Walk-throughs that turn the API into products.',
+          blogSidebarTitle: 'All guides',
+          showReadingTime: true,
+          onInlineAuthors: 'ignore',
+          onUntruncatedBlogPosts: 'ignore',
+        },
+        theme: { customCss: './src/css/custom.css' },
+        sitemap: false,
+      } satisfies Preset.Options,
+    ],
+  ],
+  plugins: [retryableNavigation, schemaStylesStayOnSchemaPage],
+  themeConfig: {
+    image: 'img/social-card.png',
+    metadata: [{ name: 'twitter:card', content: 'summary_large_image' }],
+    colorMode: { defaultMode: 'dark', disableSwitch: false, respectPrefersColorScheme: true },
+    announcementBar: {
+      id: 'queued-image-urls-2024',
+      content:
+        'New: <code>queued_image_urls</code> returns download links before the task finishes. <a href="/Introduction/getting-started">Get started</a>',
+      isCloseable: true,
+    },
+    navbar: {
+      title: 'imagegen',
+      hideOnScroll: true,
+      logo: { alt: 'imagegen logo', src: 'img/logo.svg' },
+      items: [
+        { type: 'docSidebar', sidebarId: 'docs', position: 'left', label: 'Docs' },
+        { to: '/guide', label: 'Guides', position: 'left' },
+        { href: links.apiSchema, label: 'API Schema', position: 'left', target: '_self' },
+        { type: 'docsVersionDropdown', position: 'right' },
+        { type: 'localeDropdown', position: 'right' },
+        { href: links.signUp, label: 'Sign-up', position: 'right', className: 'navbar-signup' },
+      ],
+    },
+    docs: { sidebar: { hideable: false, autoCollapseCategories: false } },
+    tableOfContents: { minHeadingLevel: 2, maxHeadingLevel: 3 },
+    footer: {
+      style: 'dark',
+      logo: { alt: 'imagegen logo', src: 'img/logo.svg', width: 40, height: 40 },
+      links: [
+        {
+          title: 'Docs',
+          items: [
+            { label: 'Getting started', to: '/Introduction/getting-started' },
+            { label: 'Pipelines', to: '/category/pipelines' },
+            { label: 'API reference', href: links.apiSchema, target: '_self' },
+          ],
+        },
+        {
+          title: 'Product',
+          items: [
+            { label: 'Canvas app', href: links.canvasApp },
+            { label: 'Pricing', href: links.pricing },
+            { label: 'Enterprise plan', href: links.enterprisePlan },
+          ],
+        },
+        {
+          title: 'Help',
+          items: [
+            { label: 'Support portal', href: links.supportPortal },
+            { label: 'Book a call', href: links.bookCall },
+            { label: 'Guides', to: '/guide' },
+          ],
+        },
+        {
+          title: 'Legal',
+          items: [
+            { label: 'Terms', href: links.terms },
+            { label: 'Privacy', href: links.privacy },
+          ],
+        },
+      ],
+      copyright: 'Copyright © 2024 imagegen.',
+    },
+    algolia: {
+      appId: process.env.SEARCH_APP_ID ?? 'imagegen',
+      apiKey: process.env.SEARCH_API_KEY ?? 'search-only-key',
+      indexName: process.env.SEARCH_INDEX ?? 'docs',
+      contextualSearch: true,
+      searchPagePath: 'search',
+    },
+    prism: {
+      theme: prismThemes.github,
+      darkTheme: prismThemes.dracula,
+      additionalLanguages: ['bash', 'python', 'json'],
+    },
+  } satisfies Preset.ThemeConfig,
+};
+
+export default config;

@@ -1,0 +1,45 @@
+/**
+ * Sends a page-view event to the API's analytics collector on the first load and on every route
+ * change (a hash-only change is the same page). The body is JSON sent as text/plain so the
+ * browser makes a simple CORS request without a preflight; `keepalive` lets it finish when the
+ * user leaves the page.
+ */
+
+import type { ClientModule } from '@docusaurus/types';
+import siteConfig from '@generated/docusaurus.config';
+import type { SiteLinks } from '../../site-links.ts';
+
+const links = siteConfig.customFields?.links as SiteLinks | undefined;
+
+export function pageViewEvent(path: string, referrer: string | null) {
+  return { type: 'page_view', path, referrer, occurred_at: new Date().toISOString() };
+}
+
+const analytics: ClientModule = {
+  onRouteDidUpdate({ location, previousLocation }) {
+    if (!links?.apiUrl) return;
+    if (
+      previousLocation &&
+      previousLocation.pathname === location.pathname &&
+      previousLocation.search === location.search
+    ) {
+      return;
+    }
+    const referrer = previousLocation
+      ? previousLocation.pathname + previousLocation.search
+      : document.referrer || null;
+    const body = JSON.stringify({ events: [pageViewEvent(location.pathname + location.search, referrer)] });
+    fetch(`${links.apiUrl}/analytics/v1/events`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain;charset=UTF-8' },
+      body,
+      keepalive: true,
+      mode: 'cors',
+      credentials: 'omit',
+    }).catch(() => {
+      // Analytics must never disturb reading: a collector that is down is ignored.
+    });
+  },
+};
+
+export default analytics;
