@@ -22,16 +22,20 @@ export async function claimDueDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const result = await db.query<ClaimedDelivery>({
     name: 'claimDueWebhookDeliveries',
-    text: `UPDATE webhook_deliveries d
+    // The CTE is evaluated once (a locking SELECT is never inlined), so each claimed row is
+    // exactly one of those this statement locked.
+    text: `WITH due AS (
+             SELECT id FROM webhook_deliveries
+             WHERE state = 'pending' AND next_attempt_at <= now()
+             ORDER BY next_attempt_at
+             LIMIT $1
+             FOR UPDATE SKIP LOCKED
+           )
+           UPDATE webhook_deliveries d
            SET attempts = d.attempts + 1,
                next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
-           FROM owners o
-           WHERE o.id = d.owner_id
-             AND d.id IN (SELECT id FROM webhook_deliveries
-                          WHERE state = 'pending' AND next_attempt_at <= now()
-                          ORDER BY next_attempt_at
-                          LIMIT $1
-                          FOR UPDATE SKIP LOCKED)
+           FROM due, owners o
+           WHERE d.id = due.id AND o.id = d.owner_id
            RETURNING d.id, d.owner_id, d.url, d.payload, d.attempts, o.webhook_secret`,
     values: [params.limit, params.leaseMs],
   });
