@@ -31,7 +31,11 @@ export async function removeBackground(
     { model: 'isnet-medium', ...withSignal },
   );
   if (options.post_process_mask) {
-    mask = await toGray(graySharp(mask).threshold(128).median(3).blur(2).threshold(128));
+    // sharp runs one pipeline's operations in its own fixed order, so each step is its own pass.
+    const binary = await toGray(graySharp(mask).threshold(128));
+    const opened = await toGray(graySharp(binary).median(3));
+    const smooth = await toGray(graySharp(opened).blur(2));
+    mask = await toGray(graySharp(smooth).threshold(128));
   }
   let faces: number | undefined;
   if (options.face_mask) {
