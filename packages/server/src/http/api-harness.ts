@@ -114,7 +114,6 @@ export async function startApiHarness(): Promise<ApiHarness> {
   const stop = new AbortController();
   const workerOptions = {
     pool: db.pool,
-    databaseUrl: db.url,
     engines,
     fetcher: createImageFetcher({ allowPrivate: true }),
     store,

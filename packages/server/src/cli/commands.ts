@@ -1,0 +1,150 @@
+/** The CLI's commands (main.ts parses the command line and opens the database). */
+import { createApiKey, createOwner, setSubscription } from '../auth/accounts.ts';
+import { isPlan, PLANS, type Plan } from '../auth/plans.ts';
+import { currentSubscription } from '../auth/sql/currentSubscription.ts';
+import { deleteServer } from '../auth/sql/deleteServer.ts';
+import { getOwner } from '../auth/sql/getOwner.ts';
+import { listOwners } from '../auth/sql/listOwners.ts';
+import { listServers } from '../auth/sql/listServers.ts';
+import { revokeApiKeys } from '../auth/sql/revokeApiKeys.ts';
+import { upsertServer } from '../auth/sql/upsertServer.ts';
+import type { Pool } from '../db/pool.ts';
+
+export const USAGE = `usage: npm run --silent cli -- <command> [options]
+
+  owners create --name NAME [--plan PLAN] [--pod-id ID]   new owner with a subscription and a key
+  owners list
+  keys create --owner OWNER_ID                            another key for an owner (shown once)
+  keys revoke --owner OWNER_ID [--prefix ig_xxxx]         revoke keys (all of the owner's without --prefix)
+  subscriptions set --owner OWNER_ID --plan PLAN [--pod-id ID] [--period-end ISO_DATE]
+  subscriptions show --owner OWNER_ID
+  servers add --id SERVER_ID [--owner OWNER_ID]           routing target; with --owner an enterprise server
+  servers list
+  servers remove --id SERVER_ID
+
+Plans: ${PLANS.join(', ')} (EP plans are enterprise: they may route with server_id).
+Add --json for machine-readable output. Database: DATABASE_URL, else the bundled one under IMAGEGEN_DATA_DIR.`;
+
+export class UsageError extends Error {}
+
+export type Options = Record<string, string | boolean | undefined>;
+
+function required(options: Options, name: string): string {
+  const value = options[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function plan(value: string): Plan {
+  const upper = value.toUpperCase();
+  if (!isPlan(upper)) throw new UsageError(`unknown plan ${value}; plans: ${PLANS.join(', ')}`);
+  return upper;
+}
+
+async function existingOwner(pool: Pool, id: string) {
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  const owner = uuid.test(id) ? await getOwner(pool, id) : null;
+  if (!owner) throw new UsageError(`no owner ${id} (see: owners list)`);
+  return owner;
+}
+
+/** Runs one command; returns what to print (an object for --json, lines otherwise). */
+export async function runCommand(
+  pool: Pool,
+  words: string[],
+  options: Options,
+): Promise<{ json: unknown; text: string }> {
+  const command = words.join(' ');
+  switch (command) {
+    case 'owners create': {
+      const created = await createOwner(pool, {
+        name: required(options, 'name'),
+        plan: plan(typeof options.plan === 'string' ? options.plan : 'FREE'),
+        podId: typeof options['pod-id'] === 'string' ? options['pod-id'] : null,
+      });
+      return {
+        json: {
+          owner_id: created.owner.id,
+          name: created.owner.name,
+          plan: created.subscription.plan,
+          api_key: created.apiKey,
+        },
+        text: `owner ${created.owner.id} (${created.owner.name}, ${created.subscription.plan})\nAPI key (shown once): ${created.apiKey}`,
+      };
+    }
+    case 'owners list': {
+      const owners = await listOwners(pool);
+      return {
+        json: owners.map((o) => ({
+          owner_id: o.id,
+          name: o.name,
+          plan: o.plan,
+          keys: o.keys,
+          created_at: o.created_at,
+        })),
+        text:
+          owners.map((o) => `${o.id}  ${o.name}  ${o.plan ?? 'no plan'}  ${o.keys} key(s)`).join('\n') ||
+          'no owners',
+      };
+    }
+    case 'keys create': {
+      const owner = await existingOwner(pool, required(options, 'owner'));
+      const key = await createApiKey(pool, owner.id);
+      return { json: { owner_id: owner.id, api_key: key }, text: `API key (shown once): ${key}` };
+    }
+    case 'keys revoke': {
+      const owner = await existingOwner(pool, required(options, 'owner'));
+      const prefix = typeof options.prefix === 'string' ? options.prefix : '';
+      const revoked = await revokeApiKeys(pool, owner.id, prefix);
+      return { json: { owner_id: owner.id, revoked }, text: `revoked ${revoked} key(s)` };
+    }
+    case 'subscriptions set': {
+      const owner = await existingOwner(pool, required(options, 'owner'));
+      let periodEnd: Date | null = null;
+      if (typeof options['period-end'] === 'string') {
+        periodEnd = new Date(options['period-end']);
+        if (Number.isNaN(periodEnd.getTime()))
+          throw new UsageError(`--period-end ${options['period-end']} is not a date`);
+      }
+      const sub = await setSubscription(pool, {
+        ownerId: owner.id,
+        plan: plan(required(options, 'plan')),
+        podId: typeof options['pod-id'] === 'string' ? options['pod-id'] : null,
+        periodEnd,
+      });
+      return { json: sub, text: `owner ${owner.id} is now on ${sub.plan} (subscription ${sub.id})` };
+    }
+    case 'subscriptions show': {
+      const owner = await existingOwner(pool, required(options, 'owner'));
+      const sub = await currentSubscription(pool, owner.id);
+      return {
+        json: sub,
+        text: sub ? `${sub.plan} (${sub.status}) since ${sub.period_start.toISOString()}` : 'no subscription',
+      };
+    }
+    case 'servers add': {
+      const ownerId =
+        typeof options.owner === 'string' ? (await existingOwner(pool, options.owner)).id : null;
+      const server = await upsertServer(pool, { id: required(options, 'id'), ownerId });
+      return {
+        json: server,
+        text: `server ${server.id} ${ownerId ? `belongs to ${ownerId}` : 'is in the shared pool'}`,
+      };
+    }
+    case 'servers list': {
+      const servers = await listServers(pool);
+      return {
+        json: servers,
+        text:
+          servers.map((s) => `${s.id}  ${s.owner_id ?? 'shared'}  ${s.status}`).join('\n') || 'no servers',
+      };
+    }
+    case 'servers remove': {
+      const removed = await deleteServer(pool, required(options, 'id'));
+      if (!removed) throw new UsageError(`no server ${options.id}`);
+      return { json: { removed: options.id }, text: `removed server ${options.id}` };
+    }
+    default:
+      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  }
+}

@@ -1,0 +1,42 @@
+import type { Engine, Preflight, SafetyChecker } from '@imagegen/engines';
+import { createSandboxEngine } from '@imagegen/engines/sandbox/index';
+import { createEngineRegistry, type EngineRegistry, engineConfigFromEnv } from '../tasks/index.ts';
+
+export interface EngineSetup {
+  registry: EngineRegistry;
+  preflights: Preflight[];
+  safety?: SafetyChecker;
+  warnings: string[];
+}
+
+/**
+ * The engines this process runs, from IMAGEGEN_ENGINES (default `cpu,sandbox`) and
+ * IMAGEGEN_PIPELINE_ENGINES. The cpu engine (real models shipped in npm packages) is loaded only
+ * when enabled; if it cannot load, start-up says so and goes on with the others, so a pipeline it
+ * would serve fails with `no engine serves <pipeline>` rather than with fake output.
+ */
+export async function setUpEngines(env: NodeJS.ProcessEnv = process.env): Promise<EngineSetup> {
+  const config = engineConfigFromEnv(env, ['cpu', 'sandbox']);
+  const available: Engine[] = [];
+  const preflights: Preflight[] = [];
+  const warnings: string[] = [];
+  let safety: SafetyChecker | undefined;
+  if (config.enabled.includes('sandbox')) available.push(createSandboxEngine());
+  if (config.enabled.includes('cpu')) {
+    try {
+      const cpu = await import('@imagegen/engines/cpu/index');
+      available.push(cpu.createCpuEngine());
+      preflights.push(cpu.facePreflight);
+      safety = cpu.createSafetyChecker();
+    } catch (error) {
+      warnings.push(`engine cpu could not load (${(error as Error).message}); its pipelines have no engine`);
+    }
+  }
+  const known = new Set(available.map((engine) => engine.name));
+  const enabled = config.enabled.filter((name) => known.has(name));
+  for (const name of config.enabled) {
+    if (!known.has(name) && name !== 'cpu') warnings.push(`IMAGEGEN_ENGINES names unknown engine "${name}"`);
+  }
+  const registry = createEngineRegistry(available, { enabled, pinned: config.pinned });
+  return { registry, preflights, ...(safety ? { safety } : {}), warnings };
+}

@@ -1,0 +1,163 @@
+/**
+ * `npm start`: the embedded default in one process. The bundled PostgreSQL under
+ * IMAGEGEN_DATA_DIR (./data) unless DATABASE_URL, migrations, the API on API_PORT (8000), an
+ * in-process worker, the webhook dispatcher, and the docs host on DOCS_PORT (3000) where the docs
+ * package provides one. SIGINT/SIGTERM drain: running tasks finish or are released for another
+ * worker, in-flight requests are answered, nothing acknowledged is lost.
+ */
+import { createOwner, ensureApiKey } from '../auth/accounts.ts';
+import { createAuthenticator } from '../auth/authenticator.ts';
+import { createPool, type Pool } from '../db/pool.ts';
+import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
+import { buildApi } from '../http/api-app.ts';
+import { blobStoreFromEnv } from '../storage/local-blob-store.ts';
+import { startWorker } from '../tasks/index.ts';
+import { startWebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
+import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
+import { openDatabase } from './database.ts';
+import { type DocsHost, startDocsHostIfPresent } from './docs-hook.ts';
+import { setUpEngines } from './engine-setup.ts';
+import { readStartConfig } from './start-config.ts';
+
+const log = (line: string) => console.log(`[imagegen] ${line}`);
+
+async function main(): Promise<void> {
+  const config = readStartConfig(process.env);
+  const engines = await setUpEngines(process.env);
+  for (const warning of engines.warnings) log(`warning: ${warning}`);
+
+  const apiDb = await openDatabase({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    applicationName: 'imagegen-api',
+    log: (line) => process.env.IMAGEGEN_DEBUG && log(`postgres: ${line}`),
+  });
+  log(`database: ${apiDb.origin}`);
+  // The worker and the dispatcher get their own connections, so a burst of polls cannot starve
+  // the heartbeats that keep a running task's lease.
+  const workerPool = createPool(apiDb.url, { max: 6, applicationName: 'imagegen-worker' });
+
+  const key = await prepareKey(apiDb.pool, config.apiKey);
+  const store = blobStoreFromEnv(process.env);
+  const app = await buildApi({
+    pool: apiDb.pool,
+    authenticator: createAuthenticator(apiDb.pool),
+    store,
+    publicUrl: config.publicUrl,
+    engines: () => engines.registry.describe(),
+    logger: { level: 'warn' },
+  });
+  await app.listen({ port: config.apiPort, host: config.apiHost });
+
+  const stop = new AbortController();
+  const worker = startWorker({
+    pool: workerPool,
+    engines: engines.registry,
+    preflights: engines.preflights,
+    ...(engines.safety ? { safety: engines.safety } : {}),
+    fetcher: imageFetcherFromEnv(process.env),
+    store,
+    publicUrl: config.publicUrl,
+    enqueueWebhook,
+    signal: stop.signal,
+    ...(config.serverId ? { serverId: config.serverId } : {}),
+    log: (line) => log(`worker: ${line}`),
+  });
+  const dispatcher = startWebhookDispatcher({
+    pool: workerPool,
+    signal: stop.signal,
+    allowPrivate: process.env.IMAGEGEN_ALLOW_PRIVATE_URLS === '1',
+    log: (line) => log(`webhooks: ${line}`),
+  });
+
+  let docs: DocsHost | null = null;
+  try {
+    docs = await startDocsHostIfPresent({
+      port: config.docsPort,
+      host: config.apiHost,
+      apiUrl: config.publicUrl,
+      pool: apiDb.pool,
+      dataDir: config.dataDir,
+      signal: stop.signal,
+      log: (line) => log(`docs: ${line}`),
+    });
+  } catch (error) {
+    log(`warning: the docs host did not start: ${(error as Error).message}`);
+  }
+
+  printBanner(config.publicUrl, key, docs?.url ?? null, engines.registry.describe());
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      log(`${signal} again: exiting now`);
+      process.exit(130);
+    }
+    stopping = true;
+    log(`${signal}: shutting down (running tasks finish or are released; ${signal} again to force)`);
+    stop.abort();
+    await Promise.allSettled([app.close(), worker.stopped, dispatcher.stopped, docs?.stop()]);
+    await engines.registry.close().catch(() => {});
+    await workerPool.end();
+    await apiDb.close();
+    log('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/**
+ * IMAGEGEN_API_KEY: that key works (created for a default UNLIMITED owner if missing). Otherwise
+ * the first start (no owners yet) creates one and shows it once; later starts show none.
+ */
+async function prepareKey(
+  pool: Pool,
+  apiKey: string | undefined,
+): Promise<{ key: string; created: boolean } | null> {
+  if (apiKey) return { key: apiKey, created: await ensureApiKey(pool, apiKey) };
+  const owners = await pool.query('SELECT 1 FROM owners LIMIT 1');
+  if (owners.rowCount && owners.rowCount > 0) return null;
+  const created = await createOwner(pool, { name: 'default', plan: 'UNLIMITED' });
+  return { key: created.apiKey, created: true };
+}
+
+function printBanner(
+  apiUrl: string,
+  key: { key: string; created: boolean } | null,
+  docsUrl: string | null,
+  engines: { name: string; pipelines: string[] }[],
+): void {
+  const lines = [
+    '',
+    `imagegen API ready: ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json, health: ${apiUrl}/health)`,
+    docsUrl
+      ? `Documentation: ${docsUrl}`
+      : 'Documentation: not served by this process (packages/docs not built in)',
+    `Engines: ${engines.map((e) => `${e.name} (${e.pipelines.length} pipelines)`).join(', ') || 'none'}`,
+  ];
+  if (key) {
+    const shown = key.created ? 'Your API key (shown once, keep it):' : 'API key (IMAGEGEN_API_KEY):';
+    const body = JSON.stringify({
+      prompt: 'a lighthouse at dawn, watercolour',
+      negative_prompt: 'blurry',
+      samples: 1,
+    });
+    lines.push(
+      `${shown} ${key.key}`,
+      'Try it (submit, then poll the id it answers):',
+      `  curl -s -X POST ${apiUrl}/sd/text2image/v1 -H 'API-Key: ${key.key}' -H 'Content-Type: application/json' -d '${body}'`,
+      `  curl -s ${apiUrl}/sd/text2image/v1/status/<id> -H 'API-Key: ${key.key}'`,
+    );
+  } else {
+    lines.push(
+      'API keys: existing keys work; make another with  npm run --silent cli -- keys create --owner <owner-id>',
+    );
+  }
+  console.log(`${lines.join('\n')}\n`);
+}
+
+main().catch((error) => {
+  console.error(`[imagegen] start failed: ${(error as Error).stack ?? error}`);
+  process.exit(1);
+});
