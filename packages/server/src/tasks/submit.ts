@@ -8,6 +8,11 @@ import type { SubmitTaskParams, SubmittedTask } from './types.ts';
 const DEFAULT_MAX_ATTEMPTS = 3;
 /** Rows per INSERT: large enough for any burst, small enough to keep one statement quick. */
 const MAX_GROUP = 256;
+/**
+ * INSERTs in flight at once. While one waits for its commit to reach the disk, the next gathers
+ * and sends; PostgreSQL flushes concurrent commits together, so two lanes nearly double the rate.
+ */
+const LANES = Number(process.env.IMAGEGEN_SUBMIT_LANES ?? 2);
 
 /** A seed for `seed: -1`: recorded in the task, so retries and reruns draw the same image. */
 export function drawSeed(): number {
@@ -64,19 +69,23 @@ interface Waiting {
 
 class GroupCommit {
   private waiting: Waiting[] = [];
-  private flushing = false;
+  private inFlight = 0;
 
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly lanes: number,
+  ) {}
 
   add(row: NewTaskRow): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ row, resolve, reject });
-      if (!this.flushing) void this.flush();
+      if (this.inFlight < this.lanes) void this.flush();
     });
   }
 
+  /** One lane: inserts what has gathered, then what gathered meanwhile, until nothing waits. */
   private async flush(): Promise<void> {
-    this.flushing = true;
+    this.inFlight += 1;
     try {
       while (this.waiting.length > 0) {
         const group = this.waiting.splice(0, MAX_GROUP);
@@ -93,7 +102,7 @@ class GroupCommit {
         }
       }
     } finally {
-      this.flushing = false;
+      this.inFlight -= 1;
     }
   }
 }
@@ -103,7 +112,7 @@ const groups = new WeakMap<Pool, GroupCommit>();
 function groupFor(pool: Pool): GroupCommit {
   let group = groups.get(pool);
   if (!group) {
-    group = new GroupCommit(pool);
+    group = new GroupCommit(pool, LANES);
     groups.set(pool, group);
   }
   return group;

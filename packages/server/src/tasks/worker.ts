@@ -48,7 +48,8 @@ class QueueWorker {
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private wakeFlag = false;
   private wakeUp: (() => void) | undefined;
-  private pool = SHARED_POOL;
+  /** What this worker claims: its pool, and its own server's tasks when it serves one. */
+  private routes: string[] = [SHARED_POOL];
   private readonly imageFields: (pipeline: string) => readonly string[];
   private readonly log: (line: string) => void;
 
@@ -67,7 +68,7 @@ class QueueWorker {
     await this.o.engines.start();
     if (this.o.serverId !== undefined) {
       const server = await announceServer(this.o.pool, this.o.serverId);
-      this.pool = server.owner_id ? ownerPool(server.owner_id) : SHARED_POOL;
+      this.routes = [`server:${this.o.serverId}`, server.owner_id ? ownerPool(server.owner_id) : SHARED_POOL];
     }
     const onAbort = () => this.wake();
     signal.addEventListener('abort', onAbort);
@@ -98,8 +99,7 @@ class QueueWorker {
       try {
         row = await claimTask(this.o.pool, {
           leaseOwner,
-          serverId: this.o.serverId ?? null,
-          pool: this.pool,
+          routes: this.routes,
           leaseMs: this.leaseMs,
         });
       } catch (error) {

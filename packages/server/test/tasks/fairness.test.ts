@@ -33,8 +33,7 @@ describe('fairness between owners', () => {
       const leaseOwner = `sequence/${n}`;
       const row = (await claimTask(db.pool, {
         leaseOwner,
-        serverId: null,
-        pool: 'shared',
+        routes: ['shared'],
         leaseMs: 10_000,
       }))!;
       order.push(row.owner_id === alice ? 'alice' : 'carol');

@@ -226,8 +226,7 @@ describe('the worker', () => {
     // A worker that claims and then goes silent, as a killed process would.
     const claimed = await claimTask(db.pool, {
       leaseOwner: 'dead-worker/1',
-      serverId: null,
-      pool: 'shared',
+      routes: ['shared'],
       leaseMs: 300,
     });
     expect(claimed?.id).toBe(id);

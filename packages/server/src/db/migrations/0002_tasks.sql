@@ -13,6 +13,8 @@ CREATE TABLE tasks (
   -- server_id routing: a specific server, or a pool ('shared' or 'owner:<uuid>' for 'any').
   target_server text,
   target_pool text NOT NULL DEFAULT 'shared',
+  -- The one key a claim matches on: a worker serves its own server's route and its pool's.
+  route text GENERATED ALWAYS AS (coalesce('server:' || target_server, target_pool)) STORED,
   batch_id text,
   attempts integer NOT NULL DEFAULT 0,
   max_attempts integer NOT NULL DEFAULT 3 CHECK (max_attempts > 0),
@@ -32,8 +34,9 @@ CREATE TABLE tasks (
   finished_at timestamptz
 );
 
--- Claim: the queued heads per owner, in submission order.
-CREATE INDEX tasks_queued_by_owner ON tasks (owner_id, created_at) WHERE state = 'queued';
+-- Claim: the owners with queued tasks on a route (walked one probe per owner), and each one's
+-- oldest task.
+CREATE INDEX tasks_queued ON tasks (route, owner_id, created_at) WHERE state = 'queued';
 -- Fairness: how many tasks each owner has running, and when it was last served.
 CREATE INDEX tasks_running_by_owner ON tasks (owner_id) WHERE state = 'running';
 CREATE INDEX tasks_started_by_owner ON tasks (owner_id, started_at DESC) WHERE started_at IS NOT NULL;
