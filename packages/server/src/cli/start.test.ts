@@ -1,0 +1,131 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../test/test-database.ts';
+
+const run = promisify(execFile);
+const START = path.resolve(import.meta.dirname, 'start.ts');
+const CLI = path.resolve(import.meta.dirname, 'main.ts');
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('npm start and the CLI', () => {
+  let db: TestDatabase;
+  let dataDir: string;
+  let child: ChildProcess;
+  let output = '';
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    db = await createTestDatabase({ migrate: false });
+    dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-start-test-'));
+    const port = await freePort();
+    env = {
+      ...process.env,
+      DATABASE_URL: db.url,
+      IMAGEGEN_DATA_DIR: dataDir,
+      API_PORT: String(port),
+      DOCS_PORT: String(await freePort()),
+      IMAGEGEN_ENGINES: 'sandbox',
+      IMAGEGEN_API_KEY: '',
+    };
+    child = spawn(process.execPath, ['--import', 'tsx', START], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr!.on('data', (chunk) => {
+      output += chunk;
+    });
+    const deadline = Date.now() + 60_000;
+    while (!output.includes('status/<id>')) {
+      if (Date.now() > deadline || child.exitCode !== null)
+        throw new Error(`start did not come up:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+  afterAll(async () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await db.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints a key on first start and a curl line that works as pasted', async () => {
+    const key = /Your API key \(shown once, keep it\): (ig_[A-Za-z0-9]{32})/.exec(output)?.[1];
+    expect(key).toBeDefined();
+    const curlLine = output.split('\n').find((line) => line.trim().startsWith('curl -s -X POST'))!;
+    const { stdout } = await run('sh', ['-c', curlLine.trim()]);
+    const accepted = JSON.parse(stdout) as { status: string; id: string };
+    expect(accepted.status).toBe('PENDING');
+    const statusLine = output
+      .split('\n')
+      .find((line) => line.includes('/status/<id>'))!
+      .trim()
+      .replace('<id>', accepted.id);
+    let body: { status: string } = { status: 'PENDING' };
+    for (let i = 0; i < 100 && body.status === 'PENDING'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      body = JSON.parse((await run('sh', ['-c', statusLine])).stdout);
+    }
+    expect(body.status).toBe('SUCCESS');
+  });
+
+  it('creates owners, keys, subscriptions and servers from the CLI, beside the running API', async () => {
+    const cli = async (...args: string[]) =>
+      JSON.parse((await run(process.execPath, ['--import', 'tsx', CLI, ...args, '--json'], { env })).stdout);
+    const owner = await cli('owners', 'create', '--name', 'acme', '--plan', 'epbasic');
+    expect(owner).toMatchObject({ name: 'acme', plan: 'EPBASIC' });
+    expect(owner.api_key).toMatch(/^ig_[A-Za-z0-9]{32}$/);
+    const key = await cli('keys', 'create', '--owner', owner.owner_id);
+    expect(key.api_key).not.toBe(owner.api_key);
+    const sub = await cli(
+      'subscriptions',
+      'set',
+      '--owner',
+      owner.owner_id,
+      '--plan',
+      'EPPREMIUM',
+      '--pod-id',
+      'pod-7',
+    );
+    expect(sub).toMatchObject({ plan: 'EPPREMIUM', pod_id: 'pod-7', status: 'active' });
+    expect(await cli('servers', 'add', '--id', 'gpu-7', '--owner', owner.owner_id)).toMatchObject({
+      id: 'gpu-7',
+    });
+    const owners = await cli('owners', 'list');
+    expect(owners.find((o: { owner_id: string }) => o.owner_id === owner.owner_id)).toMatchObject({
+      plan: 'EPPREMIUM',
+      keys: 2,
+    });
+    const revoked = await cli('keys', 'revoke', '--owner', owner.owner_id);
+    expect(revoked.revoked).toBe(2);
+  });
+
+  it('refuses an unknown plan with a clear message and exit status 2', async () => {
+    const failure = await run(
+      process.execPath,
+      ['--import', 'tsx', CLI, 'owners', 'create', '--name', 'x', '--plan', 'GOLD'],
+      {
+        env,
+      },
+    ).catch((error: { code: number; stderr: string }) => error);
+    expect(failure).toMatchObject({ code: 2 });
+    expect((failure as { stderr: string }).stderr).toContain('unknown plan GOLD');
+  });
+
+  it('shuts down on SIGTERM and exits 0 after draining', async () => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(output).toContain('[imagegen] stopped');
+  });
+});
