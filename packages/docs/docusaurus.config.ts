@@ -104,6 +104,8 @@ const config: Config = {
           showReadingTime: true,
           onInlineAuthors: 'ignore',
           onUntruncatedBlogPosts: 'ignore',
+          // Spec section 2 lists the blog's routes exactly: no feeds, no tag pages.
+          feedOptions: { type: null },
         },
         theme: { customCss: './src/css/custom.css' },
         sitemap: false,
