@@ -55,7 +55,13 @@ export async function productScene(w = 512, h = 512): Promise<{ scene: Buffer; m
     ${SUBJECT(w, h, 'url(#obj)')}
   </svg>`;
   const noise = await sharp({
-    create: { width: w, height: h, channels: 3, noise: { type: 'gaussian', mean: 0, sigma: 6 } },
+    create: {
+      width: w,
+      height: h,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 0, sigma: 6 },
+    },
   })
     .png()
     .toBuffer();
@@ -85,7 +91,13 @@ export async function landscape(w = 640, h = 400): Promise<Buffer> {
     <rect y="${h * 0.78}" width="${w}" height="${h * 0.22}" fill="#2f6fa0"/>
   </svg>`;
   const noise = await sharp({
-    create: { width: w, height: h, channels: 3, noise: { type: 'gaussian', mean: 0, sigma: 5 } },
+    create: {
+      width: w,
+      height: h,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 0, sigma: 5 },
+    },
   })
     .png()
     .toBuffer();
@@ -127,7 +139,7 @@ export function iou(a: Uint8Array | Buffer, b: Uint8Array | Buffer): number {
   return union === 0 ? 1 : inter / union;
 }
 
-export async function channel(image: OutputImage | Buffer, index: number): Promise<Buffer> {
+export async function channel(image: OutputImage | Buffer, index: 0 | 1 | 2 | 3): Promise<Buffer> {
   const data = Buffer.isBuffer(image) ? image : image.data;
   return sharp(data).extractChannel(index).raw().toBuffer();
 }
