@@ -75,7 +75,7 @@ export async function inpaintMaskFromCoords(
       return dr * dr + dg * dg + db * db <= limit;
     });
   }
-  let mask = Buffer.from(region.map((v) => (v ? 255 : 0)));
+  let mask: Buffer = Buffer.from(region.map((v) => (v ? 255 : 0)));
   // Close small holes (specks the fill skipped), then grow by `dilate`.
   mask = await sharp(mask, { raw: { width, height, channels: 1 } })
     .median(5)

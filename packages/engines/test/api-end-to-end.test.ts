@@ -1,0 +1,193 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createOwner } from '@imagegen/server/auth/accounts';
+import { createAuthenticator } from '@imagegen/server/auth/authenticator';
+import { createImageFetcher } from '@imagegen/server/fetch/image-fetcher';
+import { buildApi } from '@imagegen/server/http/api-app';
+import { LocalBlobStore } from '@imagegen/server/storage/local-blob-store';
+import { createEngineRegistry, startWorker } from '@imagegen/server/tasks/index';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../server/test/test-database.ts';
+import { createCpuEngine, createSafetyChecker, facePreflight } from '../src/cpu/index.ts';
+import { createSandboxEngine } from '../src/sandbox/index.ts';
+import { channel, facePhoto, iou, landscape, photoCrop, productScene } from './fixtures.ts';
+
+/**
+ * The cpu engine through the real API: submit, poll, download, check. A real PostgreSQL (the run's
+ * cluster), the HTTP API on loopback, the queue worker, and input images served on loopback.
+ */
+
+let db: TestDatabase;
+let dataDir: string;
+let api: { url: string; close(): Promise<void> };
+let images: { server: Server; url: string };
+let key: string;
+let truth: Buffer;
+const stop = new AbortController();
+let stopped: Promise<void>;
+const cpu = createCpuEngine();
+const safety = createSafetyChecker();
+
+beforeAll(async () => {
+  const scene = await productScene();
+  truth = scene.mask;
+  images = await serveImages({
+    '/scene.png': scene.scene,
+    '/face.png': await facePhoto(),
+    '/hills.png': await landscape(),
+    '/small.png': await sharp(await photoCrop())
+      .resize(64, 64)
+      .png()
+      .toBuffer(),
+  });
+  db = await createTestDatabase();
+  dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-cpu-e2e-'));
+  const store = new LocalBlobStore(path.join(dataDir, 'files'));
+  key = (await createOwner(db.pool, { name: 'cpu-tester', plan: 'UNLIMITED' })).apiKey;
+  const engines = createEngineRegistry([cpu, createSandboxEngine()], {
+    enabled: ['cpu', 'sandbox'],
+    pinned: {},
+  });
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  const url = `http://127.0.0.1:${port}`;
+  const app = await buildApi({
+    pool: db.pool,
+    authenticator: createAuthenticator(db.pool),
+    store,
+    publicUrl: url,
+    engines: () => engines.describe(),
+  });
+  await app.listen({ port, host: '127.0.0.1' });
+  api = { url, close: () => app.close() };
+  stopped = startWorker({
+    pool: db.pool,
+    engines,
+    fetcher: createImageFetcher({ allowPrivate: true }),
+    store,
+    publicUrl: url,
+    signal: stop.signal,
+    pollMs: 200,
+    retryBaseMs: 10,
+    preflights: [facePreflight],
+    safety,
+  }).stopped;
+});
+
+afterAll(async () => {
+  stop.abort();
+  await stopped;
+  await api?.close();
+  await safety.close?.();
+  await cpu.close?.();
+  await new Promise((resolve) => images?.server.close(resolve));
+  await db?.drop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+async function call(
+  method: string,
+  route: string,
+  json?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${api.url}${route}`, {
+    method,
+    headers: { 'API-Key': key, ...(json ? { 'content-type': 'application/json' } : {}) },
+    ...(json ? { body: JSON.stringify(json) } : {}),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** Submits, then polls the status path until the task leaves PENDING. */
+async function runTask(pipeline: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const submitted = await call('POST', pipeline, body);
+  expect(submitted.status).toBe(200);
+  expect(submitted.body.status).toBe('PENDING');
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const { status, body: state } = await call('GET', `${pipeline}/status/${submitted.body.id}`);
+    expect(status).toBe(200);
+    if (state.status !== 'PENDING') return state;
+    if (Date.now() > deadline) throw new Error(`${pipeline} still pending after 90 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function download(state: Record<string, unknown>): Promise<Buffer> {
+  const urls = state.download_urls as string[];
+  expect(urls).toHaveLength(1);
+  const response = await fetch(urls[0]!);
+  expect(response.status).toBe(200);
+  return Buffer.from(await response.arrayBuffer());
+}
+
+describe('the cpu engine through the API', () => {
+  it('removes the background of a submitted scene and serves the cut-out', async () => {
+    const state = await runTask('/bgremover/v1', { init_image: `${images.url}/scene.png` });
+    expect(state.status).toBe('SUCCESS');
+    const png = await download(state);
+    expect(await sharp(png).metadata()).toMatchObject({ width: 512, height: 512, channels: 4 });
+    expect(iou(await channel(png, 3), truth)).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('upscales with superresolution to the requested factor', async () => {
+    const state = await runTask('/superresolution/v1', {
+      init_image: `${images.url}/small.png`,
+      model_name: 'realesr-general-x4v3',
+      scale_factor: 4,
+      tile: 128,
+    });
+    expect(state.status).toBe('SUCCESS');
+    expect(await sharp(await download(state)).metadata()).toMatchObject({ width: 256, height: 256 });
+  });
+
+  it('fails face_enhance with the engine error as the task error', async () => {
+    const state = await runTask('/superresolution/v1', {
+      init_image: `${images.url}/small.png`,
+      model_name: 'RealESRGAN_x4plus',
+      scale_factor: 2,
+      tile: 128,
+      face_enhance: true,
+    });
+    expect(state.status).toBe('FAILURE');
+    expect(state.error).toMatch(/face_enhance needs a face-restoration model/);
+  });
+
+  it('fails a face swap whose face image shows a landscape before any engine runs', async () => {
+    const state = await runTask('/faceswap/v1', {
+      input_face: `${images.url}/hills.png`,
+      input_image: `${images.url}/face.png`,
+    });
+    expect(state.status).toBe('FAILURE');
+    expect(state.error).toBe(
+      `input_face shows no face (${images.url}/hills.png); /faceswap/v1 needs a photo with a clearly visible face`,
+    );
+  });
+
+  it('passes the safety checker on a neutral output when safety_checker is set', async () => {
+    const state = await runTask('/sd/text2image/v1', {
+      prompt: 'a lighthouse',
+      negative_prompt: '',
+      width: 256,
+      height: 256,
+      safety_checker: true,
+    });
+    expect(state.status).toBe('SUCCESS');
+  });
+});
+
+async function serveImages(files: Record<string, Buffer>): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const file = files[req.url ?? ''];
+    if (file) res.writeHead(200, { 'content-type': 'image/png' }).end(file);
+    else res.writeHead(404).end('not here');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
