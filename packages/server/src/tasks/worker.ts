@@ -141,35 +141,61 @@ class QueueWorker {
 
   /** A connection held out of the pool for LISTEN; reconnects if it drops. */
   private async listen(): Promise<{ close(): Promise<void> }> {
-    let client: PoolClient | undefined;
+    let current: { client: PoolClient; drop(error?: Error): void } | undefined;
     let closed = false;
+    let retry: NodeJS.Timeout | undefined;
     const connect = async (): Promise<void> => {
+      retry = undefined;
+      if (closed) return;
+      let client: PoolClient;
       try {
-        const c = await this.o.pool.connect();
-        c.on('notification', () => this.wake());
-        c.on('error', () => {
-          c.release(true);
-          if (client === c) client = undefined;
-          if (!closed) setTimeout(() => void connect(), 500);
-        });
-        await c.query(`LISTEN ${TASKS_CHANNEL}`);
-        client = c;
-        // Anything queued while we were not listening is picked up by the next claim.
-        this.wake();
+        client = await this.o.pool.connect();
       } catch (error) {
         this.log(`listen failed: ${(error as Error).message}`);
-        if (!closed) setTimeout(() => void connect(), 1_000);
+        if (!closed) retry = setTimeout(() => void connect(), 1_000);
+        return;
       }
+      let released = false;
+      const onNotification = () => this.wake();
+      const drop = (error?: Error) => {
+        if (released) return;
+        released = true;
+        client.off('notification', onNotification);
+        client.off('error', onError);
+        // A dropped connection may still report errors; they must not crash the process.
+        if (error) client.on('error', () => {});
+        client.release(error);
+        if (current?.client === client) current = undefined;
+      };
+      const onError = (error: Error) => {
+        this.log(`listen connection lost: ${error.message}`);
+        drop(error);
+        if (!closed) retry = setTimeout(() => void connect(), 500);
+      };
+      client.on('notification', onNotification);
+      client.on('error', onError);
+      try {
+        await client.query(`LISTEN ${TASKS_CHANNEL}`);
+      } catch (error) {
+        onError(error as Error);
+        return;
+      }
+      current = { client, drop };
+      // Anything queued while we were not listening is picked up by the next claim.
+      this.wake();
     };
     await connect();
     return {
       close: async () => {
         closed = true;
-        const c = client;
-        client = undefined;
-        if (c) {
-          await c.query(`UNLISTEN ${TASKS_CHANNEL}`).catch(() => {});
-          c.release();
+        clearTimeout(retry);
+        const listening = current;
+        if (listening) {
+          const failed = await listening.client.query(`UNLISTEN ${TASKS_CHANNEL}`).then(
+            () => undefined,
+            (error: Error) => error,
+          );
+          listening.drop(failed);
         }
       },
     };

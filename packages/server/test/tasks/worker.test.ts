@@ -350,6 +350,23 @@ describe('the worker', () => {
     expect((await getTaskForOwner(db.pool, owner, id))!.state).toBe('succeeded');
   });
 
+  it('listens again after its notification connection is cut, and wakes without polling', async () => {
+    const engine = fakeEngine('fake', ['/generate/v2']);
+    run([engine], { pollMs: 60_000 });
+    const first = await submit('/generate/v2', { prompt: 'fox' });
+    expect((await settled(first.id)).state).toBe('succeeded');
+    const cut = await db.pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE datname = current_database() AND query = 'LISTEN imagegen_tasks'`,
+    );
+    expect(cut.rowCount).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const second = await submit('/generate/v2', { prompt: 'fox' });
+    const started = Date.now();
+    expect((await settled(second.id)).state).toBe('succeeded');
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
   it("serves a server's routed tasks only on that server's worker", async () => {
     const enterprise = await createOwner(db.pool, 'EPBASIC');
     await createServer(db.pool, 'gpu-1', enterprise);
