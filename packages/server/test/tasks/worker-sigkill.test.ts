@@ -2,13 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createEngineRegistry,
-  type EnqueueWebhook,
-  getTaskForOwner,
-  startWorker,
-  submitTask,
-} from '../../src/tasks/index.ts';
+import { createEngineRegistry, getTaskForOwner, startWorker, submitTask } from '../../src/tasks/index.ts';
+import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
 import { createTestDatabase, type TestDatabase } from '../test-database.ts';
 import { createOwner, eventually, FakeBlobStore, FakeImageFetcher, fakeEngine } from './fakes.ts';
 
@@ -69,10 +64,6 @@ describe('a worker process killed mid-task', () => {
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
 
-    await db.pool.query('CREATE TABLE test_outbox (task_id uuid, body jsonb)');
-    const enqueueWebhook: EnqueueWebhook = async (client, message) => {
-      await client.query('INSERT INTO test_outbox VALUES ($1, $2)', [message.taskId, message.body]);
-    };
     const engine = fakeEngine('survivor', ['/sd/text2image/v1']);
     const stop = new AbortController();
     const survivor = startWorker({
@@ -95,7 +86,10 @@ describe('a worker process killed mid-task', () => {
       // Once: one engine run here, one outbox message, one image row per output.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       expect(engine.jobs).toHaveLength(1);
-      const outbox = await db.pool.query('SELECT body FROM test_outbox WHERE task_id = $1', [id]);
+      const outbox = await db.pool.query(
+        'SELECT payload::jsonb AS body FROM webhook_deliveries WHERE task_id = $1',
+        [id],
+      );
       expect(outbox.rows.map((r) => r.body.status)).toEqual(['SUCCESS']);
       const images = await db.pool.query('SELECT count(*)::int AS n FROM images WHERE task_id = $1', [id]);
       expect(images.rows[0].n).toBe(2);

@@ -1,12 +1,15 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { EngineInputError } from '@imagegen/engines';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
+import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 import {
   createEngineRegistry,
-  type EnqueueWebhook,
   getTaskForOwner,
   startWorker,
   submitTask,
@@ -17,8 +20,9 @@ import {
 } from '../../src/tasks/index.ts';
 import { claimTask } from '../../src/tasks/sql/claimTask.ts';
 import { completeTask } from '../../src/tasks/sql/completeTask.ts';
+import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
 import { createTestDatabase, type TestDatabase } from '../test-database.ts';
-import { createOwner, createServer, eventually, FakeBlobStore, fakeEngine, png } from './fakes.ts';
+import { createOwner, createServer, eventually, fakeEngine, png } from './fakes.ts';
 
 const PUBLIC_URL = 'http://api.test';
 
@@ -28,11 +32,12 @@ describe('the worker', () => {
   let images: Server;
   let imagesUrl: string;
   const running: { stop: AbortController; stopped: Promise<void> }[] = [];
-  const store = new FakeBlobStore();
+  let store: LocalBlobStore;
   const fetcher = createImageFetcher({ allowPrivate: true });
 
   beforeAll(async () => {
     db = await createTestDatabase();
+    store = new LocalBlobStore(await mkdtemp(path.join(tmpdir(), 'imagegen-tasks-')));
     owner = await createOwner(db.pool);
     const photo = (await png(120, 90, { r: 10, g: 120, b: 200 })).data;
     images = createHttpServer((req, res) => {
@@ -50,6 +55,7 @@ describe('the worker', () => {
   afterAll(async () => {
     await new Promise((resolve) => images.close(resolve));
     await db.drop();
+    await rm(store.dir, { recursive: true, force: true });
   });
 
   function run(engines: ReturnType<typeof fakeEngine>[], options: Partial<WorkerOptions> = {}) {
@@ -109,7 +115,7 @@ describe('the worker', () => {
     const urls = body.download_urls as string[];
     expect(urls).toHaveLength(2);
     for (const url of urls) {
-      const blob = store.blobs.get(keyOf(url))!;
+      const blob = (await store.get(keyOf(url)))!;
       expect(await sharp(blob.data).metadata()).toMatchObject({ format: 'png', width: 96, height: 80 });
     }
     expect(engine.jobs[0]!.seed).toBe(seed);
@@ -131,14 +137,14 @@ describe('the worker', () => {
     });
     const task = await settled(id);
     expect(taskStatusBody(task, PUBLIC_URL).download_urls).toEqual(outputUrls);
-    for (const url of outputUrls!) expect(store.blobs.has(keyOf(url))).toBe(true);
+    for (const url of outputUrls!) expect(await store.get(keyOf(url))).not.toBeNull();
   });
 
   it('carries the single output inline when base64 is asked', async () => {
     run([fakeEngine('fake', ['/sd/text2image/v1'])]);
     const { id } = await submit('/sd/text2image/v1', { prompt: 'fox', samples: 1, base64: true });
     const body = taskStatusBody(await settled(id), PUBLIC_URL);
-    const stored = store.blobs.get(keyOf((body.download_urls as string[])[0]!))!;
+    const stored = (await store.get(keyOf((body.download_urls as string[])[0]!)))!;
     expect(body.image).toBe(stored.data.toString('base64'));
   });
 
@@ -243,20 +249,14 @@ describe('the worker', () => {
   });
 
   it('writes the webhook with the final status body inside the completing transaction', async () => {
-    await db.pool.query('CREATE TABLE IF NOT EXISTS test_outbox (task_id uuid, url text, body jsonb)');
-    const enqueueWebhook: EnqueueWebhook = async (client, message) => {
-      await client.query('INSERT INTO test_outbox VALUES ($1, $2, $3)', [
-        message.taskId,
-        message.url,
-        message.body,
-      ]);
-    };
     run([fakeEngine('fake', ['/logo/v1'])], { enqueueWebhook });
     const ok = await submit('/logo/v1', { prompt: 'fox', webhook: 'https://hooks.example/ok' });
     const bad = await submit('/bgremover/v1', { webhook: 'https://hooks.example/bad', init_image: 'x' });
     const okTask = await settled(ok.id);
     const badTask = await settled(bad.id);
-    const rows = await db.pool.query('SELECT task_id, url, body FROM test_outbox ORDER BY url DESC');
+    const rows = await db.pool.query(
+      'SELECT task_id, url, payload::jsonb AS body FROM webhook_deliveries ORDER BY url DESC',
+    );
     expect(rows.rows).toEqual([
       { task_id: ok.id, url: 'https://hooks.example/ok', body: taskStatusBody(okTask, PUBLIC_URL) },
       { task_id: bad.id, url: 'https://hooks.example/bad', body: taskStatusBody(badTask, PUBLIC_URL) },
