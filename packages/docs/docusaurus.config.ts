@@ -62,6 +62,20 @@ function schemaStylesStayOnSchemaPage(): Plugin {
   };
 }
 
+/**
+ * The classic theme's inline colour-mode script picks dark only when the system says dark, so a
+ * system with no preference gets light. Our default is dark (spec section 9) while following an
+ * explicit system preference until the reader chooses (section 4): this script runs right after
+ * it and applies dark unless the reader chose a mode or the system asks for light.
+ */
+function darkUnlessSystemPrefersLight(): Plugin {
+  const script = `(function(){try{var q=new URLSearchParams(location.search).get('docusaurus-theme');var s=localStorage.getItem('theme');if(q||s)return;var light=window.matchMedia('(prefers-color-scheme: light)').matches;document.documentElement.setAttribute('data-theme',light?'light':'dark');}catch(e){}})();`;
+  return {
+    name: 'imagegen-dark-by-default',
+    injectHtmlTags: () => ({ preBodyTags: [{ tagName: 'script', innerHTML: script }] }),
+  };
+}
+
 const config: Config = {
   title: 'imagegen',
   tagline: 'Image generation API for developers: every generation an asynchronous task.',
@@ -112,7 +126,7 @@ const config: Config = {
       } satisfies Preset.Options,
     ],
   ],
-  plugins: [retryableNavigation, schemaStylesStayOnSchemaPage],
+  plugins: [retryableNavigation, schemaStylesStayOnSchemaPage, darkUnlessSystemPrefersLight],
   themeConfig: {
     image: 'img/social-card.png',
     metadata: [{ name: 'twitter:card', content: 'summary_large_image' }],

@@ -1,0 +1,231 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/chromium.ts';
+import { type DocsSite, startDocsSite } from '../support/docs-site.ts';
+
+let site: DocsSite;
+let browser: Browser;
+
+const DOC = '/Optimised-base-models/Stable-Diffusion-1';
+
+beforeAll(async () => {
+  site = await startDocsSite();
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+async function open(path: string, options: Parameters<DocsSite['newContext']>[1] = {}) {
+  const context = await site.newContext(browser, options);
+  const page = await context.newPage();
+  await page.goto(site.docs.url + encodeURI(path));
+  await page.waitForSelector('html[data-has-hydrated="true"]');
+  return { context, page };
+}
+
+describe('page chrome', () => {
+  it('offers "Skip to main content" as the first Tab stop and moves keyboard focus into the page', async () => {
+    const { context, page } = await open(DOC);
+    await page.keyboard.press('Tab');
+    expect(await page.locator(':focus').textContent()).toBe('Skip to main content');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => Boolean(document.activeElement?.closest('main')))).toBe(true);
+    await context.close();
+  });
+
+  it('starts dark when the system states no colour preference', async () => {
+    const context = await site.newContext(browser);
+    await context.addInitScript(() => {
+      const original = window.matchMedia.bind(window);
+      window.matchMedia = (query: string) =>
+        query.includes('prefers-color-scheme')
+          ? ({
+              matches: false,
+              media: query,
+              onchange: null,
+              addEventListener() {},
+              removeEventListener() {},
+              addListener() {},
+              removeListener() {},
+              dispatchEvent: () => false,
+            } as MediaQueryList)
+          : original(query);
+    });
+    const page = await context.newPage();
+    await page.goto(`${site.docs.url}/`);
+    await page.waitForSelector('html[data-has-hydrated="true"]');
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await context.close();
+  });
+
+  it('follows the system colour preference until the reader chooses', async () => {
+    const { context, page } = await open('/', { colorScheme: 'light' });
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('light');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+    await context.close();
+  });
+
+  it('keeps a chosen colour mode across a reload and syncs it to another tab', async () => {
+    const { context, page } = await open('/');
+    const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+    expect(await theme()).toBe('light');
+    const other = await context.newPage();
+    await other.goto(`${site.docs.url}/guide`);
+    await other.waitForSelector('html[data-has-hydrated="true"]');
+    // The toggle cycles through system, light and dark; click until dark is the stored choice.
+    for (let i = 0; i < 3 && (await page.evaluate(() => localStorage.getItem('theme'))) !== 'dark'; i++) {
+      await page.getByRole('button', { name: /Switch between dark and light mode/ }).click();
+    }
+    expect(await theme()).toBe('dark');
+    await other.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+    await page.reload();
+    await page.waitForSelector('html[data-has-hydrated="true"]');
+    expect(await theme()).toBe('dark');
+    await context.close();
+  });
+
+  it('remembers a dismissed announcement across reloads and shows a bar with a new id again', async () => {
+    const { context, page } = await open('/');
+    const bar = page.locator('[class*="announcementBar"]').first();
+    await bar.waitFor();
+    await page.getByRole('button', { name: 'Close' }).click();
+    await bar.waitFor({ state: 'detached' });
+    await page.reload();
+    await page.waitForSelector('html[data-has-hydrated="true"]');
+    expect(await page.locator('[class*="announcementBar"]').count()).toBe(0);
+    // A dismissal stored for another (older) bar id does not hide the current bar.
+    await page.evaluate(() => localStorage.setItem('docusaurus.announcement.id', 'an-older-announcement'));
+    await page.reload();
+    await page.locator('[class*="announcementBar"]').first().waitFor();
+    await context.close();
+  });
+
+  it('opens the mobile sidebar at 375 px, goes back to the main menu, and closes it past 996 px', async () => {
+    const { context, page } = await open(DOC, { viewport: { width: 375, height: 800 } });
+    await page.getByRole('button', { name: 'Toggle navigation bar' }).click();
+    const sidebar = page.locator('.navbar-sidebar');
+    await page.waitForSelector('.navbar-sidebar--show');
+    const back = sidebar.getByRole('button', { name: '← Back to main menu' });
+    await back.click();
+    await sidebar.getByRole('link', { name: 'API Schema' }).waitFor();
+    await sidebar.getByRole('link', { name: 'Sign-up' }).waitFor();
+    // 996 px is the last mobile width (the theme's CSS and JS agree); the next one is desktop.
+    await page.setViewportSize({ width: 996, height: 800 });
+    await page.waitForTimeout(300);
+    expect(await page.locator('.navbar-sidebar--show').count()).toBe(1);
+    await page.setViewportSize({ width: 997, height: 800 });
+    await page.waitForFunction(() => !document.querySelector('.navbar-sidebar--show'));
+    await context.close();
+  });
+
+  it('shows the docs version Next as a dropdown, with API Schema on the left and Sign-up on the right', async () => {
+    const { context, page } = await open(DOC);
+    const dropdown = page.locator('.navbar__items--right .dropdown').filter({ hasText: 'Next' });
+    expect(await dropdown.count()).toBe(1);
+    await dropdown.hover();
+    const item = dropdown.locator('.dropdown__menu').getByRole('link', { name: 'Next' });
+    await item.waitFor({ state: 'visible' });
+    expect(await page.locator('.navbar__items--right .dropdown').filter({ hasText: 'English' }).count()).toBe(
+      1,
+    );
+    expect(
+      await page
+        .locator('.navbar__items:not(.navbar__items--right)')
+        .getByRole('link', { name: 'API Schema' })
+        .count(),
+    ).toBe(1);
+    expect(await page.locator('.navbar__items--right').getByRole('link', { name: 'Sign-up' }).count()).toBe(
+      1,
+    );
+    await item.click();
+    expect(await page.evaluate(() => localStorage.getItem('docs-preferred-version-default'))).toBe('current');
+    await context.close();
+  });
+
+  it('hides the navbar on scroll down and shows it again on scroll up', async () => {
+    const { context, page } = await open(DOC);
+    const hidden = () =>
+      page.evaluate(() => /navbarHidden/.test(document.querySelector('.navbar')!.className));
+    expect(await hidden()).toBe(false);
+    await page.evaluate(() => window.scrollTo(0, 200));
+    await page.evaluate(() => window.scrollTo(0, 1500));
+    await page.waitForFunction(() => /navbarHidden/.test(document.querySelector('.navbar')!.className));
+    await page.evaluate(() => window.scrollTo(0, 1200));
+    await page.waitForFunction(() => !/navbarHidden/.test(document.querySelector('.navbar')!.className));
+    await context.close();
+  });
+
+  it('lists headings of levels 2 and 3 in the table of contents and collapses sidebar categories', async () => {
+    const { context, page } = await open('/Parameters/Schedulers');
+    const toc = await page.locator('.table-of-contents a').allTextContents();
+    expect(toc).toEqual(expect.arrayContaining(['Values', 'Defaults', 'Text to image (SD1.5)']));
+    const category = page.locator('.menu__list-item--collapsed').first();
+    await category.locator('.menu__link').first().waitFor();
+    const before = await page.locator('.menu__list-item--collapsed').count();
+    await page.locator('.menu__list-item--collapsed .menu__caret').first().click();
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('.menu__list-item--collapsed').length === n - 1,
+      before,
+    );
+    await context.close();
+  });
+
+  it('renders the footer link columns with the logo and the 2024 copyright', async () => {
+    const { context, page } = await open('/');
+    const footer = page.locator('footer');
+    expect(await footer.locator('.footer__title').allTextContents()).toEqual([
+      'Docs',
+      'Product',
+      'Help',
+      'Legal',
+    ]);
+    expect(await footer.locator('img').count()).toBeGreaterThan(0);
+    expect(await footer.locator('.footer__copyright').textContent()).toContain('Copyright © 2024');
+    await context.close();
+  });
+
+  it('sends a page view to the API collector, stored in PostgreSQL, on load and on every route change', async () => {
+    await site.db.pool.query('TRUNCATE analytics_events');
+    const { context, page } = await open('/');
+    await page.locator('.navbar').getByRole('link', { name: 'Guides' }).click();
+    await page.waitForURL('**/guide');
+    await page.locator('article a', { hasText: 'Turn ideas into products' }).first().click();
+    await page.waitForURL('**/guide/turn-ideas-into-products');
+    const paths = async () =>
+      (
+        await site.db.pool.query<{ path: string }>(
+          "SELECT path FROM analytics_events WHERE type = 'page_view' ORDER BY id",
+        )
+      ).rows.map((r) => r.path);
+    for (let i = 0; i < 50 && (await paths()).length < 3; i++) await page.waitForTimeout(100);
+    expect(await paths()).toEqual(['/', '/guide', '/guide/turn-ideas-into-products']);
+    await context.close();
+  });
+
+  it('skips link prefetching on a 2g connection or with data-saver on', async () => {
+    for (const connection of [
+      { effectiveType: '2g', saveData: false },
+      { effectiveType: '4g', saveData: true },
+    ]) {
+      const context = await site.newContext(browser);
+      await context.addInitScript(
+        (c) => Object.defineProperty(navigator, 'connection', { value: c }),
+        connection,
+      );
+      const page = await context.newPage();
+      await page.goto(`${site.docs.url}/`);
+      await page.waitForSelector('html[data-has-hydrated="true"]');
+      await page.waitForTimeout(500);
+      expect(await page.locator('link[rel="prefetch"]').count()).toBe(0);
+      await context.close();
+    }
+    const { context, page } = await open('/');
+    await page.waitForFunction(() => document.querySelectorAll('link[rel="prefetch"]').length > 0);
+    await context.close();
+  });
+});
