@@ -11,6 +11,7 @@ import { registerRecordEndpoint } from './routes/records.ts';
 import { type HealthSource, registerServiceInfoRoutes } from './routes/service-info.ts';
 import { registerTaskEndpoint } from './routes/tasks.ts';
 import { MAX_UPLOAD_BYTES, MAX_UPLOAD_FILES, registerUploadEndpoint } from './routes/uploads.ts';
+import { TaskStatusReader } from './task-status-reader.ts';
 
 /** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -83,6 +84,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerFileRoutes(app, store);
 
   // Authenticated routes live in their own scope, so the key hook never runs for the public ones.
+  const statusReader = new TaskStatusReader(pool);
   await app.register(async (scope) => {
     scope.decorateRequest('caller', null);
     scope.addHook('onRequest', apiKeyHook(options.authenticator));
@@ -91,7 +93,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
         case 'generation':
         case 'load_model':
         case 'training':
-          registerTaskEndpoint(scope, endpoint, { pool, publicUrl });
+          registerTaskEndpoint(scope, endpoint, { pool, publicUrl, statusReader });
           break;
         case 'upload':
           registerUploadEndpoint(scope, endpoint, { pool, store, publicUrl });

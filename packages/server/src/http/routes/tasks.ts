@@ -8,14 +8,16 @@ import { getModel } from '../../records/sql/getModel.ts';
 import { insertModelSync } from '../../records/sql/insertModelSync.ts';
 import type { ModelRow } from '../../records/sql/model-row.ts';
 import { setModelTask } from '../../records/sql/setModelTask.ts';
-import { getTaskForOwner, RoutingError, submitTask, taskStatusBody } from '../../tasks/index.ts';
+import { RoutingError, submitTask, taskStatusBody } from '../../tasks/index.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { HttpError, TASK_NOT_FOUND } from '../http-errors.ts';
+import type { TaskStatusReader } from '../task-status-reader.ts';
 import { fastifyPath } from './fastify-path.ts';
 
 export interface TaskRouteOptions {
   pool: Pool;
   publicUrl: string;
+  statusReader: TaskStatusReader;
 }
 
 /**
@@ -82,7 +84,7 @@ export function registerTaskEndpoint(
   app.get(fastifyPath(status.path), async (request) => {
     const caller = callerOf(request);
     const taskId = (request.params as Record<string, string>)[param] ?? '';
-    const task = await getTaskForOwner(pool, caller.ownerId, taskId);
+    const task = await options.statusReader.read(caller.ownerId, taskId);
     // A task polled on another endpoint's status path is not found there either.
     if (!task || task.endpoint !== endpoint.path) throw new HttpError(404, TASK_NOT_FOUND);
     return taskStatusBody(task, publicUrl);

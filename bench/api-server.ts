@@ -1,0 +1,26 @@
+/**
+ * The API alone for bench/api.ts, in its own process as in production: `tsx bench/api-server.ts
+ * PORT DATABASE_URL DATA_DIR`; prints `ready` once listening. No worker runs here, so the figures
+ * are the API's own (the dispatch benchmark measures the worker side).
+ */
+import path from 'node:path';
+import { createAuthenticator } from '../packages/server/src/auth/authenticator.ts';
+import { createPool } from '../packages/server/src/db/pool.ts';
+import { buildApi } from '../packages/server/src/http/api-app.ts';
+import { LocalBlobStore } from '../packages/server/src/storage/local-blob-store.ts';
+
+const [portText, databaseUrl, dataDir] = process.argv.slice(2);
+const port = Number(portText);
+const pool = createPool(databaseUrl!, { max: 20, applicationName: 'bench-api' });
+const app = await buildApi({
+  pool,
+  authenticator: createAuthenticator(pool),
+  store: new LocalBlobStore(path.join(dataDir!, 'files')),
+  publicUrl: `http://127.0.0.1:${port}`,
+  engines: () => [],
+});
+await app.listen({ port, host: '127.0.0.1' });
+console.log('ready');
+process.on('SIGTERM', () => {
+  void app.close().then(() => pool.end().then(() => process.exit(0)));
+});

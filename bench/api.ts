@@ -1,0 +1,221 @@
+/**
+ * API throughput and latency at 64 connections, each measured in the same run against a bare
+ * node:http server answering constant JSON on this machine, and reported as ratios:
+ *
+ *   submit: POST /sd/text2image/v1 (auth, contract validation, durable group-committed INSERT)
+ *   status: GET /sd/text2image/v1/status/{id} (auth, owner-scoped read)
+ *
+ * plus the submit-to-claim dispatch latency (bench/dispatch.ts) on the same database.
+ *
+ *   npm run --silent bench -- api      (last line: one JSON object; progress on stderr)
+ *
+ * The API and the bare server each run in their own process; autocannon drives them from this
+ * one. PostgreSQL is durable (fsync on): every acknowledged task is committed, and the run checks
+ * that each acknowledged submission is in the table. Uses DATABASE_URL when set, otherwise a
+ * bundled PostgreSQL in a temporary directory. BENCH_SECONDS sets each phase's length (10).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { createOwner } from '../packages/server/src/auth/accounts.ts';
+import { startEmbeddedCluster } from '../packages/server/src/db/embedded-cluster.ts';
+import { migrate } from '../packages/server/src/db/migrate.ts';
+import { createPool } from '../packages/server/src/db/pool.ts';
+import { measureDispatch } from './dispatch.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CONNECTIONS = 64;
+/** Distinct tasks the status phase polls. */
+const STATUS_TASKS = 1000;
+const SUBMIT_PATH = '/sd/text2image/v1';
+const SUBMIT_BODY = JSON.stringify({
+  prompt: 'a lighthouse at dawn, watercolour, soft light',
+  negative_prompt: 'blurry, low quality',
+  width: 512,
+  height: 512,
+  samples: 1,
+});
+
+const note = (line: string) => console.error(`[bench api] ${line}`);
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function spawnServer(script: string, args: string[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, script), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before it was ready`)));
+  });
+  return child;
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+interface Phase {
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(
+  url: string,
+  method: 'GET' | 'POST',
+  seconds: number,
+  headers: Record<string, string> = {},
+  body?: string,
+  paths?: readonly string[],
+): Promise<Phase> {
+  const result = await autocannon({
+    url,
+    method,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: body ? { ...headers, 'content-type': 'application/json' } : headers,
+    ...(body ? { body } : {}),
+    ...(paths ? { requests: paths.map((path) => ({ method, path })) } : {}),
+  });
+  return {
+    rps: Math.round(result.requests.total / result.duration),
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+async function database(): Promise<{ url: string; cleanup: () => Promise<void> }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, cleanup: async () => {} };
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-bench-api-'));
+  const cluster = await startEmbeddedCluster({ dataDir, durable: true });
+  const admin = new pg.Client(cluster.url);
+  await admin.connect();
+  await admin.query('CREATE DATABASE bench_api');
+  await admin.end();
+  return {
+    url: cluster.url.replace(/\/postgres$/, '/bench_api'),
+    cleanup: async () => {
+      await cluster.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
+
+export default async function main(): Promise<Record<string, unknown>> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+  const db = await database();
+  const children: ChildProcess[] = [];
+  const filesDir = await mkdtemp(path.join(tmpdir(), 'imagegen-bench-files-'));
+  try {
+    const pool = createPool(db.url, { max: 4, applicationName: 'bench-driver' });
+    await migrate(pool);
+    const owner = await createOwner(pool, { name: 'bench-api', plan: 'UNLIMITED' });
+    const auth = { 'API-Key': owner.apiKey };
+    const count = async () =>
+      Number(
+        (await pool.query('SELECT count(*) FROM tasks WHERE owner_id = $1', [owner.owner.id])).rows[0].count,
+      );
+
+    const apiPort = await freePort();
+    const barePort = await freePort();
+    children.push(await spawnServer('api-server.ts', [String(apiPort), db.url, filesDir]));
+    children.push(await spawnServer('bare-server.ts', [String(barePort)]));
+    const api = `http://127.0.0.1:${apiPort}`;
+    const bare = `http://127.0.0.1:${barePort}`;
+
+    note('warming up');
+    await load(`${bare}/`, 'POST', 2, {}, SUBMIT_BODY);
+    await load(`${api}${SUBMIT_PATH}`, 'POST', 2, auth, SUBMIT_BODY);
+    await load(`${bare}/`, 'GET', 2);
+
+    note(`bare node:http POST, ${seconds} s`);
+    const bareSubmit = await load(`${bare}/`, 'POST', seconds, {}, SUBMIT_BODY);
+    note(`API submit, ${seconds} s`);
+    const before = await count();
+    const submit = await load(`${api}${SUBMIT_PATH}`, 'POST', seconds, auth, SUBMIT_BODY);
+    const stored = (await count()) - before;
+
+    // Polls spread over many tasks (each connection cycles through all of them), as real clients
+    // poll their own tasks: no single hot row.
+    const { rows } = await pool.query<{ id: string }>(
+      'SELECT id FROM tasks WHERE owner_id = $1 ORDER BY random() LIMIT $2',
+      [owner.owner.id, STATUS_TASKS],
+    );
+    const statusPaths = rows.map((row) => `${SUBMIT_PATH}/status/${row.id}`);
+    note(`bare node:http GET, ${seconds} s`);
+    const bareStatus = await load(`${bare}/`, 'GET', seconds);
+    note(`API status over ${statusPaths.length} tasks, ${seconds} s`);
+    await load(api, 'GET', 2, auth, undefined, statusPaths);
+    const status = await load(api, 'GET', seconds, auth, undefined, statusPaths);
+
+    for (const child of children.splice(0)) await stopServer(child);
+    await pool.end();
+    note('dispatch latency (bench/dispatch.ts)');
+    const dispatch = await measureDispatch({ databaseUrl: db.url });
+
+    const figures = {
+      connections: CONNECTIONS,
+      seconds_per_phase: seconds,
+      bare_post_rps: bareSubmit.rps,
+      submit_rps: submit.rps,
+      submit_ratio: ratio(submit.rps, bareSubmit.rps),
+      submit_p50_ms: submit.p50_ms,
+      submit_p99_ms: submit.p99_ms,
+      submit_acknowledged: submit.ok,
+      submit_stored: stored,
+      submit_errors: submit.non2xx + submit.errors,
+      bare_get_rps: bareStatus.rps,
+      status_rps: status.rps,
+      status_ratio: ratio(status.rps, bareStatus.rps),
+      status_p50_ms: status.p50_ms,
+      status_p99_ms: status.p99_ms,
+      status_tasks_polled: statusPaths.length,
+      status_errors: status.non2xx + status.errors,
+      dispatch_p50_ms: dispatch.dispatch_p50_ms,
+      dispatch_p99_ms: dispatch.dispatch_p99_ms,
+      targets: {
+        submit_ratio_at_least_0_5: submit.rps >= 0.5 * bareSubmit.rps,
+        status_ratio_at_least_0_65: status.rps >= 0.65 * bareStatus.rps,
+        submit_p99_at_most_10_ms: submit.p99_ms <= 10,
+        dispatch_p50_at_most_5_ms: dispatch.dispatch_p50_ms <= 5,
+        every_acknowledged_task_stored: stored >= submit.ok,
+      },
+    };
+    console.log(JSON.stringify(figures));
+    return figures;
+  } finally {
+    for (const child of children) await stopServer(child);
+    await rm(filesDir, { recursive: true, force: true });
+    await db.cleanup();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
