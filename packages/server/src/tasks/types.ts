@@ -117,6 +117,8 @@ export interface WorkerOptions {
   readonly pollMs?: number;
   /** On shutdown, how long running tasks may finish before being released (default 10 s). */
   readonly drainMs?: number;
+  /** One attempt's longest run before it is aborted and retried (default 1 h). */
+  readonly attemptTimeoutMs?: number;
   /** Retry backoff base (default 1 s, doubled per attempt). */
   readonly retryBaseMs?: number;
   /** The request fields holding image URLs per pipeline (default: the contract's endpoint table). */

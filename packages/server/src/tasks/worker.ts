@@ -249,6 +249,11 @@ class QueueWorker {
     };
     const heartbeat = setInterval(() => void beat(), Math.max(100, this.leaseMs / 3));
     const progressFlush = setInterval(() => dirty && void beat(), 500);
+    const attemptMs = this.o.attemptTimeoutMs ?? 60 * 60_000;
+    const deadline = setTimeout(
+      () => controller.abort(new Error(`the attempt took longer than ${attemptMs / 1000} s`)),
+      attemptMs,
+    );
     try {
       let result: TaskResult;
       let outputKeys: string[];
@@ -293,6 +298,7 @@ class QueueWorker {
     } finally {
       clearInterval(heartbeat);
       clearInterval(progressFlush);
+      clearTimeout(deadline);
     }
   }
 
@@ -413,9 +419,9 @@ class QueueWorker {
       return;
     }
     const final = error instanceof FinalError || error instanceof EngineInputError;
-    const text = final
-      ? (error as Error).message
-      : `engine error: ${(error as Error)?.message ?? String(error)}`;
+    // Timed out: the engine saw the abort; the reason says why it was aborted.
+    const cause = reason ?? (error as Error)?.message ?? String(error);
+    const text = final ? (error as Error).message : `engine error: ${cause}`;
     const backoffMs = (this.o.retryBaseMs ?? 1_000) * 2 ** Math.max(0, task.attempts - 1);
     await inTransaction(this.o.pool, async (client) => {
       const row = await failTask(client, { id: task.id, leaseOwner, error: text, final, backoffMs });

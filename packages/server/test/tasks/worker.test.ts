@@ -206,6 +206,34 @@ describe('the worker', () => {
     expect(task.error).toBe('engine error: CUDA out of memory (call 3)');
   });
 
+  it('aborts an attempt that outruns its time limit, and retries it', async () => {
+    let calls = 0;
+    const engine = fakeEngine('stuck', ['/photomaker/v1'], async (_job, ctx) => {
+      calls += 1;
+      if (calls === 1) {
+        await new Promise((_resolve, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))),
+        );
+      }
+      return { images: [await png(16, 16)] };
+    });
+    run([engine], { attemptTimeoutMs: 300, imageFields: () => [] });
+    const task = await settled((await submit('/photomaker/v1', { prompt: 'fox' })).id);
+    expect([task.state, task.attempts]).toEqual(['succeeded', 2]);
+  });
+
+  it('fails with the time limit as its error once every attempt ran out of time', async () => {
+    const engine = fakeEngine('stuck', ['/instamodel/v1'], async (_job, ctx) => {
+      await new Promise((_resolve, reject) =>
+        ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))),
+      );
+      return { images: [] };
+    });
+    run([engine], { attemptTimeoutMs: 200, imageFields: () => [] });
+    const task = await settled((await submit('/instamodel/v1', { prompt: 'fox' }, owner, 2)).id);
+    expect([task.attempts, task.error]).toEqual([2, 'engine error: the attempt took longer than 0.2 s']);
+  });
+
   it('succeeds when a retry succeeds', async () => {
     let calls = 0;
     const engine = fakeEngine('fake', ['/sd3_5/v1'], async () => {
