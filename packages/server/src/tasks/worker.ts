@@ -13,6 +13,7 @@ import { heartbeatTask } from './sql/heartbeatTask.ts';
 import { insertImages } from './sql/insertImages.ts';
 import { reclaimExpired } from './sql/reclaimExpired.ts';
 import { releaseTask } from './sql/releaseTask.ts';
+import { setServerStatus } from './sql/setServerStatus.ts';
 import { settleModel } from './sql/settleModel.ts';
 import { type TaskRow, toTaskRecord } from './sql/task-row.ts';
 import { taskStatusBody } from './status-body.ts';
@@ -66,15 +67,12 @@ class QueueWorker {
   async run(): Promise<void> {
     const { signal } = this.o;
     await this.o.engines.start();
-    if (this.o.serverId !== undefined) {
-      const server = await announceServer(this.o.pool, this.o.serverId);
-      this.routes = [`server:${this.o.serverId}`, server.owner_id ? ownerPool(server.owner_id) : SHARED_POOL];
-    }
+    await this.announce();
     const onAbort = () => this.wake();
     signal.addEventListener('abort', onAbort);
     const listener = await this.listen();
     const reclaimer = setInterval(
-      () => void this.reclaim(),
+      () => void this.reclaim().then(() => this.announce()),
       Math.max(250, Math.min(5_000, this.leaseMs / 2)),
     );
     try {
@@ -89,6 +87,23 @@ class QueueWorker {
       signal.removeEventListener('abort', onAbort);
       await listener.close();
       await this.drain();
+      if (this.o.serverId !== undefined) {
+        await setServerStatus(this.o.pool, this.o.serverId, 'offline').catch(() => {});
+      }
+    }
+  }
+
+  /**
+   * A server's worker keeps its row's last_seen_at fresh and follows its owner: an operator may
+   * assign the server to an enterprise owner while the worker runs.
+   */
+  private async announce(): Promise<void> {
+    if (this.o.serverId === undefined) return;
+    try {
+      const server = await announceServer(this.o.pool, this.o.serverId);
+      this.routes = [`server:${this.o.serverId}`, server.owner_id ? ownerPool(server.owner_id) : SHARED_POOL];
+    } catch (error) {
+      this.log(`announcing server ${this.o.serverId} failed: ${(error as Error).message}`);
     }
   }
 

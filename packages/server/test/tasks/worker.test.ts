@@ -378,6 +378,16 @@ describe('the worker', () => {
     expect((await getTaskForOwner(db.pool, owner, id))!.state).toBe('succeeded');
   });
 
+  it('serves an unregistered server id from the shared pool, and marks it offline when it stops', async () => {
+    const { worker, stop } = run([fakeEngine('fake', ['/generate/v3'])], { serverId: 'gpu-new' });
+    const { id } = await submit('/generate/v3', { prompt: 'fox' });
+    expect((await settled(id)).state).toBe('succeeded');
+    stop.abort();
+    await worker.stopped;
+    const server = await db.pool.query('SELECT owner_id, status FROM servers WHERE id = $1', ['gpu-new']);
+    expect(server.rows).toEqual([{ owner_id: null, status: 'offline' }]);
+  });
+
   it('listens again after its notification connection is cut, and wakes without polling', async () => {
     const engine = fakeEngine('fake', ['/generate/v2']);
     run([engine], { pollMs: 60_000 });
@@ -410,5 +420,8 @@ describe('the worker', () => {
     run([fakeEngine('dedicated', ['/sdxl/text2image/v1'])], { serverId: 'gpu-1' });
     expect((await settled(routed.id, enterprise)).result?.meta?.engine).toBe('dedicated');
     expect((await settled(pooled.id, enterprise)).result?.meta?.engine).toBe('dedicated');
+    const server = await db.pool.query('SELECT status, last_seen_at FROM servers WHERE id = $1', ['gpu-1']);
+    expect(server.rows[0].status).toBe('online');
+    expect(server.rows[0].last_seen_at).toBeInstanceOf(Date);
   });
 });
