@@ -3,8 +3,9 @@
  * vocabulary answers exact words, plurals, typos (1 from 4 letters, 2 from 8) and the prefix of
  * the word being typed; postings lists give each word's records, attributes and positions.
  * Ranking is Algolia's tie-breaking over the DocSearch index settings: matched words, typos,
- * attribute (lvl0 … lvl6, then content), then the crawler's custom ranking by hierarchy level,
- * then proximity of the query words, exact words and position on the page. Every word is
+ * attribute (the most query words one field holds, then that field's rank, lvl0 … lvl6, content),
+ * then the crawler's custom ranking by hierarchy level, then proximity of the query words, exact
+ * words and position on the page. Every word is
  * required; when that finds nothing, any word will do (removeWordsIfNoResults: allOptional).
  * Results are distinct on `url`, as DocSearch's `attributeForDistinct`: one hit per section.
  */
@@ -225,17 +226,21 @@ export class SearchIndex {
           wordCount++;
           typoSum += typos[r * MAX_WORDS + q]!;
         }
-        const proximity = wordOf ? this.proximity(r, n, wordOf) : 0;
+        const fit = wordOf
+          ? this.fieldFit(r, n, wordOf)
+          : { together: 1, attribute: attribute[r]!, proximity: 0 };
         const record = this.records[r]!;
-        // One number, compared lexicographically digit group by digit group.
+        // One number, compared digit group by digit group; each group's range is below its base
+        // and the whole stays below 2^53 for up to MAX_WORDS words.
         let score = -wordCount;
-        score = score * 32 + Math.min(typoSum, 31);
-        score = score * 16 + attribute[r]!;
+        score = score * 16 + Math.min(typoSum, 15);
+        score = score * 16 - fit.together;
+        score = score * 16 + fit.attribute;
         score = score * 128 - record.weight.pageRank;
         score = score * 128 - record.weight.level;
-        score = score * 128 + Math.min(proximity, 127);
+        score = score * 128 + Math.min(fit.proximity, 127);
         score = score * 16 - popcount(exactMask[r]!);
-        score = score * 16384 + Math.min(record.weight.position, 16383);
+        score = score * 4096 + Math.min(record.weight.position, 4095);
         candidates.push(r);
         scores.push(score);
       }
@@ -248,30 +253,48 @@ export class SearchIndex {
     return order.map((i) => candidates[i]!);
   }
 
-  /** The best field's sum of distances between consecutive query words (8 when one is absent). */
-  private proximity(r: number, n: number, wordOf: Map<number, number>): number {
-    let best = FAR * (n - 1);
+  /**
+   * How well one field holds the query: the most query words any one field has (fields are
+   * lvl0 … content), the first field holding that many, and the smallest sum of distances
+   * between consecutive query words within a field (8 for each pair a field lacks).
+   */
+  private fieldFit(r: number, n: number, wordOf: Map<number, number>): FieldFit {
+    const fit: FieldFit = { together: 0, attribute: FIELDS.length, proximity: FAR * (n - 1) };
     const last = new Int32Array(n);
     const distance = new Int32Array(n);
-    for (const entries of this.fieldWords[r]!) {
+    const fields = this.fieldWords[r]!;
+    for (let f = 0; f < fields.length; f++) {
+      const entries = fields[f]!;
       if (entries.length === 0) continue;
       last.fill(-1);
       distance.fill(FAR);
+      let seen = 0;
       for (let i = 0; i < entries.length; i += 2) {
         const q = wordOf.get(entries[i]!);
         if (q === undefined) continue;
         const p = entries[i + 1]!;
+        if (last[q] === -1) seen++;
         last[q] = p;
         if (q > 0 && last[q - 1]! >= 0) distance[q] = Math.min(distance[q]!, Math.max(1, p - last[q - 1]!));
         if (q + 1 < n && last[q + 1]! >= 0)
           distance[q + 1] = Math.min(distance[q + 1]!, Math.max(1, p - last[q + 1]!));
       }
+      if (seen > fit.together) {
+        fit.together = seen;
+        fit.attribute = f;
+      }
       let total = 0;
       for (let q = 1; q < n; q++) total += distance[q]!;
-      if (total < best) best = total;
+      if (total < fit.proximity) fit.proximity = total;
     }
-    return best;
+    return fit;
   }
+}
+
+interface FieldFit {
+  together: number;
+  attribute: number;
+  proximity: number;
 }
 
 function popcount(value: number): number {
