@@ -61,8 +61,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   // The docs site (another origin) reads openapi.json and its reference page calls the API.
   // Keys travel in a header, never in cookies, so any origin may call.
-  app.addHook('onRequest', async (_request, reply) => {
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.header('access-control-allow-origin', '*');
+    done();
   });
   app.options('*', async (_request, reply) =>
     reply

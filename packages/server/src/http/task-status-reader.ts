@@ -5,6 +5,11 @@ import { getTasksByIds } from './sql/getTasksByIds.ts';
 
 /** Ids per statement: large enough for any burst of polls, small enough to stay one quick index scan. */
 const MAX_BATCH = 256;
+/**
+ * Statements in flight at once. One would leave the API idle while it waits for its round trip;
+ * a few keep the database and the event loop both busy.
+ */
+const MAX_IN_FLIGHT = 3;
 
 interface Waiting {
   ownerId: string;
@@ -21,7 +26,7 @@ interface Waiting {
  */
 export class TaskStatusReader {
   private waiting: Waiting[] = [];
-  private inFlight = false;
+  private inFlight = 0;
 
   constructor(private readonly db: Queryable) {}
 
@@ -30,12 +35,12 @@ export class TaskStatusReader {
     if (!isTaskId(id)) return Promise.resolve(null);
     return new Promise((resolve, reject) => {
       this.waiting.push({ ownerId, id: id.toLowerCase(), resolve, reject });
-      if (!this.inFlight) void this.flush();
+      if (this.inFlight < MAX_IN_FLIGHT) void this.flush();
     });
   }
 
   private async flush(): Promise<void> {
-    this.inFlight = true;
+    this.inFlight++;
     try {
       while (this.waiting.length > 0) {
         const group = this.waiting.splice(0, MAX_BATCH);
@@ -51,7 +56,7 @@ export class TaskStatusReader {
         }
       }
     } finally {
-      this.inFlight = false;
+      this.inFlight--;
     }
   }
 }
