@@ -36,7 +36,7 @@ describe('batched status reads', () => {
       },
     } as unknown as typeof db.pool;
     const batched = new TaskStatusReader(counting);
-    const reads = await Promise.all([
+    const round = () => [
       batched.read(alice, a.id),
       batched.read(bob, b.id),
       batched.read(bob, a.id),
@@ -44,9 +44,12 @@ describe('batched status reads', () => {
       batched.read(alice, a.id.toUpperCase()),
       batched.read(alice, 'not-a-uuid'),
       batched.read(alice, '7d9f1c9e-2a4b-4c1d-9e8f-0a1b2c3d4e5f'),
-    ]);
-    expect(reads.map((task) => task?.id ?? null)).toEqual([a.id, b.id, null, null, a.id, null, null]);
-    expect(statements).toBeLessThanOrEqual(3);
+    ];
+    const reads = await Promise.all([...round(), ...round(), ...round()]);
+    const expected = [a.id, b.id, null, null, a.id, null, null];
+    expect(reads.map((task) => task?.id ?? null)).toEqual([...expected, ...expected, ...expected]);
+    // 18 reads that reach the database: the first few go at once, the rest share one statement.
+    expect(statements).toBeLessThanOrEqual(4);
     expect((await reader.read(alice, a.id))?.ownerId).toBe(alice);
   });
 });
