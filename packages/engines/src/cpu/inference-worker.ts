@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parentPort } from 'node:worker_threads';
 import type * as tfTypes from '@tensorflow/tfjs';
@@ -29,6 +30,18 @@ import { tfjs } from './tfjs-runtime.ts';
  */
 
 const ISNET_SIZE = 1024;
+
+/**
+ * Inference threads run at a lower CPU priority than the process's main thread, so the API and the
+ * queue worker answer at once even while every core computes. On Linux a priority set with pid 0
+ * applies to the calling thread only, and threads it starts later (onnxruntime's) inherit it.
+ */
+const INFERENCE_NICE = 10;
+try {
+  os.setPriority(0, Math.max(os.getPriority(0), INFERENCE_NICE));
+} catch {
+  // Not permitted here (some containers): run at the normal priority.
+}
 const loaded = new Set<string>();
 const cache = new Map<string, Promise<unknown>>();
 
