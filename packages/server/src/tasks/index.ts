@@ -16,6 +16,7 @@ export { getTaskForOwner, listBatch } from './read.ts';
 export { ENTERPRISE_PLANS, type Route, RoutingError, resolveRoute } from './routing.ts';
 export { type TrainingStatus, taskStatusBody, trainingStatus } from './status-body.ts';
 export { drawSeed, submitTask } from './submit.ts';
+export { TASKS_CHANNEL } from './task-notifications.ts';
 export type {
   BlobStore,
   EngineRegistry,
@@ -30,4 +31,4 @@ export type {
   Worker,
   WorkerOptions,
 } from './types.ts';
-export { startWorker, TASKS_CHANNEL } from './worker.ts';
+export { startWorker } from './worker.ts';

@@ -18,9 +18,8 @@ import { settleModel } from './sql/settleModel.ts';
 import { type TaskRow, toTaskRecord } from './sql/task-row.ts';
 import { taskStatusBody } from './status-body.ts';
 import { drawSeed } from './submit.ts';
+import { listenForTasks } from './task-notifications.ts';
 import type { TaskRecord, TaskResult, Worker, WorkerOptions } from './types.ts';
-
-export const TASKS_CHANNEL = 'imagegen_tasks';
 
 /** An error the task's owner reads as is, and which no retry can cure. */
 class FinalError extends Error {}
@@ -70,7 +69,7 @@ class QueueWorker {
     await this.announce();
     const onAbort = () => this.wake();
     signal.addEventListener('abort', onAbort);
-    const listener = await this.listen();
+    const listener = await listenForTasks(this.o.pool, () => this.wake(), this.log);
     const reclaimer = setInterval(
       () => void this.reclaim().then(() => this.announce()),
       Math.max(250, Math.min(5_000, this.leaseMs / 2)),
@@ -152,68 +151,6 @@ class QueueWorker {
         done();
       };
     });
-  }
-
-  /** A connection held out of the pool for LISTEN; reconnects if it drops. */
-  private async listen(): Promise<{ close(): Promise<void> }> {
-    let current: { client: PoolClient; drop(error?: Error): void } | undefined;
-    let closed = false;
-    let retry: NodeJS.Timeout | undefined;
-    const connect = async (): Promise<void> => {
-      retry = undefined;
-      if (closed) return;
-      let client: PoolClient;
-      try {
-        client = await this.o.pool.connect();
-      } catch (error) {
-        this.log(`listen failed: ${(error as Error).message}`);
-        if (!closed) retry = setTimeout(() => void connect(), 1_000);
-        return;
-      }
-      let released = false;
-      const onNotification = () => this.wake();
-      const drop = (error?: Error) => {
-        if (released) return;
-        released = true;
-        client.off('notification', onNotification);
-        client.off('error', onError);
-        // A dropped connection may still report errors; they must not crash the process.
-        if (error) client.on('error', () => {});
-        client.release(error);
-        if (current?.client === client) current = undefined;
-      };
-      const onError = (error: Error) => {
-        this.log(`listen connection lost: ${error.message}`);
-        drop(error);
-        if (!closed) retry = setTimeout(() => void connect(), 500);
-      };
-      client.on('notification', onNotification);
-      client.on('error', onError);
-      try {
-        await client.query(`LISTEN ${TASKS_CHANNEL}`);
-      } catch (error) {
-        onError(error as Error);
-        return;
-      }
-      current = { client, drop };
-      // Anything queued while we were not listening is picked up by the next claim.
-      this.wake();
-    };
-    await connect();
-    return {
-      close: async () => {
-        closed = true;
-        clearTimeout(retry);
-        const listening = current;
-        if (listening) {
-          const failed = await listening.client.query(`UNLISTEN ${TASKS_CHANNEL}`).then(
-            () => undefined,
-            (error: Error) => error,
-          );
-          listening.drop(failed);
-        }
-      },
-    };
   }
 
   private async reclaim(): Promise<void> {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -81,13 +82,14 @@ describe('the worker', () => {
     input: Record<string, unknown>,
     ownerId = owner,
     maxAttempts?: number,
+    id?: string,
   ) {
     const kind = endpoint.startsWith('/train_model')
       ? 'training'
       : endpoint.startsWith('/load_model')
         ? 'load_model'
         : 'generation';
-    return submitTask(db.pool, { ownerId, endpoint, kind, input, publicUrl: PUBLIC_URL, maxAttempts });
+    return submitTask(db.pool, { ownerId, endpoint, kind, input, publicUrl: PUBLIC_URL, maxAttempts, id });
   }
 
   async function settled(id: string, ownerId = owner): Promise<TaskRecord> {
@@ -95,6 +97,15 @@ describe('the worker', () => {
       const task = await getTaskForOwner(db.pool, ownerId, id);
       return task && (task.state === 'succeeded' || task.state === 'failed') ? task : undefined;
     });
+  }
+
+  /** As the API does: the model row first, under the id its task will have. */
+  async function registerModel(modelId: string, taskId: string): Promise<void> {
+    await db.pool.query(
+      `INSERT INTO models (owner_id, model_id, model_name, base_model, model_type, task_id)
+       VALUES ($1, $2, 'mine', 'sdxl', 'lora', $3)`,
+      [owner, modelId, taskId],
+    );
   }
 
   const keyOf = (url: string) => url.slice(`${PUBLIC_URL}/files/`.length);
@@ -307,12 +318,9 @@ describe('the worker', () => {
       await released;
       return { images: [] };
     });
-    const { id } = await submit('/train_model/v1', { model_name: 'me', images: [] });
-    await db.pool.query(
-      `INSERT INTO models (owner_id, model_id, model_name, base_model, model_type, task_id)
-       VALUES ($1, 'abc123', 'me', 'sdxl', 'lora', $2)`,
-      [owner, id],
-    );
+    const id = randomUUID();
+    await registerModel('abc123', id);
+    await submit('/train_model/v1', { model_name: 'me', images: [] }, owner, undefined, id);
     const status = async () => trainingStatus((await getTaskForOwner(db.pool, owner, id))!);
     expect(await status()).toBe('queued');
     run([engine], { imageFields: () => [] });
@@ -332,13 +340,26 @@ describe('the worker', () => {
 
   it('completes load_model by marking its model ready when no engine loads weights', async () => {
     run([fakeEngine('fake', ['/sd/text2image/v1'])]);
-    const { id } = await submit('/load_model/v1', { model_name: 'mine' });
-    await db.pool.query(
-      `INSERT INTO models (owner_id, model_id, model_name, base_model, model_type, task_id)
-       VALUES ($1, 'def456', 'mine', 'sd1.5', 'checkpoint', $2)`,
-      [owner, id],
-    );
+    const id = randomUUID();
+    await registerModel('def456', id);
+    await submit('/load_model/v1', { model_name: 'mine' }, owner, undefined, id);
     expect(taskStatusBody(await settled(id), PUBLIC_URL)).toEqual({ status: 'SUCCESS', model_id: 'def456' });
+  });
+
+  it('marks the model failed when its load_model task fails', async () => {
+    const loader = fakeEngine('loader', ['/load_model/v1'], async () => {
+      throw new EngineInputError('model_url: not a safetensors file');
+    });
+    run([loader], { imageFields: () => [] });
+    const id = randomUUID();
+    await registerModel('bad789', id);
+    await submit('/load_model/v1', { model_name: 'broken' }, owner, undefined, id);
+    expect(taskStatusBody(await settled(id), PUBLIC_URL)).toEqual({
+      status: 'FAILURE',
+      error: 'model_url: not a safetensors file',
+    });
+    const model = await db.pool.query('SELECT status FROM models WHERE model_id = $1', ['bad789']);
+    expect(model.rows[0].status).toBe('failed');
   });
 
   it('releases a task that outlives the drain at shutdown, without counting the attempt', async () => {

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { type TaskRecord, taskStatusBody, trainingStatus } from '../../src/tasks/index.ts';
+
+const PUBLIC_URL = 'http://api.test';
+
+function task(overrides: Partial<TaskRecord>): TaskRecord {
+  return {
+    id: '00000000-0000-4000-8000-000000000001',
+    ownerId: '00000000-0000-4000-8000-000000000002',
+    endpoint: '/sd/text2image/v1',
+    kind: 'generation',
+    input: {},
+    state: 'queued',
+    targetServer: null,
+    targetPool: 'shared',
+    batchId: null,
+    attempts: 0,
+    maxAttempts: 3,
+    progress: null,
+    progressMessage: null,
+    result: null,
+    error: null,
+    outputKeys: [],
+    createdAt: new Date(),
+    startedAt: null,
+    finishedAt: null,
+    ...overrides,
+  };
+}
+
+describe('status bodies', () => {
+  it('answers PENDING while queued and while running', () => {
+    expect(taskStatusBody(task({ state: 'queued' }), PUBLIC_URL)).toEqual({ status: 'PENDING' });
+    expect(taskStatusBody(task({ state: 'running', attempts: 1 }), PUBLIC_URL)).toEqual({
+      status: 'PENDING',
+    });
+  });
+
+  it('answers the async success shape with absolute links, and null links when there are no images', () => {
+    const done = task({ state: 'succeeded', outputKeys: ['k/0.png'], result: {} });
+    expect(taskStatusBody(done, `${PUBLIC_URL}/`)).toEqual({
+      status: 'SUCCESS',
+      download_urls: ['http://api.test/files/k/0.png'],
+    });
+    expect(taskStatusBody(task({ state: 'succeeded', result: {} }), PUBLIC_URL)).toEqual({
+      status: 'SUCCESS',
+      download_urls: null,
+    });
+  });
+
+  it('answers the image-to-prompt shape with the prompt', () => {
+    const done = task({
+      endpoint: '/image2prompt/v1',
+      state: 'succeeded',
+      result: { text: 'a red fox in snow' },
+    });
+    expect(taskStatusBody(done, PUBLIC_URL)).toEqual({
+      status: 'SUCCESS',
+      download_urls: null,
+      prompt: 'a red fox in snow',
+    });
+  });
+
+  it('answers FAILURE with the error', () => {
+    const failed = task({ state: 'failed', error: 'no engine serves /faceswap/v1' });
+    expect(taskStatusBody(failed, PUBLIC_URL)).toEqual({
+      status: 'FAILURE',
+      error: 'no engine serves /faceswap/v1',
+    });
+  });
+
+  it("answers load_model's completed shape", () => {
+    const loaded = task({
+      kind: 'load_model',
+      endpoint: '/load_model/v1',
+      state: 'succeeded',
+      result: { model_id: 'ab12' },
+    });
+    expect(taskStatusBody(loaded, PUBLIC_URL)).toEqual({ status: 'SUCCESS', model_id: 'ab12' });
+  });
+
+  it('maps training onto queued, initialising, running, completed and failed', () => {
+    const training = (overrides: Partial<TaskRecord>) =>
+      task({ kind: 'training', endpoint: '/train_model/v1', ...overrides });
+    expect(trainingStatus(training({ state: 'queued' }))).toBe('queued');
+    expect(trainingStatus(training({ state: 'running', progress: null }))).toBe('initialising');
+    expect(trainingStatus(training({ state: 'running', progress: 0 }))).toBe('running');
+    expect(
+      taskStatusBody(
+        training({ state: 'succeeded', result: { model_id: 'cd34', training_duration_seconds: 61.5 } }),
+        PUBLIC_URL,
+      ),
+    ).toEqual({ status: 'completed', model_id: 'cd34', training_duration_seconds: 61.5 });
+    expect(
+      taskStatusBody(training({ state: 'failed', error: 'images: too few photos' }), PUBLIC_URL),
+    ).toEqual({
+      status: 'failed',
+      error: 'images: too few photos',
+    });
+  });
+});
