@@ -7,7 +7,7 @@ import { createOwner, eventually, FakeBlobStore, FakeImageFetcher, fakeEngine, p
 
 const TASK_MS = 40;
 
-describe('fairness between owners', () => {
+describe('claiming tasks', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -40,6 +40,22 @@ describe('fairness between owners', () => {
       await completeTask(db.pool, { id: row.id, leaseOwner, result: {}, outputKeys: [] });
     }
     expect(order).toEqual(['alice', 'carol', 'alice', 'carol', 'alice', 'carol', 'alice', 'carol']);
+  });
+
+  it("keeps a claim's relaxed commit to the claim: the connection stays synchronous", async () => {
+    const owner = await createOwner(db.pool);
+    await submit(owner, 0);
+    const client = await db.pool.connect();
+    try {
+      // The test cluster runs without fsync; the product's sessions commit synchronously.
+      await client.query('SET synchronous_commit = on');
+      const row = await claimTask(client, { leaseOwner: 'sync/1', routes: ['shared'], leaseMs: 10_000 });
+      expect(row).not.toBeNull();
+      const setting = await client.query('SHOW synchronous_commit');
+      expect(setting.rows[0].synchronous_commit).toBe('on');
+    } finally {
+      client.release(true);
+    }
   });
 
   for (const concurrency of [1, 2]) {
