@@ -170,6 +170,13 @@ describe('the cpu engine through the API', () => {
     );
   });
 
+  it('answers image2prompt with a tag-style description', async () => {
+    const state = await runTask('/image2prompt/v1', { input_image: `${images.url}/hills.png` });
+    expect(state.status).toBe('SUCCESS');
+    // The synthetic hills are an SVG drawing, and nsfwjs says so.
+    expect(state.prompt).toMatch(/^drawing, .*blue/);
+  });
+
   it('passes the safety checker on a neutral output when safety_checker is set', async () => {
     const state = await runTask('/sd/text2image/v1', {
       prompt: 'a lighthouse',

@@ -7,6 +7,7 @@ import {
 } from '../engine.ts';
 import { removeBackground } from './background-removal.ts';
 import { upscaleTiled } from './esrgan-tiler.ts';
+import { describeImage } from './image-tags.ts';
 import { acquirePool, type InferencePool, releasePool } from './inference-pool.ts';
 import {
   type EsrganChoice,
@@ -21,7 +22,16 @@ export interface CpuEngineOptions {
   readonly warm?: readonly string[];
 }
 
-export const CPU_PIPELINES = ['/bgremover/v1', '/superresolution/v1', '/upscaler/v1'] as const;
+/**
+ * `/image2prompt/v1` answers with a tag-style description from real model outputs (image-tags.ts),
+ * not a caption: no captioning model ships in an npm package.
+ */
+export const CPU_PIPELINES = [
+  '/bgremover/v1',
+  '/superresolution/v1',
+  '/upscaler/v1',
+  '/image2prompt/v1',
+] as const;
 
 /** Patch size when a request names none (`/upscaler/v1` has no `tile`). */
 const DEFAULT_TILE = 192;
@@ -51,6 +61,8 @@ export function createCpuEngine(options: CpuEngineOptions = {}): Engine {
           return superresolution(use(), job, ctx);
         case '/upscaler/v1':
           return upscaler(use(), job, ctx);
+        case '/image2prompt/v1':
+          return image2prompt(use(), job, ctx);
         default:
           throw new Error(`the cpu engine does not serve ${job.pipeline}`);
       }
@@ -169,6 +181,22 @@ async function upscaler(pool: InferencePool, job: EngineJob, ctx: RunContext): P
     meta: {
       model: `@upscalerjs/esrgan-${UPSCALER_DEBLUR.size}`,
       native_scale: UPSCALER_DEBLUR.scale,
+      ms: Date.now() - started,
+    },
+  };
+}
+
+async function image2prompt(pool: InferencePool, job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+  const image = await decodeRgb(imageField(job.images, 'input_image').data, 1024);
+  const started = Date.now();
+  const { text, facts } = await describeImage(pool, image, ctx.signal);
+  ctx.progress(1);
+  return {
+    images: [],
+    text,
+    meta: {
+      kind: 'tag-style description (no captioning model on the cpu engine)',
+      ...facts,
       ms: Date.now() - started,
     },
   };

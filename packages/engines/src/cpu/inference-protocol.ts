@@ -38,6 +38,8 @@ export interface OpMap {
   nsfw: { args: { image: RgbImage }; result: Record<string, number> };
   /** Faces found by @vladmandic/human. */
   faces: { args: { image: RgbImage }; result: FaceBox[] };
+  /** COCO objects found by @vladmandic/human's CenterNet. */
+  objects: { args: { image: RgbImage }; result: { label: string; score: number }[] };
   /** Loads the named models so the first request does not pay for it. */
   warm: { args: { models: string[] }; result: null };
 }

@@ -130,6 +130,43 @@ function human(): Promise<Human> {
   });
 }
 
+/** A second human instance with only CenterNet (COCO objects), for image2prompt. */
+function objectDetector(): Promise<Human> {
+  return once('human-objects', async () => {
+    await tfjs();
+    const require = createRequire(import.meta.url);
+    const { Human } = require(humanNodeWasmEntry()) as { Human: new (config: object) => Human };
+    const instance = new Human({
+      backend: 'wasm',
+      wasmPath: `${tfjsWasmDir()}/`,
+      modelBasePath: `${pathToFileURL(humanModelsDir()).href}/`,
+      debug: false,
+      cacheSensitivity: 0,
+      filter: { enabled: false },
+      face: { enabled: false },
+      body: { enabled: false },
+      hand: { enabled: false },
+      gesture: { enabled: false },
+      segmentation: { enabled: false },
+      object: { enabled: true, modelPath: 'centernet.json', minConfidence: 0.4, maxDetected: 20 },
+    });
+    await instance.load();
+    return instance;
+  });
+}
+
+async function detectObjects(image: RgbImage): Promise<{ label: string; score: number }[]> {
+  const tf = await tfjs();
+  const model = await objectDetector();
+  const input = tf.tensor4d(Float32Array.from(image.data), [1, image.height, image.width, 3]);
+  try {
+    const result = (await model.detect(input)) as unknown as { object: { label: string; score: number }[] };
+    return result.object.map((o) => ({ label: o.label, score: o.score }));
+  } finally {
+    input.dispose();
+  }
+}
+
 async function run<K extends OpName>(op: K, args: OpMap[K]['args']): Promise<OpMap[K]['result']> {
   switch (op) {
     case 'isnet-mask':
@@ -144,6 +181,8 @@ async function run<K extends OpName>(op: K, args: OpMap[K]['args']): Promise<OpM
       return (await nsfwScores((args as OpMap['nsfw']['args']).image)) as OpMap[K]['result'];
     case 'faces':
       return (await detectFaces((args as OpMap['faces']['args']).image)) as OpMap[K]['result'];
+    case 'objects':
+      return (await detectObjects((args as OpMap['objects']['args']).image)) as OpMap[K]['result'];
     case 'warm':
       await Promise.all((args as OpMap['warm']['args']).models.map(warm));
       return null as OpMap[K]['result'];
@@ -157,6 +196,7 @@ function warm(model: string): Promise<unknown> {
     return isnet(model === 'isnet-small' ? 'small' : 'medium');
   if (model === 'nsfw') return nsfw();
   if (model === 'human') return human();
+  if (model === 'human-objects') return objectDetector();
   const m = /^esrgan-(slim|medium|thick)-x([234])$/.exec(model);
   if (m) return esrgan(m[1]!, Number(m[2]));
   throw new Error(`unknown model ${model}`);
