@@ -26,6 +26,7 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   });
   return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .filter((v) => !isSearchButtonFalsePositive(v))
     .map(
       (v) =>
         `${v.impact} ${v.id}: ${v.help} at ${v.nodes
@@ -33,4 +34,15 @@ export async function seriousViolations(page: Page): Promise<string[]> {
           .slice(0, 5)
           .join(', ')}`,
     );
+}
+
+/**
+ * axe joins the text nodes of DocSearch's button without spaces ("SearchCtrlK") and then finds
+ * that run of letters missing from its accessible name "Search Ctrl K (Control+k)". The name does
+ * hold every visible word in order (WCAG 2.5.3 is met), so this one finding is not reported.
+ */
+function isSearchButtonFalsePositive(v: AxeViolation): boolean {
+  return (
+    v.id === 'label-content-name-mismatch' && v.nodes.every((n) => n.target.join(' ').includes('.DocSearch'))
+  );
 }

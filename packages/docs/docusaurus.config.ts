@@ -198,8 +198,9 @@ const config: Config = {
       searchPagePath: 'search',
     },
     prism: {
-      theme: prismThemes.github,
-      darkTheme: prismThemes.dracula,
+      // Visual Studio's themes keep every token at WCAG AA contrast; github's and dracula's do not.
+      theme: prismThemes.vsLight,
+      darkTheme: prismThemes.vsDark,
       additionalLanguages: ['bash', 'python', 'json'],
     },
   } satisfies Preset.ThemeConfig,

@@ -82,7 +82,9 @@ export function ParameterTable({ path, method = 'post', fields }: Props & { fiel
     throw new Error(`${path} has no field ${missing.join(', ')} in the OpenAPI document`);
   }
   return (
-    <div className={styles.tableWrap}>
+    // Focusable so keyboard users can scroll a table wider than the page.
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+    <div className={styles.tableWrap} tabIndex={0} role="region" aria-label={`Request fields of ${path}`}>
       <table className={styles.parameters}>
         <thead>
           <tr>

@@ -2,7 +2,7 @@ import { useColorMode } from '@docusaurus/theme-common';
 import { ApiReferenceReact } from '@scalar/api-reference-react';
 import '@scalar/api-reference-react/style.css';
 import './scalar-fit.css';
-import { type ReactNode, useMemo } from 'react';
+import { type ReactNode, useEffect, useMemo, useRef } from 'react';
 
 /**
  * Scalar configured to look like part of this site: our product name, the site's colour mode (the
@@ -29,5 +29,37 @@ export default function ScalarReference({ url }: { url: string }): ReactNode {
     }),
     [url, colorMode],
   );
-  return <ApiReferenceReact configuration={configuration as never} />;
+  const container = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const root = container.current;
+    if (!root) return undefined;
+    nameUnnamedControls(root);
+    const observer = new MutationObserver(() => nameUnnamedControls(root));
+    observer.observe(root, { childList: true, subtree: true });
+    return () => observer.disconnect();
+  }, []);
+  return (
+    <div ref={container}>
+      <ApiReferenceReact configuration={configuration as never} />
+    </div>
+  );
+}
+
+/**
+ * Scalar leaves a few controls without an accessible name (icon-only copy buttons, its
+ * contenteditable combobox inputs), which screen readers announce as bare "button" or "combobox"
+ * and axe reports as critical. Name them from what they show.
+ */
+function nameUnnamedControls(root: HTMLElement) {
+  for (const input of Array.from(root.querySelectorAll<HTMLElement>('[role="combobox"][contenteditable]'))) {
+    if (!input.hasAttribute('aria-label')) {
+      input.setAttribute('aria-label', input.dataset.placeholder ?? 'Value');
+    }
+    if (!input.hasAttribute('aria-expanded')) input.setAttribute('aria-expanded', 'false');
+  }
+  for (const button of Array.from(root.querySelectorAll<HTMLButtonElement>('button:not([aria-label])'))) {
+    // Copy buttons hold only an icon and a hidden "Copied" note.
+    if (button.className.includes('copy')) button.setAttribute('aria-label', 'Copy code');
+    else if (!button.textContent?.trim()) button.setAttribute('aria-label', 'Show more');
+  }
 }
