@@ -133,7 +133,7 @@ function printBanner(
     `imagegen API ready: ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json, health: ${apiUrl}/health)`,
     docsUrl
       ? `Documentation: ${docsUrl}`
-      : 'Documentation: not served by this process (packages/docs not built in)',
+      : 'Documentation: not served here (no packages/server/src/docs-host in this checkout)',
     `Engines: ${engines.map((e) => `${e.name} (${e.pipelines.length} pipelines)`).join(', ') || 'none'}`,
   ];
   if (key) {
