@@ -84,7 +84,7 @@ export function ParameterTable({ path, method = 'post', fields }: Props & { fiel
   return (
     // Focusable so keyboard users can scroll a table wider than the page.
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
-    <div className={styles.tableWrap} tabIndex={0} role="region" aria-label={`Request fields of ${path}`}>
+    <section className={styles.tableWrap} tabIndex={0} aria-label={`Request fields of ${path}`}>
       <table className={styles.parameters}>
         <thead>
           <tr>
@@ -128,7 +128,7 @@ export function ParameterTable({ path, method = 'post', fields }: Props & { fiel
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }
 
