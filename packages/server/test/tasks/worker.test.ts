@@ -4,7 +4,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { EngineInputError } from '@imagegen/engines';
+import { EngineInputError, type SafetyChecker, type SafetyVerdict } from '@imagegen/engines';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
@@ -264,6 +264,42 @@ describe('the worker', () => {
     run([engine], { imageFields: () => [] });
     const task = await settled((await submit('/faceswap/v1', {})).id);
     expect([task.attempts, task.error]).toEqual([1, 'input_face: no face found in the image']);
+  });
+
+  it('fails before the engine runs when a preflight check refuses the input', async () => {
+    const engine = fakeEngine('fake', ['/modelswitch/v1']);
+    const preflight = {
+      pipelines: ['/modelswitch/v1'],
+      async check() {
+        throw new EngineInputError('input_image: no person found in the image');
+      },
+    };
+    run([engine], { preflights: [preflight], imageFields: () => [] });
+    const task = await settled((await submit('/modelswitch/v1', { prompt: 'fox' })).id);
+    expect([task.attempts, task.error]).toEqual([1, 'input_image: no person found in the image']);
+    expect(engine.jobs).toHaveLength(0);
+  });
+
+  it('checks outputs with the safety checker when the request asks, and fails an unsafe one', async () => {
+    const checked: number[] = [];
+    const safety: SafetyChecker = {
+      async classify(image): Promise<SafetyVerdict> {
+        checked.push(image.width);
+        return image.width === 66
+          ? { unsafe: true, scores: { Porn: 0.93, Neutral: 0.05, Sexy: 0.02 } }
+          : { unsafe: false, scores: { Neutral: 0.99 } };
+      },
+    };
+    run([fakeEngine('fake', ['/sdxl/image2image/v1'])], { safety, imageFields: () => [] });
+    const unsafe = await submit('/sdxl/image2image/v1', { prompt: 'x', width: 66, safety_checker: true });
+    const safe = await submit('/sdxl/image2image/v1', { prompt: 'x', width: 65, safety_checker: true });
+    const unchecked = await submit('/sdxl/image2image/v1', { prompt: 'x', width: 66, safety_checker: false });
+    expect((await settled(unsafe.id)).error).toBe(
+      'safety_checker: output image 1 of 1 was classified unsafe (Porn 0.93, Neutral 0.05)',
+    );
+    expect((await settled(safe.id)).state).toBe('succeeded');
+    expect((await settled(unchecked.id)).state).toBe('succeeded');
+    expect(checked.sort()).toEqual([65, 66]);
   });
 
   it('reclaims the task of a worker that stopped renewing its lease, and fences the stale worker out', async () => {
