@@ -72,12 +72,18 @@ export function curlSample({ apiUrl, path, statusPath, body, kind }: SampleInput
 }
 
 export function typescriptSample({ apiUrl, path, statusPath, body, kind }: SampleInput): string {
-  const head = [`const API = '${apiUrl}';`, `const key = process.env.IMAGEGEN_API_KEY ?? '';`, ''];
+  const head = [
+    '// Node 20+, an ES module (top-level await): save as sample.mts, run `npx tsx sample.mts`.',
+    `const API = '${apiUrl}';`,
+    `const key = process.env.IMAGEGEN_API_KEY ?? '';`,
+    '',
+  ];
   if (kind === 'upload') {
     return [
+      head[0],
       `import { readFile } from 'node:fs/promises';`,
       '',
-      ...head,
+      ...head.slice(1),
       'const form = new FormData();',
       `for (const file of ['first.png', 'second.jpg']) {`,
       `  form.append('image_files', new Blob([await readFile(file)]), file);`,

@@ -1,0 +1,9 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    name: 'docs',
+    include: ['src/**/*.test.ts'],
+    testTimeout: 60000,
+  },
+});
