@@ -207,6 +207,38 @@ describe('page chrome', () => {
     await context.close();
   });
 
+  it('shows the progress bar only once a slow route change has taken 200 ms', async () => {
+    const context = await site.newContext(browser);
+    let slow = false;
+    await context.route('**/assets/js/**', async (route) => {
+      if (route.request().resourceType() !== 'script') return route.abort('blockedbyclient');
+      if (slow) await new Promise((resolve) => setTimeout(resolve, 1200));
+      return route.continue();
+    });
+    const page = await context.newPage();
+    await page.goto(`${site.docs.url}/`);
+    await page.waitForSelector('html[data-has-hydrated="true"]');
+    // Measured in the page: from the click to the moment the bar is inserted.
+    await page.evaluate(() => {
+      const w = window as unknown as { clickedAt?: number; barAt?: number };
+      document.addEventListener('click', () => (w.clickedAt = performance.now()), true);
+      new MutationObserver(() => {
+        if (!w.barAt && document.getElementById('nprogress')) w.barAt = performance.now();
+      }).observe(document.body, { childList: true, subtree: true });
+    });
+    slow = true;
+    await page.locator('.theme-doc-sidebar-menu').getByRole('link', { name: 'Getting started' }).click();
+    await page.waitForSelector('#nprogress', { state: 'attached' });
+    const delay = await page.evaluate(() => {
+      const w = window as unknown as { clickedAt: number; barAt: number };
+      return w.barAt - w.clickedAt;
+    });
+    expect(delay).toBeGreaterThanOrEqual(195);
+    await page.getByRole('heading', { level: 1, name: 'Getting started' }).waitFor();
+    await page.waitForSelector('#nprogress', { state: 'detached' });
+    await context.close();
+  });
+
   it('skips link prefetching on a 2g connection or with data-saver on', async () => {
     for (const connection of [
       { effectiveType: '2g', saveData: false },
