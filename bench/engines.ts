@@ -38,6 +38,8 @@ import { createEngineRegistry, startWorker } from '../packages/server/src/tasks/
 
 const note = (line: string) => console.error(`[bench engines] ${line}`);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** The patch size both upscalers use (the spec's largest `tile`). */
+const TILE = 256;
 const ctx = () => ({ signal: new AbortController().signal, progress: () => {} });
 const ms = (n: number) => Math.round(n);
 const ratio = (wrapper: number, ours: number) => Math.round((wrapper / ours) * 100) / 100;
@@ -78,7 +80,7 @@ async function upscalerJs(scale: 4): Promise<(image: Buffer) => Promise<unknown>
   return async (image: Buffer) => {
     const { data, info } = await sharp(image).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     const tensor = tf.tensor3d(Int32Array.from(data), [info.height, info.width, 3], 'int32');
-    const out = (await upscaler.upscale(tensor, { output: 'tensor', patchSize: 128, padding: 8 })) as {
+    const out = (await upscaler.upscale(tensor, { output: 'tensor', patchSize: TILE, padding: 12 })) as {
       dispose(): void;
     };
     out.dispose();
@@ -120,7 +122,7 @@ async function capabilities(): Promise<Record<string, unknown>> {
         engine.run(
           job(
             '/superresolution/v1',
-            { model_name: 'realesr-general-x4v3', scale_factor: 4, tile: 128 },
+            { model_name: 'realesr-general-x4v3', scale_factor: 4, tile: TILE },
             { init_image: image },
           ),
           ctx(),
