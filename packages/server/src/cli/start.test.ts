@@ -79,6 +79,32 @@ describe('npm start and the CLI', () => {
     expect(body.status).toBe('SUCCESS');
   });
 
+  it('serves the built documentation site on DOCS_PORT and takes its page views at the API', async () => {
+    const docsUrl = `http://localhost:${env.DOCS_PORT}`;
+    expect(output).toContain(`Documentation: http://`);
+    const home = await fetch(`${docsUrl}/`);
+    expect(home.status).toBe(200);
+    expect(await home.text()).toContain('<title');
+    expect((await fetch(`${docsUrl}/no/such/page`)).status).toBe(404);
+
+    const pageView = await fetch(`http://localhost:${env.API_PORT}/analytics/v1/events`, {
+      method: 'POST',
+      headers: { origin: docsUrl, 'content-type': 'text/plain' },
+      body: JSON.stringify({ events: [{ type: 'page_view', path: '/Introduction/getting-started' }] }),
+    });
+    expect(pageView.status).toBe(202);
+    expect(pageView.headers.get('access-control-allow-origin')).toBe(docsUrl);
+    const stored = await db.pool.query('SELECT path FROM analytics_events');
+    expect(stored.rows).toEqual([{ path: '/Introduction/getting-started' }]);
+
+    const foreign = await fetch(`http://localhost:${env.API_PORT}/analytics/v1/events`, {
+      method: 'POST',
+      headers: { origin: 'http://evil.example', 'content-type': 'text/plain' },
+      body: JSON.stringify({ events: [{ type: 'page_view', path: '/' }] }),
+    });
+    expect(foreign.status).toBe(403);
+  });
+
   it('creates owners, keys, subscriptions and servers from the CLI, beside the running API', async () => {
     const cli = async (...args: string[]) =>
       JSON.parse((await run(process.execPath, ['--import', 'tsx', CLI, ...args, '--json'], { env })).stdout);

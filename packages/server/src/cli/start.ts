@@ -1,13 +1,14 @@
 /**
  * `npm start`: the embedded default in one process. The bundled PostgreSQL under
  * IMAGEGEN_DATA_DIR (./data) unless DATABASE_URL, migrations, the API on API_PORT (8000), an
- * in-process worker, the webhook dispatcher, and the docs host on DOCS_PORT (3000) where the docs
- * package provides one. SIGINT/SIGTERM drain: running tasks finish or are released for another
+ * in-process worker, the webhook dispatcher, and the documentation site with its search on
+ * DOCS_PORT (3000); the root `prestart` script builds the site when a fresh clone has no build. SIGINT/SIGTERM drain: running tasks finish or are released for another
  * worker, in-flight requests are answered, nothing acknowledged is lost.
  */
 import { createOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { createPool, type Pool } from '../db/pool.ts';
+import type { DocsHost } from '../docs-host/docs-host.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
 import { buildApi } from '../http/api-app.ts';
 import { blobStoreFromEnv } from '../storage/local-blob-store.ts';
@@ -15,7 +16,7 @@ import { startWorker } from '../tasks/index.ts';
 import { startWebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
 import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
 import { openDatabase } from './database.ts';
-import { type DocsHost, startDocsHostIfPresent } from './docs-hook.ts';
+import { docsBuilt, startDocsSite } from './docs-site.ts';
 import { setUpEngines } from './engine-setup.ts';
 import { readStartConfig } from './start-config.ts';
 
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
     store,
     publicUrl: config.publicUrl,
     engines: () => engines.registry.describe(),
+    docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],
     logger: { level: 'warn' },
   });
   await app.listen({ port: config.apiPort, host: config.apiHost });
@@ -71,18 +73,14 @@ async function main(): Promise<void> {
   });
 
   let docs: DocsHost | null = null;
-  try {
-    docs = await startDocsHostIfPresent({
-      port: config.docsPort,
-      host: config.apiHost,
-      apiUrl: config.publicUrl,
-      pool: apiDb.pool,
-      dataDir: config.dataDir,
-      signal: stop.signal,
-      log: (line) => log(`docs: ${line}`),
-    });
-  } catch (error) {
-    log(`warning: the docs host did not start: ${(error as Error).message}`);
+  if (docsBuilt()) {
+    try {
+      docs = await startDocsSite({ port: config.docsPort, host: config.apiHost });
+    } catch (error) {
+      log(`warning: the documentation site did not start: ${(error as Error).message}`);
+    }
+  } else {
+    log('warning: the documentation site is not built (npm run build:docs); not serving it');
   }
 
   printBanner(config.publicUrl, key, docs?.url ?? null, engines.registry.describe());
@@ -96,7 +94,7 @@ async function main(): Promise<void> {
     stopping = true;
     log(`${signal}: shutting down (running tasks finish or are released; ${signal} again to force)`);
     stop.abort();
-    await Promise.allSettled([app.close(), worker.stopped, dispatcher.stopped, docs?.stop()]);
+    await Promise.allSettled([app.close(), worker.stopped, dispatcher.stopped, docs?.close()]);
     await engines.registry.close().catch(() => {});
     await workerPool.end();
     await apiDb.close();
@@ -131,9 +129,7 @@ function printBanner(
   const lines = [
     '',
     `imagegen API ready: ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json, health: ${apiUrl}/health)`,
-    docsUrl
-      ? `Documentation: ${docsUrl}`
-      : 'Documentation: not served here (no packages/server/src/docs-host in this checkout)',
+    docsUrl ? `Documentation: ${docsUrl}` : 'Documentation: not served (build it with npm run build:docs)',
     `Engines: ${engines.map((e) => `${e.name} (${e.pipelines.length} pipelines)`).join(', ') || 'none'}`,
   ];
   if (key) {

@@ -1,6 +1,7 @@
 import multipart from '@fastify/multipart';
 import { buildOpenApi, endpoints, parseJsonBody } from '@imagegen/contract';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { analyticsRoutes } from '../analytics/analytics-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { Pool } from '../db/pool.ts';
 import type { BlobStore } from '../tasks/types.ts';
@@ -24,6 +25,11 @@ export interface ApiOptions {
   publicUrl: string;
   /** Engines and the pipelines they serve, for /health. */
   engines: () => { name: string; pipelines: string[] }[];
+  /**
+   * Origins of the documentation site: they may post page views to the analytics collector
+   * (which needs no API key: the browser has none). Without origins the collector is not served.
+   */
+  docsOrigins?: readonly string[];
   /** Request lines log at info level; npm start logs warnings and errors only. */
   logger?: FastifyServerOptions['logger'];
 }
@@ -83,6 +89,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   };
   registerServiceInfoRoutes(app, { health, openApi: () => buildOpenApi({ serverUrl: publicUrl }) });
   registerFileRoutes(app, store);
+  if (options.docsOrigins?.length) {
+    await app.register(analyticsRoutes, { pool, allowedOrigins: options.docsOrigins });
+  }
 
   // Authenticated routes live in their own scope, so the key hook never runs for the public ones.
   const statusReader = new TaskStatusReader(pool);
