@@ -1,18 +1,7 @@
-/** The spec's plans (section 5). EP plans are the enterprise ones: they can route to servers. */
-export const PLANS = [
-  'FREE',
-  'TRIAL',
-  'BASIC',
-  'STANDARD',
-  'SUPERCHARGE',
-  'EPTRIAL',
-  'EPBASIC',
-  'EPSTANDARD',
-  'EPPREMIUM',
-  'WEEKLY',
-  'MONTHLY',
-  'UNLIMITED',
-] as const;
+import { PLANS } from '@imagegen/contract';
+
+/** The spec's plans (section 5), as the contract lists them. EP plans are the enterprise ones. */
+export { PLANS };
 
 export type Plan = (typeof PLANS)[number];
 
