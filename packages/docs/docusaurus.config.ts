@@ -76,6 +76,33 @@ function darkUnlessSystemPrefersLight(): Plugin {
   };
 }
 
+/**
+ * The theme's /search page creates `liteClient(appId, apiKey)` from `algoliasearch/lite`, which
+ * queries algolia.net. For that page's imports only, this swaps in a client of our own search
+ * service (src/theme/SearchPage/lite-client.ts).
+ */
+function searchPageUsesOurSearchService(): Plugin {
+  return {
+    name: 'imagegen-search-page-client',
+    configureWebpack(_config, _isServer, utils) {
+      const bundler = utils.currentBundler.instance as unknown as {
+        NormalModuleReplacementPlugin: new (
+          pattern: RegExp,
+          replace: (resource: { request: string; context: string }) => void,
+        ) => unknown;
+      };
+      const client = path.resolve(__dirname, 'src/theme/SearchPage/lite-client.ts');
+      return {
+        plugins: [
+          new bundler.NormalModuleReplacementPlugin(/^algoliasearch\/lite$/, (resource) => {
+            if (/theme-search-algolia/.test(resource.context)) resource.request = client;
+          }) as never,
+        ],
+      };
+    },
+  };
+}
+
 const config: Config = {
   title: 'imagegen',
   tagline: 'Image generation API for developers: every generation an asynchronous task.',
@@ -126,7 +153,12 @@ const config: Config = {
       } satisfies Preset.Options,
     ],
   ],
-  plugins: [retryableNavigation, schemaStylesStayOnSchemaPage, darkUnlessSystemPrefersLight],
+  plugins: [
+    retryableNavigation,
+    schemaStylesStayOnSchemaPage,
+    darkUnlessSystemPrefersLight,
+    searchPageUsesOurSearchService,
+  ],
   themeConfig: {
     image: 'img/social-card.png',
     metadata: [{ name: 'twitter:card', content: 'summary_large_image' }],
@@ -196,6 +228,10 @@ const config: Config = {
       indexName: process.env.SEARCH_INDEX ?? 'docs',
       contextualSearch: true,
       searchPagePath: 'search',
+      // Our search service (packages/server/src/search): 'self' is the docs host's own origin.
+      hosts: (process.env.SEARCH_HOSTS ?? 'self').split(',').map((host) => host.trim()),
+      insights: true,
+      missingResultsUrl: links.supportPortal,
     },
     prism: {
       // Visual Studio's themes keep every token at WCAG AA contrast; github's and dracula's do not.

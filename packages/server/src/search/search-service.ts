@@ -130,6 +130,8 @@ export function createSearchService(options: SearchServiceOptions): SearchServic
         (body) => send(res, 200, body),
         (error: unknown) => {
           req.resume();
+          // The client went away mid-body: nobody to answer.
+          if (req.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') return;
           const status =
             error instanceof HttpError ||
             error instanceof SearchRequestError ||

@@ -1,0 +1,107 @@
+import { existsSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { type DocsHost, startDocsHost } from '../../packages/server/src/docs-host/docs-host.ts';
+import { loadSearchIndexFile } from '../../packages/server/src/search/index.ts';
+import { indexBuiltSite } from '../../packages/server/src/search/indexer.ts';
+import { createInsightsStore } from '../../packages/server/src/search/insights.ts';
+import type { DocSearchRecord } from '../../packages/server/src/search/records.ts';
+import { createSearchService, type SearchService } from '../../packages/server/src/search/search-service.ts';
+import { createTestDatabase, type TestDatabase } from '../../packages/server/test/test-database.ts';
+import { DESKTOP } from '../support/chromium.ts';
+import { BUILD_DIR } from '../support/docs-site.ts';
+
+/** The built site under test: packages/docs/build, or IMAGEGEN_DOCS_BUILD_DIR. */
+export const SITE_DIR = process.env.IMAGEGEN_DOCS_BUILD_DIR ?? BUILD_DIR;
+
+/** How the search paths answer: normally, 500, a dropped connection (service gone), or late. */
+export type Fault = 'none' | 'error-500' | 'down' | { delayMs: number };
+
+export interface SearchSite {
+  docs: DocsHost;
+  service: SearchService;
+  db: TestDatabase;
+  records: DocSearchRecord[];
+  fault: Fault;
+  /** Search requests the host received (method and path), in order. */
+  searchRequests: string[];
+  newContext(browser: Browser, options?: BrowserContextOptions): Promise<BrowserContext>;
+  close(): Promise<void>;
+}
+
+async function recordsOf(dir: string): Promise<DocSearchRecord[]> {
+  const file = path.join(dir, 'search-index.json');
+  if (existsSync(file)) return (await loadSearchIndexFile(file)).records;
+  return (await indexBuiltSite({ buildDir: dir })).records;
+}
+
+/**
+ * The built docs on the product's docs host with the search service mounted on the same port,
+ * as `npm start` serves them, insights stored in a fresh PostgreSQL database. Every browser
+ * request that leaves loopback is recorded in `outside` by the context, and aborted.
+ */
+export async function startSearchSite(): Promise<SearchSite & { outside: string[] }> {
+  const records = await recordsOf(SITE_DIR);
+  const db = await createTestDatabase();
+  const service = createSearchService({
+    records,
+    appId: 'imagegen',
+    apiKey: 'search-only-key',
+    indexName: 'docs',
+    insights: createInsightsStore(db.pool),
+  });
+  const outside: string[] = [];
+  const site = {
+    fault: 'none' as Fault,
+    searchRequests: [] as string[],
+  };
+  const handler = (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
+    if (!(req.url ?? '').startsWith('/1/')) return false;
+    site.searchRequests.push(`${req.method} ${req.url?.split('?')[0]}`);
+    const fault = site.fault;
+    if (fault === 'down') {
+      req.socket.destroy();
+      return true;
+    }
+    if (fault === 'error-500') {
+      res.writeHead(500, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
+      res.end('{"message":"Internal error","status":500}');
+      return true;
+    }
+    if (typeof fault === 'object') {
+      return new Promise((resolve) => setTimeout(() => resolve(service.handle(req, res)), fault.delayMs));
+    }
+    return service.handle(req, res);
+  };
+  const docs = await startDocsHost({ port: 0, buildDir: SITE_DIR, handlers: [handler] });
+  return Object.assign(site, {
+    docs,
+    service,
+    db,
+    records,
+    outside,
+    async newContext(browser: Browser, options: BrowserContextOptions = {}) {
+      const context = await browser.newContext({ ...DESKTOP, ...options });
+      await context.route(
+        (url) => url.hostname !== '127.0.0.1' && url.hostname !== 'localhost',
+        async (route) => {
+          outside.push(route.request().url());
+          await route.abort();
+        },
+      );
+      return context;
+    },
+    async close() {
+      await docs.close();
+      await db.drop();
+    },
+  });
+}
+
+/** Opens the modal from a docs page with Ctrl+K and types a query; waits for the hits or a screen. */
+export async function searchFor(page: Page, query: string): Promise<void> {
+  if (!(await page.locator('.DocSearch-Modal').isVisible())) await page.keyboard.press('Control+k');
+  const input = page.locator('.DocSearch-Input');
+  await input.fill(query);
+}
