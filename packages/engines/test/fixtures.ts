@@ -54,17 +54,7 @@ export async function productScene(w = 512, h = 512): Promise<{ scene: Buffer; m
     <rect width="${w}" height="${h}" fill="url(#bg)"/>
     ${SUBJECT(w, h, 'url(#obj)')}
   </svg>`;
-  const noise = await sharp({
-    create: {
-      width: w,
-      height: h,
-      channels: 3,
-      background: '#000',
-      noise: { type: 'gaussian', mean: 0, sigma: 6 },
-    },
-  })
-    .png()
-    .toBuffer();
+  const noise = await seededNoise(w, h, 6);
   const scene = await sharp(Buffer.from(svg))
     .composite([{ input: noise, blend: 'add' }])
     .removeAlpha()
@@ -90,17 +80,7 @@ export async function landscape(w = 640, h = 400): Promise<Buffer> {
     <path d="M0 ${h * 0.6} Q ${w * 0.25} ${h * 0.35} ${w * 0.5} ${h * 0.6} T ${w} ${h * 0.55} V ${h} H 0 Z" fill="#3f7d3a"/>
     <rect y="${h * 0.78}" width="${w}" height="${h * 0.22}" fill="#2f6fa0"/>
   </svg>`;
-  const noise = await sharp({
-    create: {
-      width: w,
-      height: h,
-      channels: 3,
-      background: '#000',
-      noise: { type: 'gaussian', mean: 0, sigma: 5 },
-    },
-  })
-    .png()
-    .toBuffer();
+  const noise = await seededNoise(w, h, 5);
   return sharp(Buffer.from(svg))
     .composite([{ input: noise, blend: 'add' }])
     .removeAlpha()
@@ -151,4 +131,21 @@ export async function psnr(a: Buffer, b: Buffer): Promise<number> {
   let sum = 0;
   for (let i = 0; i < x.length; i++) sum += (x[i]! - y[i]!) ** 2;
   return 10 * Math.log10((255 * 255) / (sum / x.length));
+}
+
+/** Zero-mean noise as a PNG to add onto a drawing: seeded, so every run draws the same image. */
+async function seededNoise(w: number, h: number, amplitude: number): Promise<Buffer> {
+  let state = 0x9e3779b9;
+  const random = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  // Added with blend 'add' onto the drawing, so the noise is one-sided: 0 .. 2 x amplitude.
+  const data = Buffer.alloc(w * h * 3);
+  for (let i = 0; i < data.length; i++) data[i] = Math.round(random() * 2 * amplitude);
+  return sharp(data, { raw: { width: w, height: h, channels: 3 } })
+    .png()
+    .toBuffer();
 }
