@@ -98,7 +98,6 @@ describe('/schema', () => {
     expect(await page.title()).toContain('imagegen');
     expect(await page.title()).not.toMatch(/scalar/i);
     // innerText: what is shown, without the text of Scalar's <style> elements.
-    // biome-ignore lint/performance/useDomNodeTextContent: textContent would include stylesheet text
     const text = await page.locator('main.imagegen-schema').innerText();
     expect(text).toContain('imagegen API');
     expect(text).not.toMatch(/Powered by Scalar|Open API Client|Ask AI/i);
