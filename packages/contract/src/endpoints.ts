@@ -1,5 +1,12 @@
 import Type, { type TSchema } from 'typebox';
 import type { Endpoint, EndpointKind, StatusOperation } from './endpoint.ts';
+import {
+  BGREMOVER_CPU_NOTE,
+  faceCheckNote,
+  IMAGE2PROMPT_CPU_NOTE,
+  superresolutionCpuNote,
+  UPSCALER_CPU_NOTE,
+} from './engine-notes.ts';
 import { EXAMPLES } from './examples.ts';
 import { imageFieldsOf } from './image-fields.ts';
 import { SD35Prompt, StableCascadePrompt, StylePrompt } from './schemas/base-models.ts';
@@ -275,7 +282,7 @@ const generations: Endpoint[] = [
     path: '/faceswap/v1',
     tag: 'Face control',
     summary: 'Face swap',
-    description: 'Swaps the face of `input_face` into `input_image`. One output, so `base64` is offered.',
+    description: `Swaps the face of \`input_face\` into \`input_image\`. One output, so \`base64\` is offered. ${faceCheckNote('/faceswap/v1')}`,
     request: FaceSwapPrompt,
   }),
   task({
@@ -283,7 +290,8 @@ const generations: Endpoint[] = [
     tag: 'Face control',
     summary: 'Instant model',
     description:
-      'Portraits of the person in `input_face` without training; 9 steps and guidance 1 by default.',
+      'Portraits of the person in `input_face` without training; 9 steps and guidance 1 by default. ' +
+      faceCheckNote('/instamodel/v1'),
     request: InstamodelPrompt,
   }),
   task({
@@ -292,7 +300,7 @@ const generations: Endpoint[] = [
     summary: 'Face lock (SD1.5)',
     description:
       'Keeps the identity of `input_face` in new images. v1 and v2 share `FaceLockPrompt` (the spec ' +
-      'gives one schema); v1 runs SD1.5-family models.',
+      `gives one schema); v1 runs SD1.5-family models. ${faceCheckNote('/facelock/v1')}`,
     request: FaceLockPrompt,
   }),
   task({
@@ -301,14 +309,14 @@ const generations: Endpoint[] = [
     summary: 'Face lock (SDXL)',
     description:
       'Keeps the identity of `input_face` in new images. Shares `FaceLockPrompt` with v1; v2 runs ' +
-      'SDXL-family models.',
+      `SDXL-family models. ${faceCheckNote('/facelock/v2')}`,
     request: FaceLockPrompt,
   }),
   task({
     path: '/photomaker/v1',
     tag: 'Face control',
     summary: 'Photomaker',
-    description: 'Stylised images of the person in `init_images`; fewer than 20 steps.',
+    description: `Stylised images of the person in \`init_images\`; fewer than 20 steps. ${faceCheckNote('/photomaker/v1')}`,
     request: PhotomakerPrompt,
   }),
   task({
@@ -347,7 +355,8 @@ const generations: Endpoint[] = [
     tag: 'Utilities',
     summary: 'Superresolution',
     description:
-      'Upscales `init_image` by `scale_factor` with an ESRGAN model. One output: `base64` offered.',
+      'Upscales `init_image` by `scale_factor` with an ESRGAN model. One output: `base64` offered. ' +
+      superresolutionCpuNote(),
     request: SuperresolutionPrompt,
   }),
   task({
@@ -355,14 +364,15 @@ const generations: Endpoint[] = [
     tag: 'Utilities',
     summary: 'Creative upscaler',
     description:
-      'Upscales `input_image` guided by a prompt: `deblur` keeps it, `variation` reinvents detail.',
+      'Upscales `input_image` guided by a prompt: `deblur` keeps it, `variation` reinvents detail. ' +
+      UPSCALER_CPU_NOTE,
     request: UpscalerPrompt,
   }),
   task({
     path: '/image2prompt/v1',
     tag: 'Utilities',
     summary: 'Image to prompt',
-    description: 'Describes `input_image` as a prompt; the success shape carries it in `prompt`.',
+    description: `Describes \`input_image\` as a prompt; the success shape carries it in \`prompt\`. ${IMAGE2PROMPT_CPU_NOTE}`,
     request: Image2PromptRequest,
     success: Image2PromptSuccessResponse,
   }),
@@ -370,7 +380,7 @@ const generations: Endpoint[] = [
     path: '/bgremover/v1',
     tag: 'Utilities',
     summary: 'Remove background',
-    description: 'Cuts the subject of `init_image` out onto transparency. One output: `base64` offered.',
+    description: `Cuts the subject of \`init_image\` out onto transparency. One output: \`base64\` offered. ${BGREMOVER_CPU_NOTE}`,
     request: BgRemoverPrompt,
   }),
   task({

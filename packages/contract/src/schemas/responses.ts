@@ -46,7 +46,10 @@ export const Image2PromptSuccessResponse = Type.Object(
   {
     status: Type.Literal('SUCCESS', { default: 'SUCCESS' }),
     download_urls: Nullable(Type.Array(Type.String())),
-    prompt: Type.String({ description: 'The prompt that describes the image.' }),
+    prompt: Type.String({
+      description:
+        'The prompt that describes the image. From the cpu engine: comma-separated tags, not a caption.',
+    }),
   },
   { title: 'Image2PromptSuccessResponse' },
 );

@@ -1,4 +1,5 @@
 import Type, { type TSchema } from 'typebox';
+import { SAFETY_CHECKER_DESCRIPTION } from '../engine-notes.ts';
 import {
   Bool,
   CommonFields,
@@ -66,7 +67,7 @@ function diffusionFields(family: Family, o: DiffusionOptions) {
     lora_models: opt(maybeNull(List(Type.String()))),
     lora_weights: opt(maybeNull(List(Num({ gt: -10, le: 10 })))),
     embeddings: opt(maybeNull(List(Type.String()))),
-    safety_checker: opt(Bool(false)),
+    safety_checker: opt(Bool(false, SAFETY_CHECKER_DESCRIPTION)),
     ...(family === 'sd'
       ? { upscale: opt(Type.String({ description: "Upscale factor such as '2x'." })) }
       : {}),

@@ -81,11 +81,20 @@ export const LogoPrompt = Type.Object(
 export const BgRemoverPrompt = Type.Object(
   {
     init_image: ImageUrl,
-    only_mask: opt(Bool(false, 'Answer the mask only.')),
-    mask_background: opt(Bool(false)),
-    post_process_mask: opt(Bool(false)),
-    alpha_matting: opt(Bool(false)),
-    face_mask: opt(Bool(false)),
+    only_mask: opt(Bool(false, 'Answer the mask only, as a grayscale PNG (white = subject).')),
+    mask_background: opt(
+      Bool(
+        false,
+        'Invert the mask: keep the background and remove the subject (with `only_mask`: the inverted mask).',
+      ),
+    ),
+    post_process_mask: opt(
+      Bool(false, 'Clean the mask into a binary one: threshold, 3 px median, blur, threshold again.'),
+    ),
+    alpha_matting: opt(
+      Bool(false, 'Refine the edges (hair, fur) against the image with a guided filter in a trimap band.'),
+    ),
+    face_mask: opt(Bool(false, 'Keep every face that face detection finds wholly in the subject.')),
     ...Base64Field,
     ...CommonFields,
   },
@@ -112,12 +121,19 @@ export const Image2PromptRequest = Type.Object(
 export const SuperresolutionPrompt = Type.Object(
   {
     model_name: Type.Union([Enum(SUPERRESOLUTION_MODELS), ModelHash], {
-      description: 'A named upscaler, or the hash of an uploaded one.',
+      description:
+        'A named upscaler, or the hash of an uploaded one. The cpu engine runs each name on the shipped ' +
+        'ESRGAN weights the operation description lists; a hash fails the task there.',
     }),
     init_image: ImageUrl,
-    scale_factor: Num({ gt: 0, le: 4 }),
-    tile: Int({ ge: 128, le: 256 }),
-    face_enhance: opt(Bool(false)),
+    scale_factor: Num({ gt: 0, le: 4, description: 'Output size over input size, exactly.' }),
+    tile: Int({ ge: 128, le: 256, description: 'Patch size in pixels: smaller patches use less memory.' }),
+    face_enhance: opt(
+      Bool(
+        false,
+        'Restore faces with a face-restoration model. The cpu engine has none: `true` fails the task.',
+      ),
+    ),
     ...Base64Field,
     ...CommonFields,
   },
@@ -128,7 +144,14 @@ export const UpscalerPrompt = Type.Object(
   {
     input_image: ImageUrl,
     prompt: Type.String(),
-    type: opt(Enum(UPSCALER_TYPES, { default: 'deblur' })),
+    type: opt(
+      Enum(UPSCALER_TYPES, {
+        default: 'deblur',
+        description:
+          '`deblur` restores and enlarges faithfully; `variation` re-imagines detail with a diffusion ' +
+          'model and fails the task on the cpu engine.',
+      }),
+    ),
     ...Base64Field,
     ...CommonFields,
   },

@@ -1,44 +1,20 @@
 /**
- * Which shipped ESRGAN weights answer each upscaling request. The cpu engine cannot run
- * Real-ESRGAN itself (no npm package ships it), so every spec model name maps to the nearest
- * UpscalerJS ESRGAN model that does ship: quoted by the docs and the OpenAPI descriptions.
+ * Which shipped ESRGAN weights answer each upscaling request. The table itself lives in the
+ * contract (engine-notes.ts), so the OpenAPI descriptions and the docs quote the very data the
+ * cpu engine runs on; this file adds what only the engine needs.
  */
+import {
+  SUPERRESOLUTION_MODEL_MAP as CONTRACT_MODEL_MAP,
+  type EsrganChoice,
+  type EsrganScale,
+} from '@imagegen/contract/engine-notes';
 
-export type EsrganSize = 'slim' | 'medium' | 'thick';
-export type EsrganScale = 2 | 3 | 4;
+export type { EsrganChoice, EsrganScale, EsrganSize } from '@imagegen/contract/engine-notes';
+export { UPSCALER_DEBLUR } from '@imagegen/contract/engine-notes';
 
-export interface EsrganChoice {
-  /** The npm package that carries the weights. */
-  readonly package: `@upscalerjs/esrgan-${EsrganSize}`;
-  readonly size: EsrganSize;
-  /** Why this is the nearest shipped model, in one line for the docs. */
-  readonly why: string;
-}
-
-/** The spec's superresolution `model_name` values and the shipped model each runs on. */
-export const SUPERRESOLUTION_MODEL_MAP: Readonly<Record<string, EsrganChoice>> = {
-  RealESRGAN_x4plus: {
-    package: '@upscalerjs/esrgan-medium',
-    size: 'medium',
-    why: 'general-purpose x4 RRDB model; the medium ESRGAN is the closest quality that runs on a CPU in seconds',
-  },
-  RealESRGAN_x2plus: {
-    package: '@upscalerjs/esrgan-medium',
-    size: 'medium',
-    why: 'the x2 general model; the medium ESRGAN ships native x2 weights',
-  },
-  'realesr-general-x4v3': {
-    package: '@upscalerjs/esrgan-slim',
-    size: 'slim',
-    why: 'the small, fast general model; the slim ESRGAN is its lightweight counterpart',
-  },
-};
-
-/** `/upscaler/v1` with `type: deblur`: restore and enlarge x2 on the medium model. */
-export const UPSCALER_DEBLUR: { readonly size: EsrganSize; readonly scale: EsrganScale } = {
-  size: 'medium',
-  scale: 2,
-};
+/** Keyed by any string, so a request's `model_name` (a hash, too) can be looked up directly. */
+export const SUPERRESOLUTION_MODEL_MAP: Readonly<Record<string, EsrganChoice | undefined>> =
+  CONTRACT_MODEL_MAP;
 
 /**
  * The native model scale to run for a requested factor: the smallest shipped scale at or above
