@@ -1,5 +1,10 @@
+import { readFile } from 'node:fs/promises';
 import { buildOpenApi } from '@imagegen/contract';
-import { FACE_CHECKED_FIELDS, NSFW_UNSAFE_RULE } from '@imagegen/contract/engine-notes';
+import {
+  FACE_CHECKED_FIELDS,
+  NSFW_UNSAFE_RULE,
+  SUPERRESOLUTION_MODEL_MAP,
+} from '@imagegen/contract/engine-notes';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuEngine, FACE_FIELDS, facePreflight, UNSAFE_RULE } from '../src/cpu/index.ts';
@@ -77,5 +82,23 @@ describe('the OpenAPI descriptions against the cpu engine', () => {
   it('checks for faces in exactly the fields the face pipelines’ descriptions name', () => {
     expect(FACE_FIELDS).toEqual(FACE_CHECKED_FIELDS);
     expect([...facePreflight.pipelines].sort()).toEqual(Object.keys(FACE_CHECKED_FIELDS).sort());
+  });
+});
+
+describe('the docs pages against the cpu engine', () => {
+  const page = (name: string) => readFile(new URL(`../../docs/docs/${name}.mdx`, import.meta.url), 'utf8');
+
+  it('name the same ESRGAN package for every superresolution model_name', async () => {
+    const text = await page('Specialized Models/Superresolution');
+    for (const [name, choice] of Object.entries(SUPERRESOLUTION_MODEL_MAP)) {
+      const line = text.split('\n').find((l) => l.startsWith(`- \`${name}\``));
+      expect(line, name).toContain(`\`${choice.package}\``);
+    }
+  });
+
+  it('state the unsafe rule the safety checker applies', async () => {
+    const text = await page('Parameters/NSFW-check');
+    expect(text).toContain(`Porn + Hentai is at least ${UNSAFE_RULE.explicit}`);
+    expect(text).toContain(`Sexy on its own is at least ${UNSAFE_RULE.sexy}`);
   });
 });
