@@ -273,13 +273,20 @@ class QueueWorker {
       images: await this.fetchImages(task, signal),
       seed,
     };
+    // A check the caller asked for is never skipped in silence: without a checker on this worker
+    // the task fails before any compute is spent.
+    if (task.input.safety_checker === true && !this.o.safety) {
+      throw new FinalError(
+        'safety_checker: this worker has no safety checker (enable the cpu engine in IMAGEGEN_ENGINES)',
+      );
+    }
     for (const preflight of this.o.preflights ?? []) {
       if (preflight.pipelines.includes(task.endpoint)) await preflight.check(job, signal);
     }
     signal.throwIfAborted();
     const output = await engine.run(job, { signal, progress });
     signal.throwIfAborted();
-    if (task.input.safety_checker === true && this.o.safety) await this.checkSafety(output, signal);
+    if (task.input.safety_checker === true) await this.checkSafety(output, signal);
     const outputKeys = await this.storeOutputs(task, output);
     const started = task.startedAt?.getTime() ?? Date.now();
     const result: TaskResult = {

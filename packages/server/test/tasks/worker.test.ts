@@ -302,6 +302,20 @@ describe('the worker', () => {
     expect(checked.sort()).toEqual([65, 66]);
   });
 
+  it('fails a task that asks for the safety check on a worker without a checker, before the engine runs', async () => {
+    const engine = fakeEngine('fake', ['/sdxl/image2image/v1']);
+    run([engine], { imageFields: () => [] });
+    const asked = await submit('/sdxl/image2image/v1', { prompt: 'x', safety_checker: true });
+    const notAsked = await submit('/sdxl/image2image/v1', { prompt: 'x', safety_checker: false });
+    const failed = await settled(asked.id);
+    expect([failed.attempts, failed.error]).toEqual([
+      1,
+      'safety_checker: this worker has no safety checker (enable the cpu engine in IMAGEGEN_ENGINES)',
+    ]);
+    expect((await settled(notAsked.id)).state).toBe('succeeded');
+    expect(engine.jobs).toHaveLength(1);
+  });
+
   it('reclaims the task of a worker that stopped renewing its lease, and fences the stale worker out', async () => {
     const { id } = await submit('/generate/v1', { prompt: 'fox' });
     // A worker that claims and then goes silent, as a killed process would.
