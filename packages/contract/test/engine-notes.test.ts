@@ -5,7 +5,8 @@ import {
   SUPERRESOLUTION_MODEL_MAP,
   UPSCALER_DEBLUR,
 } from '../src/engine-notes.ts';
-import { buildOpenApi, SUPERRESOLUTION_MODELS } from '../src/index.ts';
+import { buildOpenApi, endpoints, SUPERRESOLUTION_MODELS } from '../src/index.ts';
+import { IMAGE_PRODUCING_PATHS } from './spec-tables.ts';
 
 type Schema = { properties?: Record<string, { description?: string }> };
 
@@ -88,18 +89,10 @@ describe('the cpu engine notes in the OpenAPI document', () => {
       .filter(([, schema]) => schema.properties?.safety_checker)
       .map(([name]) => name)
       .sort();
-    // The NSFW-check docs page names these pipelines.
-    expect(withField).toEqual([
-      'ControlnetPromptSD',
-      'ControlnetPromptSDXL',
-      'Image2ImagePromptSD',
-      'Image2ImagePromptSDXL',
-      'InpaintingPromptSD',
-      'InpaintingPromptSDXL',
-      'SDXLGenPrompt',
-      'Text2ImagePromptSD',
-      'Text2ImagePromptSDXL',
-    ]);
+    const imageSchemas = endpoints
+      .filter((e) => IMAGE_PRODUCING_PATHS.includes(e.path) && e.requestName)
+      .map((e) => e.requestName);
+    expect(withField).toEqual([...new Set(imageSchemas)].sort());
     for (const name of withField) {
       const text = doc.components.schemas[name]?.properties?.safety_checker?.description ?? '';
       expect(text, name).toContain(

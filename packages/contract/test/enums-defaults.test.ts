@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { UserSubscription } from '../src/index.ts';
+import { compileRequestValidator, endpoints, UserSubscription } from '../src/index.ts';
 import { appliesTo, requestSchemas, without } from './request-schemas.ts';
-import { DEFAULTS, ENUMS, PLANS } from './spec-tables.ts';
+import { DEFAULTS, ENUMS, IMAGE_PRODUCING_PATHS, NON_IMAGE_PATHS, PLANS } from './spec-tables.ts';
 
 const enumCases = requestSchemas.flatMap((request) =>
   ENUMS.filter((row) => request.schema.properties[row.field] && appliesTo(row, request.name)).map((row) => ({
@@ -91,5 +91,36 @@ describe('spec section 9 defaults', () => {
       if (!scheduler) continue;
       expect(scheduler.description, request.name).toMatch(/two readings/);
     }
+  });
+});
+
+describe('safety_checker on every image-producing endpoint', () => {
+  const endpointAt = (path: string) => {
+    const found = endpoints.find((e) => e.path === path && e.method === 'POST');
+    if (!found) throw new Error(`no POST ${path}`);
+    return found;
+  };
+
+  it('classes every POST endpoint with a request body as image-producing or not', () => {
+    const withBody = endpoints.filter((e) => e.method === 'POST' && (e.request || e.multipart));
+    expect(withBody.map((e) => e.path).sort()).toEqual([...IMAGE_PRODUCING_PATHS, ...NON_IMAGE_PATHS].sort());
+  });
+
+  it.each(IMAGE_PRODUCING_PATHS)('%s defaults safety_checker to false and keeps true', (path) => {
+    const endpoint = endpointAt(path);
+    const validate = compileRequestValidator(endpoint);
+    const example = without(endpoint.example as Record<string, unknown>, 'safety_checker');
+    const filled = validate(structuredClone(example));
+    expect(filled.ok).toBe(true);
+    if (filled.ok) expect(filled.value.safety_checker).toBe(false);
+    const asked = validate({ ...structuredClone(example), safety_checker: true });
+    expect(asked.ok).toBe(true);
+    if (asked.ok) expect(asked.value.safety_checker).toBe(true);
+  });
+
+  it.each(NON_IMAGE_PATHS)('%s has no safety_checker field', (path) => {
+    const endpoint = endpointAt(path);
+    const schema = (endpoint.request ?? endpoint.multipart) as { properties: Record<string, unknown> };
+    expect(schema.properties).not.toHaveProperty('safety_checker');
   });
 });

@@ -239,3 +239,49 @@ export const SPEC_PATHS = [
   '/load_model/v1',
   '/train_model/v1',
 ];
+
+/**
+ * Issue 6: "`safety_checker: true` on any pipeline". Every task path whose output is images
+ * (section 7 plus the designed paths), so each must accept the field and default it to false.
+ */
+export const IMAGE_PRODUCING_PATHS = [
+  '/sd/text2image/v1',
+  '/sd/image2image/v1',
+  '/sd/inpainting/v1',
+  '/sd/controlnet/v1',
+  '/sdxl/text2image/v1',
+  '/sdxl/image2image/v1',
+  '/sdxl/inpainting/v1',
+  '/sdxl/controlnet/v1',
+  '/generate/v1',
+  '/generate/v2',
+  '/generate/v3',
+  '/sd3/v1',
+  '/sd3_5/v1',
+  '/faceswap/v1',
+  '/instamodel/v1',
+  '/facelock/v1',
+  '/facelock/v2',
+  '/photomaker/v1',
+  '/fashion_lower/v1',
+  '/fashion_upper/v1',
+  '/fashion_dress/v1',
+  '/modelswitch/v1',
+  '/superresolution/v1',
+  '/upscaler/v1',
+  '/bgremover/v1',
+  '/bgchanger/v1',
+  '/relight/v1',
+  '/outpainting/v1',
+  '/logo/v1',
+  '/inpaint_anything/v1',
+];
+
+/** Task paths whose output is not an image: text, a model, uploaded links. */
+export const NON_IMAGE_PATHS = [
+  '/image2prompt/v1',
+  '/load_model/v1',
+  '/sync_model/v1',
+  '/train_model/v1',
+  '/upload_images/v1',
+];

@@ -1,5 +1,15 @@
 import Type from 'typebox';
-import { Bool, CommonFields, HEX_COLOUR_PATTERN, ImageUrl, Int, List, Nullable, Num } from './common.ts';
+import {
+  Bool,
+  CommonFields,
+  HEX_COLOUR_PATTERN,
+  ImageUrl,
+  Int,
+  List,
+  Nullable,
+  Num,
+  SafetyCheckerField,
+} from './common.ts';
 
 /** Optimised base models: SD3/3.5, Stable Cascade, Flux (spec sections 3, 5, 9). */
 
@@ -16,6 +26,7 @@ function fewSamples(title: string, guidance: { gt?: number; ge?: number }, descr
       guidance_scale: Num({ ...guidance, le: 20 }),
       height: opt(Int({ gt: 0, le: 1536, default: 1024 })),
       width: opt(Int({ gt: 0, le: 1536, default: 1024 })),
+      ...SafetyCheckerField,
       ...CommonFields,
     },
     { title, description },
@@ -52,6 +63,7 @@ export const StylePrompt = Type.Object(
     strength: opt(Num({ gt: 0, le: 1, default: 0.8 })),
     height: opt(Int({ gt: 0, le: 1440, default: 1024 })),
     width: opt(Int({ gt: 0, le: 1440, default: 1024 })),
+    ...SafetyCheckerField,
     ...CommonFields,
   },
   { title: 'StylePrompt', description: 'Flux text and image generation with optional style and palette.' },

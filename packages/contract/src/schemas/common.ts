@@ -1,4 +1,5 @@
 import Type, { type TSchema } from 'typebox';
+import { SAFETY_CHECKER_DESCRIPTION } from '../engine-notes.ts';
 
 /**
  * Building blocks every request schema shares. Bounds are written the way spec section 5 words
@@ -170,6 +171,14 @@ export const CommonFields = {
     Bool(false, 'Return output links at once; they resolve once the task succeeds.'),
   ),
   seed: Type.Optional(Int({ default: -1, description: 'Random seed; -1 picks one.' })),
+};
+
+/**
+ * On every request whose endpoint produces images (not image2prompt, model loading, training,
+ * uploads or records): the worker classifies the outputs when it is true.
+ */
+export const SafetyCheckerField = {
+  safety_checker: Type.Optional(Bool(false, SAFETY_CHECKER_DESCRIPTION)),
 };
 
 export const Base64Field = {

@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { CommonFields, ImageUrl, Int, Num } from './common.ts';
+import { CommonFields, ImageUrl, Int, Num, SafetyCheckerField } from './common.ts';
 
 /** Fashion: model switch and the three virtual try-on prompts. */
 
@@ -10,6 +10,7 @@ export const ModelswitchPrompt = Type.Object(
     input_image: ImageUrl,
     prompt: Type.String({ description: 'Describes the new model wearing the same clothes.' }),
     input_face: opt(ImageUrl),
+    ...SafetyCheckerField,
     ...CommonFields,
   },
   { title: 'ModelswitchPrompt' },
@@ -23,6 +24,7 @@ function tryOn(title: string, garment: string) {
       num_inference_steps: Int({ gt: 0, lt: 41 }),
       guidance_scale: Num({ gt: 0, le: 20 }),
       samples: Int({ gt: 0, le: 4 }),
+      ...SafetyCheckerField,
       ...CommonFields,
     },
     { title, description: `Virtual try-on of ${garment}: dresses model_image in cloth_image.` },

@@ -1,5 +1,4 @@
 import Type, { type TSchema } from 'typebox';
-import { SAFETY_CHECKER_DESCRIPTION } from '../engine-notes.ts';
 import {
   Bool,
   CommonFields,
@@ -11,6 +10,7 @@ import {
   ModelHash,
   Nullable,
   Num,
+  SafetyCheckerField,
   Scheduler,
 } from './common.ts';
 
@@ -67,7 +67,7 @@ function diffusionFields(family: Family, o: DiffusionOptions) {
     lora_models: opt(maybeNull(List(Type.String()))),
     lora_weights: opt(maybeNull(List(Num({ gt: -10, le: 10 })))),
     embeddings: opt(maybeNull(List(Type.String()))),
-    safety_checker: opt(Bool(false, SAFETY_CHECKER_DESCRIPTION)),
+    ...SafetyCheckerField,
     ...(family === 'sd'
       ? { upscale: opt(Type.String({ description: "Upscale factor such as '2x'." })) }
       : {}),

@@ -1,5 +1,16 @@
 import Type from 'typebox';
-import { Base64Field, Bool, CommonFields, Enum, ImageUrl, Int, List, ModelHash, Num } from './common.ts';
+import {
+  Base64Field,
+  Bool,
+  CommonFields,
+  Enum,
+  ImageUrl,
+  Int,
+  List,
+  ModelHash,
+  Num,
+  SafetyCheckerField,
+} from './common.ts';
 
 /** Editing and utility pipelines: outpainting, relight, logo, background, prompts, upscaling. */
 
@@ -21,6 +32,7 @@ export const InpaintAnythingPrompt = Type.Object(
     prompt: Type.String(),
     operation: opt(Enum(INPAINT_OPERATIONS, { default: 'fill' })),
     input_coords: opt(List(Type.Integer(), { description: 'Point(s) on the object, as x, y pairs.' })),
+    ...SafetyCheckerField,
     ...CommonFields,
   },
   { title: 'InpaintAnythingPrompt' },
@@ -47,6 +59,7 @@ export const OutpaintingPrompt = Type.Object(
     stretch_area: opt(Type.Number()),
     stretch_scale: opt(Type.Number()),
     resolution: opt(Int({ gt: 0, le: 1024, default: 1024 })),
+    ...SafetyCheckerField,
     ...CommonFields,
   },
   { title: 'OutpaintingPrompt' },
@@ -61,6 +74,7 @@ export const RelightPrompt = Type.Object(
     light: opt(Enum(LIGHT_SOURCES, { default: 'left', description: 'Where the light comes from.' })),
     height: opt(Int({ gt: 0, le: 1536, default: 1024 })),
     width: opt(Int({ gt: 0, le: 1536, default: 1024 })),
+    ...SafetyCheckerField,
     ...CommonFields,
   },
   { title: 'RelightPrompt' },
@@ -73,6 +87,7 @@ export const LogoPrompt = Type.Object(
     logo_prompt: opt(Type.String()),
     height: opt(Int({ gt: 0, le: 1536, default: 1024 })),
     width: opt(Int({ gt: 0, le: 1536, default: 1024 })),
+    ...SafetyCheckerField,
     ...CommonFields,
   },
   { title: 'LogoPrompt' },
@@ -96,6 +111,7 @@ export const BgRemoverPrompt = Type.Object(
     ),
     face_mask: opt(Bool(false, 'Keep every face that face detection finds wholly in the subject.')),
     ...Base64Field,
+    ...SafetyCheckerField,
     ...CommonFields,
   },
   { title: 'BgRemoverPrompt' },
@@ -108,6 +124,7 @@ export const BgChangerPrompt = Type.Object(
     negative_prompt: Type.String(),
     style_image: opt(ImageUrl),
     ...Base64Field,
+    ...SafetyCheckerField,
     ...CommonFields,
   },
   { title: 'BgChangerPrompt' },
@@ -135,6 +152,7 @@ export const SuperresolutionPrompt = Type.Object(
       ),
     ),
     ...Base64Field,
+    ...SafetyCheckerField,
     ...CommonFields,
   },
   { title: 'SuperresolutionPrompt' },
@@ -153,6 +171,7 @@ export const UpscalerPrompt = Type.Object(
       }),
     ),
     ...Base64Field,
+    ...SafetyCheckerField,
     ...CommonFields,
   },
   { title: 'UpscalerPrompt' },
