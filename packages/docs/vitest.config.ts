@@ -1,6 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // Components render in tests with React 17+'s automatic runtime, as Docusaurus compiles them.
+  esbuild: { jsx: 'automatic' },
   test: {
     name: 'docs',
     include: ['src/**/*.test.ts'],

@@ -1,3 +1,4 @@
+import { CPU_PIPELINES } from '../catalog.ts';
 import {
   type Engine,
   EngineInputError,
@@ -23,15 +24,11 @@ export interface CpuEngineOptions {
 }
 
 /**
+ * The pipelines come from the engine catalogue (catalog.ts), which the docs print.
  * `/image2prompt/v1` answers with a tag-style description from real model outputs (image-tags.ts),
  * not a caption: no captioning model ships in an npm package.
  */
-export const CPU_PIPELINES = [
-  '/bgremover/v1',
-  '/superresolution/v1',
-  '/upscaler/v1',
-  '/image2prompt/v1',
-] as const;
+export { CPU_PIPELINES };
 
 /** Patch size when a request names none (`/upscaler/v1` has no `tile`). */
 const DEFAULT_TILE = 192;

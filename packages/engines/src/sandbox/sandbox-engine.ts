@@ -1,5 +1,6 @@
-import { endpointByPath, endpoints } from '@imagegen/contract';
+import { endpointByPath } from '@imagegen/contract';
 import sharp from 'sharp';
+import { drawingPipelines, sandboxPipelines } from '../catalog.ts';
 import type { Engine, EngineJob, EngineResult, OutputImage, RunContext } from '../engine.ts';
 import { drawLabel, layoutLabel } from './sandbox-label.ts';
 
@@ -12,26 +13,20 @@ import { drawLabel, layoutLabel } from './sandbox-label.ts';
  */
 
 export interface SandboxEngineOptions {
-  /** Pipelines to serve (default: every generation pipeline of the contract that draws images). */
+  /** Pipelines to serve (default: the catalogue's sandbox pipelines, catalog.ts). */
   readonly pipelines?: readonly string[];
   /** Simulated work per task, spread over its samples, with progress; aborts promptly. */
   readonly delayMs?: number;
 }
 
-/** image2prompt describes an image rather than drawing one: a placeholder picture would lie. */
-const DESCRIBING_PIPELINES = new Set(['/image2prompt/v1']);
 /** "1024 (SDXL and most others)", spec section 9: for pipelines whose request has no size. */
 const FALLBACK_SIZE = 1024;
 const MAX_SAMPLES = 16;
 
-export function drawingPipelines(): string[] {
-  return endpoints
-    .filter((endpoint) => endpoint.kind === 'generation' && !DESCRIBING_PIPELINES.has(endpoint.path))
-    .map((endpoint) => endpoint.path);
-}
+export { drawingPipelines };
 
 export function createSandboxEngine(options: SandboxEngineOptions = {}): Engine {
-  const pipelines = options.pipelines ?? drawingPipelines();
+  const pipelines = options.pipelines ?? sandboxPipelines();
   return {
     name: 'sandbox',
     pipelines,

@@ -1,4 +1,5 @@
 import type { Engine, Preflight, SafetyChecker } from '@imagegen/engines';
+import { DEFAULT_ENGINE_ORDER } from '@imagegen/engines/catalog';
 import { createSandboxEngine } from '@imagegen/engines/sandbox/index';
 import { createEngineRegistry, type EngineRegistry, engineConfigFromEnv } from '../tasks/index.ts';
 
@@ -16,7 +17,7 @@ export interface EngineSetup {
  * would serve fails with `no engine serves <pipeline>` rather than with fake output.
  */
 export async function setUpEngines(env: NodeJS.ProcessEnv = process.env): Promise<EngineSetup> {
-  const config = engineConfigFromEnv(env, ['cpu', 'sandbox']);
+  const config = engineConfigFromEnv(env, DEFAULT_ENGINE_ORDER);
   const available: Engine[] = [];
   const preflights: Preflight[] = [];
   const warnings: string[] = [];

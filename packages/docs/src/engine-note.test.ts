@@ -1,0 +1,143 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { endpoints } from '@imagegen/contract';
+import { defaultEngineFor, engineCatalog } from '@imagegen/engines/catalog';
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import { EngineNoteBody } from './components/EngineNoteBody.tsx';
+import { type EngineCatalogData, engineNote } from './components/engine-note.ts';
+
+const DOCS = path.resolve(import.meta.dirname, '../docs');
+const BLOG = path.resolve(import.meta.dirname, '../blog');
+const catalog = engineCatalog();
+
+/** Task endpoints: an engine (or nothing) answers them. Records and uploads are answered by the API. */
+const TASK_PATHS = new Set(
+  endpoints
+    .filter((e) => e.kind === 'generation' || e.kind === 'training' || e.kind === 'load_model')
+    .map((e) => e.path),
+);
+
+async function pages(dir: string): Promise<{ name: string; text: string }[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries.filter((e) => e.isFile() && /\.mdx?$/.test(e.name));
+  return Promise.all(
+    files.map(async (e) => {
+      const file = path.join(e.parentPath, e.name);
+      return { name: path.relative(dir, file), text: await readFile(file, 'utf8') };
+    }),
+  );
+}
+
+/** The task paths a page documents with the Endpoint components (POST operations). */
+function documentedTaskPaths(text: string): string[] {
+  const found = new Set<string>();
+  const tag = /<(EndpointSummary|ParameterTable|RequestExamples|TaskLifecycle|ErrorResponses)\b([^>]*)\/>/g;
+  for (const [, , attributes = ''] of text.matchAll(tag)) {
+    const pathAttribute = /path="([^"]+)"/.exec(attributes)?.[1];
+    if (pathAttribute && !attributes.includes('method="get"') && TASK_PATHS.has(pathAttribute)) {
+      found.add(pathAttribute);
+    }
+  }
+  return [...found].sort();
+}
+
+/** The paths of the page's `<EngineNote path="…" />` and `<EngineNote paths={[…]} />`. */
+function notedPaths(text: string): string[] {
+  const found: string[] = [];
+  for (const [, attributes = ''] of text.matchAll(/<EngineNote\b([^>]*)\/>/g)) {
+    const single = /\bpath="([^"]+)"/.exec(attributes)?.[1];
+    if (single) found.push(single);
+    const list = /\bpaths=\{\[([^\]]*)\]\}/.exec(attributes)?.[1];
+    if (list) found.push(...[...list.matchAll(/'([^']+)'/g)].map((m) => m[1] as string));
+  }
+  return found.sort();
+}
+
+function rendered(data: EngineCatalogData, paths: readonly string[]): string {
+  return renderToStaticMarkup(createElement(EngineNoteBody, { catalog: data, paths }));
+}
+
+/** Markup to text: tags dropped, the few entities React writes decoded. */
+function plain(html: string): string {
+  return html
+    .replace(/<[^>]+>/g, '')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#x27;', "'")
+    .replaceAll('&amp;', '&');
+}
+
+describe('the engine note', () => {
+  it('is on every page that documents a task endpoint, once for each such endpoint', async () => {
+    const docs = await pages(DOCS);
+    const withEndpoints = docs.filter((page) => documentedTaskPaths(page.text).length > 0);
+    expect(withEndpoints.length).toBeGreaterThan(30);
+    for (const page of withEndpoints) {
+      expect(notedPaths(page.text), page.name).toEqual(documentedTaskPaths(page.text));
+      expect(page.text, page.name).toContain("import EngineNote from '@site/src/components/EngineNote';");
+    }
+    for (const page of docs.filter((p) => documentedTaskPaths(p.text).length === 0)) {
+      expect(notedPaths(page.text), page.name).toEqual([]);
+    }
+  });
+
+  it('renders, for each page endpoint, the engine the catalogue gives it', async () => {
+    for (const page of await pages(DOCS)) {
+      for (const notePath of notedPaths(page.text)) {
+        const html = rendered(catalog, [notePath]);
+        const engine = defaultEngineFor(catalog, notePath);
+        expect(html, notePath).toContain(`data-engine-path="${notePath}"`);
+        expect(html, notePath).toContain(`data-engine="${engine?.name ?? 'none'}"`);
+        const text = plain(html);
+        if (engine?.real) {
+          expect(text, notePath).toContain(`${notePath} is served for real by the ${engine.name} engine`);
+          expect(text, notePath).toContain(plain(engine.runs?.[notePath]?.replaceAll('`', '') ?? ''));
+        } else if (engine) {
+          expect(text, notePath).toContain(`answered by the ${engine.name} engine on every deployment`);
+          expect(text, notePath).toContain('Request and response shapes are final');
+        } else if (catalog.registersWithoutEngine.includes(notePath)) {
+          expect(text, notePath).toContain('records the model and marks it ready');
+        } else {
+          expect(text, notePath).toContain(`no engine serves ${notePath}`);
+        }
+      }
+    }
+  });
+
+  it('says the cpu engine serves its pipelines for real and the sandbox draws labelled placeholders', () => {
+    expect(engineNote(catalog, '/bgremover/v1')).toMatchObject({ engine: 'cpu', kind: 'real' });
+    expect(engineNote(catalog, '/bgremover/v1').text).toContain('ISNet');
+    expect(engineNote(catalog, '/sdxl/text2image/v1')).toMatchObject({
+      engine: 'sandbox',
+      kind: 'placeholder',
+    });
+    expect(engineNote(catalog, '/sdxl/text2image/v1').text).toContain('visibly labelled placeholder images');
+    expect(engineNote(catalog, '/load_model/v1')).toMatchObject({ engine: null, kind: 'registration' });
+  });
+
+  it('says the task fails with no engine serves <path> where the catalogue has no engine for it', () => {
+    const withoutSandbox = { ...catalog, engines: catalog.engines.filter((e) => e.name !== 'sandbox') };
+    const note = engineNote(withoutSandbox, '/sd/text2image/v1');
+    expect(note).toMatchObject({ engine: null, kind: 'none' });
+    expect(plain(rendered(withoutSandbox, ['/sd/text2image/v1']))).toContain(
+      'its tasks fail with no engine serves /sd/text2image/v1.',
+    );
+  });
+
+  it('follows the default engine order: the first engine that serves a path answers it', () => {
+    const sandboxFirst = { ...catalog, defaultOrder: ['sandbox', 'cpu'] };
+    const drawing = { ...sandboxFirst.engines[1]!, pipelines: ['/bgremover/v1'] };
+    const both = { ...sandboxFirst, engines: [sandboxFirst.engines[0]!, drawing] };
+    expect(engineNote(both, '/bgremover/v1').engine).toBe('sandbox');
+    expect(engineNote(catalog, '/bgremover/v1').engine).toBe('cpu');
+  });
+});
+
+describe('the docs pages', () => {
+  it('never mention COMFYUI_URLS: no ComfyUI engine ships', async () => {
+    for (const page of [...(await pages(DOCS)), ...(await pages(BLOG))]) {
+      expect(page.text, page.name).not.toContain('COMFYUI_URLS');
+    }
+  });
+});
