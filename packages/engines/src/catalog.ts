@@ -38,9 +38,12 @@ export function drawingPipelines(): string[] {
     .map((endpoint) => endpoint.path);
 }
 
-/** The pipelines the sandbox engine serves: placeholder images. */
+/** Training on the sandbox engine answers a model marked as a sandbox model (no weights trained). */
+export const SANDBOX_TRAINING_PIPELINE = '/train_model/v1';
+
+/** The pipelines the sandbox engine serves: placeholder images, and a sandbox model for training. */
 export function sandboxPipelines(): string[] {
-  return drawingPipelines();
+  return [...drawingPipelines(), SANDBOX_TRAINING_PIPELINE];
 }
 
 export interface EngineEntry {

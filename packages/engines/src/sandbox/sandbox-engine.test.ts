@@ -131,14 +131,16 @@ describe('the sandbox engine', () => {
     expect(await sharp(result.images[0]?.data).metadata()).toMatchObject({ width: 1, height: 1 });
   });
 
-  it('serves every generation pipeline of the contract that draws images', () => {
+  it('serves every generation pipeline of the contract that draws images, and training', () => {
     const generation = endpoints.filter((e) => e.kind === 'generation').map((e) => e.path);
     expect(engine.pipelines).toContain('/sd/text2image/v1');
     expect(engine.pipelines).toContain('/bgremover/v1');
     expect(engine.pipelines).toContain('/fashion_dress/v1');
     expect(engine.pipelines).not.toContain('/image2prompt/v1');
     expect(engine.pipelines).not.toContain('/load_model/v1');
-    expect([...engine.pipelines].sort()).toEqual(generation.filter((p) => p !== '/image2prompt/v1').sort());
+    expect([...engine.pipelines].sort()).toEqual(
+      [...generation.filter((p) => p !== '/image2prompt/v1'), '/train_model/v1'].sort(),
+    );
   });
 
   it('reports progress per sample and stops when aborted', async () => {

@@ -1,15 +1,18 @@
 import { endpointByPath } from '@imagegen/contract';
 import sharp from 'sharp';
-import { drawingPipelines, sandboxPipelines } from '../catalog.ts';
+import { drawingPipelines, SANDBOX_TRAINING_PIPELINE, sandboxPipelines } from '../catalog.ts';
 import type { Engine, EngineJob, EngineResult, OutputImage, RunContext } from '../engine.ts';
+import { sleep } from './abortable-sleep.ts';
 import { drawLabel, layoutLabel } from './sandbox-label.ts';
+import { type SandboxTrainingOptions, sandboxTraining } from './sandbox-training.ts';
 
 /**
  * The sandbox engine: placeholder images for integration tests and for trying the API without a
  * GPU. Never silent: every image says, in large yellow letters, that it is sandbox output, and
  * shows the pipeline, prompt, seed and parameters it was asked for. The images are exactly the
  * requested size, `samples` of them, and the same bytes for the same request and seed anywhere
- * (an embedded bitmap font, no system fonts).
+ * (an embedded bitmap font, no system fonts). `/train_model/v1` answers a labelled sandbox model
+ * (sandbox-training.ts).
  */
 
 export interface SandboxEngineOptions {
@@ -17,6 +20,8 @@ export interface SandboxEngineOptions {
   readonly pipelines?: readonly string[];
   /** Simulated work per task, spread over its samples, with progress; aborts promptly. */
   readonly delayMs?: number;
+  /** `/train_model/v1`: simulated time per step and its bound (sandbox-training.ts). */
+  readonly training?: SandboxTrainingOptions;
 }
 
 /** "1024 (SDXL and most others)", spec section 9: for pipelines whose request has no size. */
@@ -31,6 +36,7 @@ export function createSandboxEngine(options: SandboxEngineOptions = {}): Engine 
     name: 'sandbox',
     pipelines,
     async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+      if (job.pipeline === SANDBOX_TRAINING_PIPELINE) return sandboxTraining(job, ctx, options.training);
       ctx.signal.throwIfAborted();
       const { width, height } = outputSize(job);
       const samples = sampleCount(job);
@@ -149,19 +155,4 @@ function positiveInteger(value: unknown): number | undefined {
 
 function shorten(text: string): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    signal.throwIfAborted();
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -229,6 +229,7 @@ class QueueWorker {
             ownerId: task.ownerId,
             taskId: task.id,
             status: 'ready',
+            ...modelMarks(result.meta),
           });
           // sync_model names an existing model in its input; load and train registered a row.
           const named = typeof task.input.model_id === 'string' ? task.input.model_id : null;
@@ -428,4 +429,16 @@ class QueueWorker {
 /** The request fields that hold image URLs, from the contract's endpoint table. */
 function contractImageFields(pipeline: string): readonly string[] {
   return endpointByPath(pipeline)?.imageFields ?? [];
+}
+
+/**
+ * What an engine asks to be written on the model record it produced (`meta.model_tags`,
+ * `meta.model_description`): the sandbox engine marks its training output as a sandbox model.
+ */
+function modelMarks(meta: TaskResult['meta']): { addTags?: string[]; descriptionNote?: string } {
+  const tags = Array.isArray(meta?.model_tags)
+    ? meta.model_tags.filter((tag): tag is string => typeof tag === 'string' && tag !== '')
+    : [];
+  const note = typeof meta?.model_description === 'string' ? meta.model_description : '';
+  return { ...(tags.length > 0 ? { addTags: tags } : {}), ...(note ? { descriptionNote: note } : {}) };
 }

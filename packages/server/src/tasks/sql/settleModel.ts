@@ -1,14 +1,31 @@
 import type { Queryable } from '../../db/pool.ts';
 
-/** The model row a load_model or train_model task registered becomes ready (or failed). */
+/**
+ * The model row a load_model or train_model task registered becomes ready (or failed). An engine
+ * may mark it on the way (the sandbox engine's training: tag `sandbox` and a note in front of the
+ * description), so a placeholder model is never mistaken for a trained one.
+ */
 export async function settleModel(
   db: Queryable,
-  params: { ownerId: string; taskId: string; status: 'ready' | 'failed' },
+  params: {
+    ownerId: string;
+    taskId: string;
+    status: 'ready' | 'failed';
+    /** Tags to add to the comma-separated `tags`. */
+    addTags?: readonly string[];
+    /** Text to put in front of the description. */
+    descriptionNote?: string;
+  },
 ): Promise<{ model_id: string } | null> {
+  const tags = params.addTags?.length ? params.addTags.join(',') : null;
   const result = await db.query<{ model_id: string }>({
     name: 'settleModel',
-    text: `UPDATE models SET status = $3 WHERE task_id = $2 AND owner_id = $1 RETURNING model_id`,
-    values: [params.ownerId, params.taskId, params.status],
+    text: `UPDATE models SET status = $3,
+             tags = CASE WHEN $4::text IS NULL THEN tags WHEN tags = '' THEN $4 ELSE tags || ',' || $4 END,
+             description = CASE WHEN $5::text IS NULL THEN description
+                                WHEN description = '' THEN $5 ELSE $5 || ' ' || description END
+           WHERE task_id = $2 AND owner_id = $1 RETURNING model_id`,
+    values: [params.ownerId, params.taskId, params.status, tags, params.descriptionNote ?? null],
   });
   return result.rows[0] ?? null;
 }
