@@ -70,6 +70,10 @@ export class SearchIndex {
   private readonly exactMask: Int32Array;
   private readonly attribute: Int8Array;
   private readonly typos: Int8Array;
+  private readonly last = new Int32Array(MAX_WORDS);
+  private readonly distance = new Int32Array(MAX_WORDS);
+  /** Which records pass a set of facet filters (the site sends the same few sets every time). */
+  private readonly filterCache = new Map<string, Uint8Array>();
 
   constructor(records: DocSearchRecord[]) {
     this.records = records;
@@ -119,40 +123,37 @@ export class SearchIndex {
   search(params: SearchParams): SearchResult {
     const matcher = new QueryMatcher(params.query);
     const n = Math.min(matcher.words.length, MAX_WORDS);
-    let ranked: Int32Array;
-    if (n === 0) {
-      ranked = this.order.filter((r) => matchesFilters(this.records[r]!, params.facetFilters));
-    } else {
-      ranked = this.rank(matcher.words.slice(0, n), params.facetFilters);
-    }
-
-    let all: Int32Array = ranked;
-    if (params.distinct) {
-      const seen = new Uint8Array(this.urlCount);
-      const kept: number[] = [];
-      for (const r of ranked) {
-        const url = this.urlIds[r]!;
-        if (seen[url]) continue;
-        seen[url] = 1;
-        kept.push(r);
-      }
-      all = Int32Array.from(kept);
-    }
+    const allowed = this.allowed(params.facetFilters);
     const start = params.page * params.hitsPerPage;
+    const need = start + params.hitsPerPage;
+    let matched: Int32Array;
+    let ordered: Int32Array;
+    if (n === 0) {
+      matched = this.order.filter((r) => allowed[r] === 1);
+      ordered = params.distinct ? this.distinctPrefix(matched, matched.length) : matched;
+    } else {
+      const { candidates, scores } = this.rank(matcher.words.slice(0, n), allowed);
+      matched = candidates;
+      ordered = this.firstInOrder(candidates, scores, need, params.distinct);
+    }
+    const nbHits = params.distinct ? this.countDistinct(matched) : matched.length;
+    const all = ordered;
     const tags: Tags = { pre: params.highlightPreTag, post: params.highlightPostTag };
+    // Hits share their page's headings: each distinct text is highlighted once per query.
+    const memo = new Map<string, unknown>();
     const hits = Array.from(all.subarray(start, start + params.hitsPerPage), (r) =>
-      renderHit(this.records[r]!, matcher, params, tags),
+      renderHit(this.records[r]!, matcher, params, tags, memo),
     );
     const result: SearchResult = {
       hits,
-      nbHits: all.length,
+      nbHits,
       page: params.page,
-      nbPages: params.hitsPerPage > 0 ? Math.ceil(all.length / params.hitsPerPage) : 0,
+      nbPages: params.hitsPerPage > 0 ? Math.ceil(nbHits / params.hitsPerPage) : 0,
       hitsPerPage: params.hitsPerPage,
     };
     if (params.facets.length > 0) {
       result.facets = countFacets(
-        Array.from(ranked, (r) => this.records[r]!),
+        Array.from(matched, (r) => this.records[r]!),
         params.facets,
       );
     }
@@ -186,7 +187,73 @@ export class SearchIndex {
     return expansions;
   }
 
-  private rank(words: string[], filters: string[][]): Int32Array {
+  /**
+   * The candidates in ranking order, as far as the page needs (`need` hits, distinct on url when
+   * asked). A broad prefix ('s') matches most records; sorting them all costs more than the rest
+   * of the query, so the best ones are selected first and only those are sorted.
+   */
+  private firstInOrder(
+    candidates: Int32Array,
+    scores: Float64Array,
+    need: number,
+    distinct: boolean,
+  ): Int32Array {
+    const sortAll = () => {
+      const order = Int32Array.from(candidates.keys()).sort((a, b) => scores[a]! - scores[b]!);
+      const sorted = order.map((i) => candidates[i]!);
+      return distinct ? this.distinctPrefix(sorted, sorted.length) : sorted;
+    };
+    for (let take = Math.max(64, need * 4); take < candidates.length; take *= 4) {
+      const threshold = kthSmallest(scores, take);
+      const picked: number[] = [];
+      for (let i = 0; i < candidates.length; i++) if (scores[i]! <= threshold) picked.push(i);
+      picked.sort((a, b) => scores[a]! - scores[b]!);
+      const sorted = Int32Array.from(picked, (i) => candidates[i]!);
+      const result = distinct ? this.distinctPrefix(sorted, need) : sorted;
+      if (result.length >= need) return result.subarray(0, need);
+    }
+    return sortAll();
+  }
+
+  /** The first `need` records of an ordered list whose url was not seen before. */
+  private distinctPrefix(ordered: Int32Array, need: number): Int32Array {
+    const seen = new Uint8Array(this.urlCount);
+    const kept: number[] = [];
+    for (const r of ordered) {
+      const url = this.urlIds[r]!;
+      if (seen[url]) continue;
+      seen[url] = 1;
+      kept.push(r);
+      if (kept.length >= need) break;
+    }
+    return Int32Array.from(kept);
+  }
+
+  private countDistinct(records: Int32Array): number {
+    const seen = new Uint8Array(this.urlCount);
+    let count = 0;
+    for (const r of records) {
+      const url = this.urlIds[r]!;
+      if (!seen[url]) {
+        seen[url] = 1;
+        count++;
+      }
+    }
+    return count;
+  }
+
+  private allowed(filters: string[][]): Uint8Array {
+    const key = JSON.stringify(filters);
+    let allowed = this.filterCache.get(key);
+    if (!allowed) {
+      allowed = Uint8Array.from(this.records, (record) => (matchesFilters(record, filters) ? 1 : 0));
+      if (this.filterCache.size >= 64) this.filterCache.delete(this.filterCache.keys().next().value!);
+      this.filterCache.set(key, allowed);
+    }
+    return allowed;
+  }
+
+  private rank(words: string[], allowed: Uint8Array): { candidates: Int32Array; scores: Float64Array } {
     const n = words.length;
     const full = (1 << n) - 1;
     const { mask, exactMask, attribute, typos } = this;
@@ -218,7 +285,7 @@ export class SearchIndex {
     const scores: number[] = [];
     for (const r of touched) {
       const m = mask[r]!;
-      if ((required === 0 ? m !== 0 : m === required) && matchesFilters(this.records[r]!, filters)) {
+      if ((required === 0 ? m !== 0 : m === required) && allowed[r] === 1) {
         let wordCount = 0;
         let typoSum = 0;
         for (let q = 0; q < n; q++) {
@@ -249,8 +316,7 @@ export class SearchIndex {
       mask[r] = 0;
       exactMask[r] = 0;
     }
-    const order = Int32Array.from(candidates.keys()).sort((a, b) => scores[a]! - scores[b]!);
-    return order.map((i) => candidates[i]!);
+    return { candidates: Int32Array.from(candidates), scores: Float64Array.from(scores) };
   }
 
   /**
@@ -260,8 +326,7 @@ export class SearchIndex {
    */
   private fieldFit(r: number, n: number, wordOf: Map<number, number>): FieldFit {
     const fit: FieldFit = { together: 0, attribute: FIELDS.length, proximity: FAR * (n - 1) };
-    const last = new Int32Array(n);
-    const distance = new Int32Array(n);
+    const { last, distance } = this;
     const fields = this.fieldWords[r]!;
     for (let f = 0; f < fields.length; f++) {
       const entries = fields[f]!;
@@ -295,6 +360,34 @@ interface FieldFit {
   together: number;
   attribute: number;
   proximity: number;
+}
+
+/** The k-th smallest value (1-based) of the array, by quickselect on a copy. */
+function kthSmallest(values: Float64Array, k: number): number {
+  const a = Float64Array.from(values);
+  let lo = 0;
+  let hi = a.length - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i] = a[j]!;
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else break;
+  }
+  return a[target]!;
 }
 
 function popcount(value: number): number {
@@ -390,7 +483,16 @@ function renderHit(
   matcher: QueryMatcher,
   params: SearchParams,
   tags: Tags,
+  memo: Map<string, unknown>,
 ): Record<string, unknown> {
+  const once = <T>(key: string, make: () => T): T => {
+    let value = memo.get(key) as T | undefined;
+    if (value === undefined) {
+      value = make();
+      memo.set(key, value);
+    }
+    return value;
+  };
   const hit: Record<string, unknown> = {};
   const retrieve = params.attributesToRetrieve;
   if (retrieve.includes('*')) {
@@ -407,7 +509,10 @@ function renderHit(
   for (const path of expand(params.attributesToHighlight)) {
     const value = valueAt(record, path);
     if (typeof value !== 'string') continue;
-    const entry: HighlightEntry = highlight(value, matcher, tags, path !== 'content');
+    const pairs = path !== 'content';
+    const entry = once<HighlightEntry>(`h${pairs ? 1 : 0}\u0000${value}`, () =>
+      highlight(value, matcher, tags, pairs),
+    );
     setAt(highlightResult, path, entry);
   }
   hit._highlightResult = highlightResult;
@@ -419,10 +524,13 @@ function renderHit(
     for (const path of expand([attribute!])) {
       const value = valueAt(record, path);
       if (typeof value !== 'string') continue;
+      const pairs = path !== 'content';
       setAt(
         snippetResult,
         path,
-        snippet(value, matcher, tags, length, params.snippetEllipsisText, path !== 'content'),
+        once(`s${length}:${pairs ? 1 : 0}\u0000${value}`, () =>
+          snippet(value, matcher, tags, length, params.snippetEllipsisText, pairs),
+        ),
       );
     }
   }

@@ -131,7 +131,7 @@ export function createSearchService(options: SearchServiceOptions): SearchServic
         (error: unknown) => {
           req.resume();
           // The client went away mid-body: nobody to answer.
-          if (req.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') return;
+          if (req.socket.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') return;
           const status =
             error instanceof HttpError ||
             error instanceof SearchRequestError ||

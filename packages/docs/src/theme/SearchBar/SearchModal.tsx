@@ -21,6 +21,7 @@ import type { StoredHit, StoredSearches } from './stored-searches.ts';
 export const MAX_QUERY_LENGTH = 64;
 export const STALL_THRESHOLD_MS = 300;
 const SUGGESTIONS = 3;
+const VIEW_DELAY_MS = 400;
 
 export type SearchStatus = 'idle' | 'loading' | 'stalled' | 'error';
 
@@ -140,11 +141,6 @@ export function SearchModal(props: SearchModalProps): ReactNode {
           setActive(0);
           setStatus('idle');
           if (groups.length > 0) setSuggestions(groups.slice(0, SUGGESTIONS).map((g) => g.title));
-          if (props.insights && result.hits.length > 0) {
-            props.insights([
-              { eventType: 'view', eventName: 'Hits Viewed', objectIDs: result.hits.map((h) => h.objectID) },
-            ]);
-          }
         },
         () => {
           if (latest.current !== id) return;
@@ -155,6 +151,23 @@ export function SearchModal(props: SearchModalProps): ReactNode {
       .finally(() => clearTimeout(stall));
     return () => clearTimeout(stall);
   }, [client, indexName, query, props.facetFilters, props.insights]);
+
+  // A view event for hits that stayed on screen 400 ms, not for every keystroke's results (as
+  // Algolia's insights plugin for autocomplete does).
+  const { insights } = props;
+  useEffect(() => {
+    if (!insights || !results || results.groups.length === 0) return;
+    const timer = setTimeout(() => {
+      insights([
+        {
+          eventType: 'view',
+          eventName: 'Hits Viewed',
+          objectIDs: results.groups.flatMap((group) => group.hits.map((hit) => hit.objectID)),
+        },
+      ]);
+    }, VIEW_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [results, insights]);
 
   const startScreen = !query.trim();
   // biome-ignore lint/correctness/useExhaustiveDependencies: storedVersion re-reads the storage after a change.
