@@ -75,7 +75,12 @@ async function main(): Promise<void> {
   let docs: DocsHost | null = null;
   if (docsBuilt()) {
     try {
-      docs = await startDocsSite({ port: config.docsPort, host: config.apiHost });
+      docs = await startDocsSite({
+        port: config.docsPort,
+        host: config.apiHost,
+        pool: apiDb.pool,
+        log: (line) => log(`docs: ${line}`),
+      });
     } catch (error) {
       log(`warning: the documentation site did not start: ${(error as Error).message}`);
     }
