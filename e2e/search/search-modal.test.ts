@@ -398,19 +398,34 @@ describe('search page and network', () => {
     expect(site.searchRequests.some((r) => r.startsWith('POST /1/indexes/'))).toBe(true);
   });
 
-  it('sends view and click insights events that the service stores', async () => {
-    const before = (await listSearchEvents(site.db.pool, 1000)).length;
+  it('sends a view event for hits shown 400 ms, and a click event, that the service stores', async () => {
+    const count = async () => (await listSearchEvents(site.db.pool, 1000)).length;
+    const before = await count();
     const page = await openDocsPage();
+    // Keystrokes whose hits are replaced at once send no view event.
+    await search(page, 'rel');
     await search(page, 'relight');
     await expect.poll(() => hits(page).count()).toBeGreaterThan(0);
+    await expect.poll(count, { timeout: 5000 }).toBe(before + 1);
     await page.keyboard.press('Enter');
-    await expect
-      .poll(async () => (await listSearchEvents(site.db.pool, 1000)).length - before, { timeout: 5000 })
-      .toBeGreaterThanOrEqual(2);
+    await expect.poll(count, { timeout: 5000 }).toBe(before + 2);
     const events = (await listSearchEvents(site.db.pool, 2)).reverse();
     expect(events.map((e) => e.event_type)).toEqual(['view', 'click']);
+    expect(events[0]!.object_ids.length).toBeGreaterThan(0);
     expect(events[1]!.query_id).toMatch(/^[0-9a-f]{32}$/);
     expect(events[1]!.positions).toEqual([1]);
+    expect(events[1]!.object_ids[0]).toBe(events[0]!.object_ids[0]);
+  });
+
+  it('sends a conversion event when a recent search is saved as a favorite', async () => {
+    const page = await openDocsPage();
+    await search(page, 'upscale');
+    await hits(page).first().locator('a').click();
+    await page.keyboard.press('Control+k');
+    await page.locator('[data-section="recent"] button[title="Save this search"]').first().click();
+    await expect
+      .poll(async () => (await listSearchEvents(site.db.pool, 1))[0]?.event_type, { timeout: 5000 })
+      .toBe('conversion');
   });
 
   it('sends no request to a host other than the docs host, and the built HTML has no algolia.net', async () => {

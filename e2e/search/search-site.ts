@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
-import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
 import { type DocsHost, startDocsHost } from '../../packages/server/src/docs-host/docs-host.ts';
 import { loadSearchIndexFile } from '../../packages/server/src/search/index.ts';
 import { indexBuiltSite } from '../../packages/server/src/search/indexer.ts';
@@ -97,11 +97,4 @@ export async function startSearchSite(): Promise<SearchSite & { outside: string[
       await db.drop();
     },
   });
-}
-
-/** Opens the modal from a docs page with Ctrl+K and types a query; waits for the hits or a screen. */
-export async function searchFor(page: Page, query: string): Promise<void> {
-  if (!(await page.locator('.DocSearch-Modal').isVisible())) await page.keyboard.press('Control+k');
-  const input = page.locator('.DocSearch-Input');
-  await input.fill(query);
 }
