@@ -2,7 +2,7 @@
  * Algolia's `_highlightResult` and `_snippetResult` entries. Values are HTML-escaped text with only
  * the highlight tags as markup, since the modal renders them as HTML.
  */
-import { type QueryMatcher, type Token, tokensWithOffsets } from './text-match.ts';
+import { type Token, tokensWithOffsets, type WordMatcher } from './text-match.ts';
 
 export interface HighlightEntry {
   value: string;
@@ -19,7 +19,7 @@ export interface Tags {
 /** Which tokens of the text match, and the query words they matched. */
 function markTokens(
   tokens: Token[],
-  matcher: QueryMatcher,
+  matcher: WordMatcher,
   pairs: boolean,
 ): { marked: boolean[]; words: Set<number> } {
   const marked = tokens.map(() => false);
@@ -75,12 +75,12 @@ function render(
   return out;
 }
 
-function level(words: Set<number>, matcher: QueryMatcher): HighlightEntry['matchLevel'] {
+function level(words: Set<number>, matcher: WordMatcher): HighlightEntry['matchLevel'] {
   if (words.size === 0) return 'none';
   return words.size >= matcher.words.length ? 'full' : 'partial';
 }
 
-export function highlight(text: string, matcher: QueryMatcher, tags: Tags, pairs: boolean): HighlightEntry {
+export function highlight(text: string, matcher: WordMatcher, tags: Tags, pairs: boolean): HighlightEntry {
   const tokens = tokensWithOffsets(text);
   const { marked, words } = markTokens(tokens, matcher, pairs);
   return {
@@ -94,7 +94,7 @@ export function highlight(text: string, matcher: QueryMatcher, tags: Tags, pairs
 /** A window of `length` words around the first match, with the ellipsis where text was cut. */
 export function snippet(
   text: string,
-  matcher: QueryMatcher,
+  matcher: WordMatcher,
   tags: Tags,
   length: number,
   ellipsis: string,

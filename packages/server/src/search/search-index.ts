@@ -12,7 +12,15 @@
 import SearchableMap from 'minisearch/SearchableMap';
 import { type HighlightEntry, highlight, snippet, type Tags } from './highlight.ts';
 import { type DocSearchRecord, LEVELS } from './records.ts';
-import { indexedWords, maxTypos, pluralForms, QueryMatcher } from './text-match.ts';
+import {
+  ExpansionMatcher,
+  indexedWords,
+  maxTypos,
+  pluralForms,
+  QueryMatcher,
+  type WordMatch,
+  type WordMatcher,
+} from './text-match.ts';
 
 const FIELDS = [...LEVELS, 'content'] as const;
 type Field = (typeof FIELDS)[number];
@@ -70,6 +78,8 @@ export class SearchIndex {
   private readonly exactMask: Int32Array;
   private readonly attribute: Int8Array;
   private readonly typos: Int8Array;
+  private readonly queryOfWord: Int8Array;
+  private readonly wordsById: string[] = [];
   private readonly last = new Int32Array(MAX_WORDS);
   private readonly distance = new Int32Array(MAX_WORDS);
   /** Which records pass a set of facet filters (the site sends the same few sets every time). */
@@ -83,6 +93,7 @@ export class SearchIndex {
       if (id === undefined) {
         id = lists.length;
         this.vocabulary.set(word, id);
+        this.wordsById.push(word);
         lists.push([]);
       }
       return id;
@@ -101,6 +112,7 @@ export class SearchIndex {
       }),
     );
     for (const list of lists) this.postings.push(Int32Array.from(list));
+    this.queryOfWord = new Int8Array(lists.length).fill(-1);
 
     const urls = new Map<string, number>();
     this.urlIds = Int32Array.from(records, (record) => {
@@ -121,8 +133,15 @@ export class SearchIndex {
   }
 
   search(params: SearchParams): SearchResult {
-    const matcher = new QueryMatcher(params.query);
-    const n = Math.min(matcher.words.length, MAX_WORDS);
+    const queryMatcher = new QueryMatcher(params.query);
+    const n = Math.min(queryMatcher.words.length, MAX_WORDS);
+    const expansions = n > 0 ? this.expand(queryMatcher.words.slice(0, n)) : [];
+    // Highlighting marks exactly the words ranking matched: a lookup per word of the text.
+    const known = new Map<string, WordMatch>();
+    for (const e of expansions) {
+      known.set(this.wordsById[e.word]!, { query: e.query, typos: e.typos, exact: e.exact });
+    }
+    const matcher: WordMatcher = new ExpansionMatcher(known, queryMatcher);
     const allowed = this.allowed(params.facetFilters);
     const start = params.page * params.hitsPerPage;
     const need = start + params.hitsPerPage;
@@ -132,7 +151,7 @@ export class SearchIndex {
       matched = this.order.filter((r) => allowed[r] === 1);
       ordered = params.distinct ? this.distinctPrefix(matched, matched.length) : matched;
     } else {
-      const { candidates, scores } = this.rank(matcher.words.slice(0, n), allowed);
+      const { candidates, scores } = this.rank(n, expansions, allowed);
       matched = candidates;
       ordered = this.firstInOrder(candidates, scores, need, params.distinct);
     }
@@ -253,12 +272,14 @@ export class SearchIndex {
     return allowed;
   }
 
-  private rank(words: string[], allowed: Uint8Array): { candidates: Int32Array; scores: Float64Array } {
-    const n = words.length;
+  private rank(
+    n: number,
+    expansions: Expansion[],
+    allowed: Uint8Array,
+  ): { candidates: Int32Array; scores: Float64Array } {
     const full = (1 << n) - 1;
     const { mask, exactMask, attribute, typos } = this;
     const touched: number[] = [];
-    const expansions = this.expand(words);
     for (const expansion of expansions) {
       const postings = this.postings[expansion.word]!;
       const bit = 1 << expansion.query;
@@ -280,7 +301,9 @@ export class SearchIndex {
 
     let required = full;
     if (n > 1 && !touched.some((r) => mask[r] === full)) required = 0;
-    const wordOf = n > 1 ? new Map(expansions.map((e) => [e.word, e.query])) : null;
+    // Which query word each vocabulary word stands for (-1: none), as an array for the hot loop.
+    const wordOf = n > 1 ? this.queryOfWord : null;
+    if (wordOf) for (const e of expansions) wordOf[e.word] = e.query;
     const candidates: number[] = [];
     const scores: number[] = [];
     for (const r of touched) {
@@ -316,6 +339,7 @@ export class SearchIndex {
       mask[r] = 0;
       exactMask[r] = 0;
     }
+    if (wordOf) for (const e of expansions) wordOf[e.word] = -1;
     return { candidates: Int32Array.from(candidates), scores: Float64Array.from(scores) };
   }
 
@@ -324,7 +348,7 @@ export class SearchIndex {
    * lvl0 … content), the first field holding that many, and the smallest sum of distances
    * between consecutive query words within a field (8 for each pair a field lacks).
    */
-  private fieldFit(r: number, n: number, wordOf: Map<number, number>): FieldFit {
+  private fieldFit(r: number, n: number, wordOf: Int8Array): FieldFit {
     const fit: FieldFit = { together: 0, attribute: FIELDS.length, proximity: FAR * (n - 1) };
     const { last, distance } = this;
     const fields = this.fieldWords[r]!;
@@ -335,8 +359,8 @@ export class SearchIndex {
       distance.fill(FAR);
       let seen = 0;
       for (let i = 0; i < entries.length; i += 2) {
-        const q = wordOf.get(entries[i]!);
-        if (q === undefined) continue;
+        const q = wordOf[entries[i]!]!;
+        if (q < 0) continue;
         const p = entries[i + 1]!;
         if (last[q] === -1) seen++;
         last[q] = p;
@@ -480,7 +504,7 @@ function setAt(target: Record<string, unknown>, path: string, value: unknown): v
 
 function renderHit(
   record: DocSearchRecord,
-  matcher: QueryMatcher,
+  matcher: WordMatcher,
   params: SearchParams,
   tags: Tags,
   memo: Map<string, unknown>,

@@ -57,8 +57,46 @@ export interface WordMatch {
   exact: boolean;
 }
 
+/** What highlighting needs to know of a query: its words, and which words of a text match them. */
+export interface WordMatcher {
+  readonly words: string[];
+  match(word: string): WordMatch | null;
+  /** The match of a word, or of one of its '_' parts. */
+  matchWord(word: string): WordMatch | null;
+}
+
+/**
+ * A matcher from the words the index already matched to the query (its expansions): a lookup,
+ * where QueryMatcher computes edit distances. Words outside the index's vocabulary fall back to it.
+ */
+export class ExpansionMatcher implements WordMatcher {
+  constructor(
+    private readonly known: Map<string, WordMatch>,
+    private readonly fallback: QueryMatcher,
+  ) {}
+
+  get words(): string[] {
+    return this.fallback.words;
+  }
+
+  match(word: string): WordMatch | null {
+    return this.known.get(word) ?? null;
+  }
+
+  matchWord(word: string): WordMatch | null {
+    const whole = this.match(word);
+    if (whole || !word.includes('_')) return whole;
+    let found: WordMatch | null = null;
+    for (const part of word.split(/_+/)) {
+      const match = this.match(part);
+      if (match && (!found || better(match, found))) found = match;
+    }
+    return found;
+  }
+}
+
 /** Matches words of a text against one query; memoised, since a query meets the same words often. */
-export class QueryMatcher {
+export class QueryMatcher implements WordMatcher {
   readonly words: string[];
   private readonly memo = new Map<string, WordMatch | null>();
 
