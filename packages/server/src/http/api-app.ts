@@ -61,9 +61,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       else done(new HttpError(422, parsed.detail), undefined);
     },
   );
-  await app.register(multipart, {
-    limits: { fileSize: MAX_UPLOAD_BYTES, files: MAX_UPLOAD_FILES, fields: 32, parts: 64 },
-  });
+  // Multipart bodies are parsed by the upload endpoint's own scope (below), where @fastify/multipart
+  // lives: its hooks (an async onRequest and onResponse per request) would otherwise run on every
+  // request of the API. Elsewhere a multipart body is accepted and left unread, as the plugin does.
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
 
   // The docs site (another origin) reads openapi.json and its reference page calls the API.
   // Keys travel in a header, never in cookies, so any origin may call.
@@ -106,7 +107,13 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
           registerTaskEndpoint(scope, endpoint, { pool, publicUrl, statusReader });
           break;
         case 'upload':
-          registerUploadEndpoint(scope, endpoint, { pool, store, publicUrl });
+          await scope.register(async (uploads) => {
+            uploads.removeContentTypeParser('multipart/form-data');
+            await uploads.register(multipart, {
+              limits: { fileSize: MAX_UPLOAD_BYTES, files: MAX_UPLOAD_FILES, fields: 32, parts: 64 },
+            });
+            registerUploadEndpoint(uploads, endpoint, { pool, store, publicUrl });
+          });
           break;
         case 'record':
           registerRecordEndpoint(scope, endpoint, { pool, publicUrl });

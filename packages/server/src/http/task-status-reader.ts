@@ -1,7 +1,32 @@
 import type { Queryable } from '../db/pool.ts';
-import { isTaskId, toTaskRecord } from '../tasks/sql/task-row.ts';
+import { isTaskId } from '../tasks/sql/task-row.ts';
 import type { TaskRecord } from '../tasks/types.ts';
-import { getTasksByIds } from './sql/getTasksByIds.ts';
+import { getTaskStatusesByIds, type TaskStatusRow } from './sql/getTaskStatusesByIds.ts';
+
+/** A task as a status poll sees it: what `taskStatusBody` reads, and whose it is. */
+export type TaskStatus = Pick<
+  TaskRecord,
+  'id' | 'ownerId' | 'endpoint' | 'kind' | 'state' | 'progress' | 'result' | 'error' | 'outputKeys' | 'input'
+>;
+
+// The status body only asks whether the request had `base64`; the rest of the input stays unread.
+const ASKED_BASE64: Readonly<Record<string, unknown>> = Object.freeze({ base64: true });
+const NO_BASE64: Readonly<Record<string, unknown>> = Object.freeze({});
+
+function toTaskStatus(row: TaskStatusRow): TaskStatus {
+  return {
+    id: row.id,
+    ownerId: row.owner_id,
+    endpoint: row.endpoint,
+    kind: row.kind,
+    state: row.state,
+    progress: row.progress,
+    result: row.result,
+    error: row.error,
+    outputKeys: row.output_keys,
+    input: row.asks_base64 ? ASKED_BASE64 : NO_BASE64,
+  };
+}
 
 /** Ids per statement: large enough for any burst of polls, small enough to stay one quick index scan. */
 const MAX_BATCH = 256;
@@ -14,7 +39,7 @@ const MAX_IN_FLIGHT = 3;
 interface Waiting {
   ownerId: string;
   id: string;
-  resolve(task: TaskRecord | null): void;
+  resolve(task: TaskStatus | null): void;
   reject(error: unknown): void;
 }
 
@@ -31,7 +56,7 @@ export class TaskStatusReader {
   constructor(private readonly db: Queryable) {}
 
   /** The owner's task, or null for a missing id, a malformed id and another owner's id alike. */
-  read(ownerId: string, id: string): Promise<TaskRecord | null> {
+  read(ownerId: string, id: string): Promise<TaskStatus | null> {
     if (!isTaskId(id)) return Promise.resolve(null);
     return new Promise((resolve, reject) => {
       this.waiting.push({ ownerId, id: id.toLowerCase(), resolve, reject });
@@ -45,11 +70,11 @@ export class TaskStatusReader {
       while (this.waiting.length > 0) {
         const group = this.waiting.splice(0, MAX_BATCH);
         try {
-          const rows = await getTasksByIds(this.db, [...new Set(group.map((w) => w.id))]);
+          const rows = await getTaskStatusesByIds(this.db, [...new Set(group.map((w) => w.id))]);
           const byId = new Map(rows.map((row) => [row.id, row]));
           for (const w of group) {
             const row = byId.get(w.id);
-            w.resolve(row && row.owner_id === w.ownerId ? toTaskRecord(row) : null);
+            w.resolve(row && row.owner_id === w.ownerId ? toTaskStatus(row) : null);
           }
         } catch (error) {
           for (const w of group) w.reject(error);

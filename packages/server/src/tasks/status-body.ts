@@ -9,7 +9,7 @@ export type TrainingStatus = 'queued' | 'initialising' | 'running' | 'completed'
  * progress report (fetching photos, loading the base model) is `initialising`; after it,
  * `running`; then `completed` or `failed`. A retry after a lost worker is `queued` again.
  */
-export function trainingStatus(task: TaskRecord): TrainingStatus {
+export function trainingStatus(task: Pick<TaskRecord, 'state' | 'progress'>): TrainingStatus {
   switch (task.state) {
     case 'queued':
       return 'queued';
@@ -30,7 +30,10 @@ export function trainingStatus(task: TaskRecord): TrainingStatus {
  * - load_model: PENDING, SUCCESS with model_id, FAILURE.
  * - training: queued/initialising/running, completed with model_id and duration, failed.
  */
-export function taskStatusBody(task: TaskRecord, publicUrl: string): Record<string, unknown> {
+export function taskStatusBody(
+  task: Pick<TaskRecord, 'kind' | 'state' | 'progress' | 'result' | 'error' | 'outputKeys' | 'input'>,
+  publicUrl: string,
+): Record<string, unknown> {
   const urls = task.outputKeys.map((key) => downloadUrl(publicUrl, key));
   const result = task.result ?? {};
   if (task.kind === 'training') {
