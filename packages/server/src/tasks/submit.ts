@@ -3,17 +3,20 @@ import type { Pool } from '../db/pool.ts';
 import { allocateOutputKeys, downloadUrl } from './output-keys.ts';
 import { resolveRoute } from './routing.ts';
 import { insertTasks, type NewTaskRow } from './sql/insertTasks.ts';
+import { announceTasks } from './task-notifications.ts';
 import type { SubmitTaskParams, SubmittedTask } from './types.ts';
 
 const DEFAULT_MAX_ATTEMPTS = 3;
 /** Rows per INSERT: large enough for any burst, small enough to keep one statement quick. */
 const MAX_GROUP = 256;
 /**
- * INSERTs in flight at once: one. A transaction that notifies holds PostgreSQL's notify-queue lock
- * through its commit, so concurrent inserts only queue behind each other (measured at 64 callers:
- * 1 lane 23k/s, 2 lanes 20k/s, 4 lanes 7k/s); one lane gathers the most rows per commit.
+ * INSERTs in flight at once. The INSERT does not notify (0006_submit_without_notify.sql), so the
+ * lanes' commits overlap and PostgreSQL flushes them to disk together: while one lane waits on
+ * the disk, the other executes. More lanes make smaller groups, and each group costs a statement,
+ * a commit and a lock on the owner's row (the foreign key; concurrent ones become a MultiXact),
+ * so on 2 cores more than two lanes cost more CPU per task than they save in waiting.
  */
-const LANES = 1;
+const LANES = 2;
 
 /** A seed for `seed: -1`: recorded in the task, so retries and reruns draw the same image. */
 export function drawSeed(): number {
@@ -21,11 +24,12 @@ export function drawSeed(): number {
 }
 
 /**
- * Queues a task. Returns once the task row is committed (durable) and the workers are notified.
+ * Queues a task. Returns once the task row is committed (durable); the workers are woken by a
+ * notification sent after the commit (`announceTasks`, one per burst of commits).
  *
- * Concurrent submissions through one pool share a statement: while one INSERT is in flight the
- * next ones gather, then go as one multi-row INSERT (one round trip, one commit, one NOTIFY).
- * Under load this turns 64 commits into one; alone, a submission goes at once.
+ * Concurrent submissions through one pool share a statement: while the lanes are busy the next
+ * ones gather, then go as one multi-row INSERT (one round trip, one commit). Under load this
+ * turns 64 commits into a few; alone, a submission goes at once.
  */
 export async function submitTask(pool: Pool, params: SubmitTaskParams): Promise<SubmittedTask> {
   const route = await resolveRoute(pool, params.ownerId, params.input.server_id);
@@ -95,11 +99,16 @@ class GroupCommit {
             this.pool,
             group.map((w) => w.row),
           );
+          announceTasks(this.pool);
           for (const w of group) w.resolve();
         } catch (error) {
           if (group.length === 1) group[0]!.reject(error);
-          // One bad row must not fail its neighbours: retry them one by one.
-          else await Promise.all(group.map((w) => insertTasks(this.pool, [w.row]).then(w.resolve, w.reject)));
+          else {
+            // One bad row must not fail its neighbours: retry them one by one.
+            const inserted = group.map((w) => insertTasks(this.pool, [w.row]).then(w.resolve, w.reject));
+            await Promise.all(inserted);
+            announceTasks(this.pool);
+          }
         }
       }
     } finally {

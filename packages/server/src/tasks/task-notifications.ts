@@ -1,7 +1,57 @@
 import type { Pool, PoolClient } from '../db/pool.ts';
+import { notifyTasks } from './sql/notifyTasks.ts';
 
-/** Where the tasks table's triggers announce claimable work (see 0002_tasks.sql). */
+/**
+ * Where claimable work is announced: by submitters after their commit (`announceTasks`), and by
+ * the tasks table's trigger when a task goes back to the queue (0002_tasks.sql, 0006).
+ */
 export const TASKS_CHANNEL = 'imagegen_tasks';
+
+/**
+ * Wakes the workers after new tasks were committed. One notification covers every commit before
+ * it, so a burst of commits sends one: while a NOTIFY is in flight, further calls only ask for one
+ * more after it. Does not wait: the caller's tasks are already durable, and a notification that
+ * fails (the workers' poll catches the tasks) must not fail a submission.
+ */
+export function announceTasks(pool: Pool): void {
+  let announcer = announcers.get(pool);
+  if (!announcer) {
+    announcer = new Announcer(pool);
+    announcers.set(pool, announcer);
+  }
+  announcer.announce();
+}
+
+const announcers = new WeakMap<Pool, Announcer>();
+
+class Announcer {
+  private sending = false;
+  private again = false;
+
+  constructor(private readonly pool: Pool) {}
+
+  announce(): void {
+    if (this.sending) {
+      this.again = true;
+      return;
+    }
+    this.sending = true;
+    void this.send();
+  }
+
+  private async send(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        await notifyTasks(this.pool);
+      } while (this.again);
+    } catch {
+      // The pool is closing or the database is unreachable: the workers' poll is the last resort.
+    } finally {
+      this.sending = false;
+    }
+  }
+}
 
 /**
  * Holds one connection of the pool on LISTEN and calls `wake` on every notification, so an idle

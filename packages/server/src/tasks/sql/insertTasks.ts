@@ -14,8 +14,9 @@ export interface NewTaskRow {
 }
 
 /**
- * Inserts many tasks in one statement (one round trip, one commit, one NOTIFY by trigger): the
- * group commit of concurrent submissions. Ids are made by the caller, so no RETURNING is needed.
+ * Inserts many tasks in one statement (one round trip, one commit): the group commit of
+ * concurrent submissions. No trigger notifies here (0006_submit_without_notify.sql); submitters
+ * wake the workers after the commit. Ids are made by the caller, so no RETURNING is needed.
  */
 export async function insertTasks(db: Queryable, rows: readonly NewTaskRow[]): Promise<void> {
   await db.query({
