@@ -52,6 +52,8 @@ interface Waiting {
 export class TaskStatusReader {
   private waiting: Waiting[] = [];
   private inFlight = 0;
+  /** Statements waiting for the end of this event-loop turn before they take their ids. */
+  private gathering = 0;
 
   constructor(private readonly db: Queryable) {}
 
@@ -60,14 +62,23 @@ export class TaskStatusReader {
     if (!isTaskId(id)) return Promise.resolve(null);
     return new Promise((resolve, reject) => {
       this.waiting.push({ ownerId, id: id.toLowerCase(), resolve, reject });
-      if (this.inFlight < MAX_IN_FLIGHT) void this.flush();
+      if (this.gathering === 0 && this.inFlight < MAX_IN_FLIGHT) void this.flush();
     });
   }
 
+  /**
+   * One statement lane. Before each statement it lets the current event-loop turn finish, so the
+   * polls of every request read in this turn share the statement instead of the first going alone
+   * (without this, statements carried 3 ids on average at 64 connections).
+   */
   private async flush(): Promise<void> {
     this.inFlight++;
     try {
-      while (this.waiting.length > 0) {
+      for (;;) {
+        this.gathering++;
+        await endOfTurn();
+        this.gathering--;
+        if (this.waiting.length === 0) break;
         const group = this.waiting.splice(0, MAX_BATCH);
         try {
           const rows = await getTaskStatusesByIds(this.db, [...new Set(group.map((w) => w.id))]);
@@ -84,4 +95,8 @@ export class TaskStatusReader {
       this.inFlight--;
     }
   }
+}
+
+function endOfTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -75,6 +75,8 @@ interface Waiting {
 class GroupCommit {
   private waiting: Waiting[] = [];
   private inFlight = 0;
+  /** Lanes waiting for the end of this event-loop turn before they take a group. */
+  private gathering = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -84,15 +86,23 @@ class GroupCommit {
   add(row: NewTaskRow): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ row, resolve, reject });
-      if (this.inFlight < this.lanes) void this.flush();
+      if (this.gathering === 0 && this.inFlight < this.lanes) void this.flush();
     });
   }
 
-  /** One lane: inserts what has gathered, then what gathered meanwhile, until nothing waits. */
+  /**
+   * One lane: inserts what has gathered, then what gathered meanwhile, until nothing waits. Before
+   * taking a group it lets the current event-loop turn finish, so that the submissions of every
+   * request read in this turn go together instead of the first one going alone.
+   */
   private async flush(): Promise<void> {
     this.inFlight += 1;
     try {
-      while (this.waiting.length > 0) {
+      for (;;) {
+        this.gathering += 1;
+        await endOfTurn();
+        this.gathering -= 1;
+        if (this.waiting.length === 0) break;
         const group = this.waiting.splice(0, MAX_GROUP);
         try {
           await insertTasks(
@@ -115,6 +125,10 @@ class GroupCommit {
       this.inFlight -= 1;
     }
   }
+}
+
+function endOfTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 const groups = new WeakMap<Pool, GroupCommit>();
