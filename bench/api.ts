@@ -10,7 +10,7 @@
  *   npm run --silent bench -- api      (last line: one JSON object; progress on stderr)
  *
  * The API and the bare server each run in their own process; autocannon drives them from this
- * one. PostgreSQL is durable (fsync on): every acknowledged task is committed, and the run checks
+ * one, sending both the same requests (paths, API-Key header, body). PostgreSQL is durable (fsync on): every acknowledged task is committed, and the run checks
  * that each acknowledged submission is in the table. Uses DATABASE_URL when set, otherwise a
  * bundled PostgreSQL in a temporary directory. BENCH_ROUNDS (3) alternating rounds of BENCH_SECONDS
  * (5) per phase; figures are medians over the rounds. load_average_1m says how busy the machine was.
@@ -161,9 +161,9 @@ export default async function main(): Promise<Record<string, unknown>> {
     const bare = `http://127.0.0.1:${barePort}`;
 
     note('warming up');
-    await load(`${bare}/`, 'POST', 2, {}, SUBMIT_BODY);
+    await load(`${bare}${SUBMIT_PATH}`, 'POST', 2, auth, SUBMIT_BODY);
     await load(`${api}${SUBMIT_PATH}`, 'POST', 2, auth, SUBMIT_BODY);
-    await load(`${bare}/`, 'GET', 2);
+    await load(`${bare}${SUBMIT_PATH}/status/warm-up`, 'GET', 2, auth);
 
     // Polls spread over many tasks (each connection cycles through all of them), as real clients
     // poll their own tasks: no single hot row. Submissions of the first round provide them.
@@ -174,7 +174,9 @@ export default async function main(): Promise<Record<string, unknown>> {
       // Each round measures the yardstick right beside the API, so a machine whose load drifts
       // (other work on the same cores) shifts both; the figures are the medians over rounds.
       note(`round ${round}/${ROUNDS}: bare POST, API submit, bare GET, API status (${seconds} s each)`);
-      const bareSubmit = await load(`${bare}/`, 'POST', seconds, {}, SUBMIT_BODY);
+      // The yardstick gets the very requests the API gets (path, API-Key header, body), so the
+      // client's work per request is the same on both sides; only the server differs.
+      const bareSubmit = await load(`${bare}${SUBMIT_PATH}`, 'POST', seconds, auth, SUBMIT_BODY);
       const before = await count();
       const submit = await load(`${api}${SUBMIT_PATH}`, 'POST', seconds, auth, SUBMIT_BODY);
       const stored = (await count()) - before;
@@ -185,7 +187,7 @@ export default async function main(): Promise<Record<string, unknown>> {
         );
         statusPaths = rows.map((row) => `${SUBMIT_PATH}/status/${row.id}`);
       }
-      const bareStatus = await load(`${bare}/`, 'GET', seconds);
+      const bareStatus = await load(bare, 'GET', seconds, auth, undefined, statusPaths);
       const status = await load(api, 'GET', seconds, auth, undefined, statusPaths);
       rounds.push({ bareSubmit, submit, stored, bareStatus, status });
     }
