@@ -152,10 +152,20 @@ describe('page chrome', () => {
     const hidden = () =>
       page.evaluate(() => /navbarHidden/.test(document.querySelector('.navbar')!.className));
     expect(await hidden()).toBe(false);
-    await page.evaluate(() => window.scrollTo(0, 200));
-    await page.evaluate(() => window.scrollTo(0, 1500));
+    // The theme compares each scroll position with the previous one, so every step must reach it
+    // as its own scroll event: two scrolls in one frame arrive as a single jump from the top.
+    const scrollTo = (y: number) =>
+      page.evaluate(
+        (target) =>
+          new Promise<void>((resolve) => {
+            window.addEventListener('scroll', () => requestAnimationFrame(() => resolve()), { once: true });
+            window.scrollTo(0, target);
+          }),
+        y,
+      );
+    for (const y of [200, 600, 1000, 1500]) await scrollTo(y);
     await page.waitForFunction(() => /navbarHidden/.test(document.querySelector('.navbar')!.className));
-    await page.evaluate(() => window.scrollTo(0, 1200));
+    await scrollTo(1200);
     await page.waitForFunction(() => !/navbarHidden/.test(document.querySelector('.navbar')!.className));
     await context.close();
   });
