@@ -95,44 +95,12 @@ interface Human {
   detect(input: tfTypes.Tensor): Promise<{ face: HumanFace[] }>;
 }
 
-function human(): Promise<Human> {
-  return once('human', async () => {
-    const tf = await tfjs();
-    const require = createRequire(import.meta.url);
-    const { Human } = require(humanNodeWasmEntry()) as { Human: new (config: object) => Human };
-    const instance = new Human({
-      backend: 'wasm',
-      wasmPath: `${tfjsWasmDir()}/`,
-      modelBasePath: `${pathToFileURL(humanModelsDir()).href}/`,
-      debug: false,
-      async: true,
-      cacheSensitivity: 0,
-      filter: { enabled: false },
-      face: {
-        enabled: true,
-        detector: { rotation: false, maxDetected: 20, minConfidence: 0.5, return: false },
-        mesh: { enabled: true },
-        iris: { enabled: false },
-        description: { enabled: true },
-        emotion: { enabled: false },
-        antispoof: { enabled: false },
-        liveness: { enabled: false },
-      },
-      body: { enabled: false },
-      hand: { enabled: false },
-      object: { enabled: false },
-      gesture: { enabled: false },
-      segmentation: { enabled: false },
-    });
-    void tf;
-    await instance.load();
-    return instance;
-  });
-}
-
-/** A second human instance with only CenterNet (COCO objects), for image2prompt. */
-function objectDetector(): Promise<Human> {
-  return once('human-objects', async () => {
+/**
+ * Loads @vladmandic/human's node-wasm build on the shared tfjs WASM runtime, from the model files
+ * the package ships (file:// URLs), with every module off except those `modules` turns on.
+ */
+function loadHuman(key: string, modules: object): Promise<Human> {
+  return once(key, async () => {
     await tfjs();
     const require = createRequire(import.meta.url);
     const { Human } = require(humanNodeWasmEntry()) as { Human: new (config: object) => Human };
@@ -146,12 +114,37 @@ function objectDetector(): Promise<Human> {
       face: { enabled: false },
       body: { enabled: false },
       hand: { enabled: false },
+      object: { enabled: false },
       gesture: { enabled: false },
       segmentation: { enabled: false },
-      object: { enabled: true, modelPath: 'centernet.json', minConfidence: 0.4, maxDetected: 20 },
+      ...modules,
     });
     await instance.load();
     return instance;
+  });
+}
+
+/** Faces with mesh and description (age, gender, embedding), for preflight, face_mask and tags. */
+function human(): Promise<Human> {
+  return loadHuman('human', {
+    async: true,
+    face: {
+      enabled: true,
+      detector: { rotation: false, maxDetected: 20, minConfidence: 0.5, return: false },
+      mesh: { enabled: true },
+      iris: { enabled: false },
+      description: { enabled: true },
+      emotion: { enabled: false },
+      antispoof: { enabled: false },
+      liveness: { enabled: false },
+    },
+  });
+}
+
+/** A second instance with only CenterNet (COCO objects), for image2prompt. */
+function objectDetector(): Promise<Human> {
+  return loadHuman('human-objects', {
+    object: { enabled: true, modelPath: 'centernet.json', minConfidence: 0.4, maxDetected: 20 },
   });
 }
 
