@@ -6,15 +6,8 @@
  * 'No recent searches' start screen, and ships a client hard-wired to algolia.net.
  */
 import { type KeyboardEvent, type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import {
-  groupHits,
-  HITS_PER_PAGE,
-  type HitGroup,
-  parentOf,
-  pathText,
-  type SearchHit,
-  titleHtml,
-} from './group-hits.ts';
+import { groupHits, type HitGroup, parentOf, pathText, type SearchHit, titleHtml } from './group-hits.ts';
+import { modalQuery } from './modal-query.ts';
 import type { InsightsEvent, LiteClient } from './search-client.ts';
 import type { StoredHit, StoredSearches } from './stored-searches.ts';
 
@@ -95,37 +88,13 @@ export function SearchModal(props: SearchModalProps): ReactNode {
     client
       .search<SearchHit>({
         requests: [
-          {
+          modalQuery({
             indexName,
             query,
-            attributesToRetrieve: [
-              'hierarchy.lvl0',
-              'hierarchy.lvl1',
-              'hierarchy.lvl2',
-              'hierarchy.lvl3',
-              'hierarchy.lvl4',
-              'hierarchy.lvl5',
-              'hierarchy.lvl6',
-              'content',
-              'type',
-              'url',
-            ],
-            attributesToSnippet: [
-              `hierarchy.lvl1:${length}`,
-              `hierarchy.lvl2:${length}`,
-              `hierarchy.lvl3:${length}`,
-              `hierarchy.lvl4:${length}`,
-              `hierarchy.lvl5:${length}`,
-              `hierarchy.lvl6:${length}`,
-              `content:${length}`,
-            ],
-            snippetEllipsisText: '…',
-            highlightPreTag: '<mark>',
-            highlightPostTag: '</mark>',
-            hitsPerPage: HITS_PER_PAGE,
+            snippetWords: length,
             clickAnalytics: props.insights !== null,
             facetFilters: props.facetFilters,
-          },
+          }),
         ],
       })
       .then(
