@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/pool.ts';
+import { getTaskStatusesByIds, type TaskStatusRow } from '../tasks/sql/getTaskStatusesByIds.ts';
 import { isTaskId } from '../tasks/sql/task-row.ts';
 import type { TaskRecord } from '../tasks/types.ts';
-import { getTaskStatusesByIds, type TaskStatusRow } from './sql/getTaskStatusesByIds.ts';
 
 /** A task as a status poll sees it: what `taskStatusBody` reads, and whose it is. */
 export type TaskStatus = Pick<

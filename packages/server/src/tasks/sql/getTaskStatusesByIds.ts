@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/pool.ts';
-import type { TaskKind, TaskResult, TaskState } from '../../tasks/types.ts';
+import type { TaskKind, TaskResult, TaskState } from '../types.ts';
 
 /** What a status answer needs of a task (tasks/status-body.ts), and no more. */
 export interface TaskStatusRow {
