@@ -22,6 +22,7 @@ import {
   readIsnetModel,
   tfjsWasmDir,
 } from './model-files.ts';
+import { widenFloat16Model } from './onnx-widen.ts';
 import { tfjs } from './tfjs-runtime.ts';
 
 /**
@@ -58,9 +59,12 @@ function once<T>(key: string, load: () => Promise<T>): Promise<T> {
   return entry;
 }
 
+/** ISNet widened to float32 and cut down to the mask we read (see onnx-widen.ts for why). */
 function isnet(size: 'small' | 'medium'): Promise<ort.InferenceSession> {
   return once(`isnet-${size}`, async () =>
-    ort.InferenceSession.create(await readIsnetModel(size), { graphOptimizationLevel: 'all' }),
+    ort.InferenceSession.create(widenFloat16Model(await readIsnetModel(size), { keepOutputs: ['output'] }), {
+      graphOptimizationLevel: 'all',
+    }),
   );
 }
 
