@@ -14,6 +14,11 @@
  * that each acknowledged submission is in the table. Uses DATABASE_URL when set, otherwise a
  * bundled PostgreSQL in a temporary directory. BENCH_ROUNDS (3) alternating rounds of BENCH_SECONDS
  * (5) per phase; figures are medians over the rounds. load_average_1m says how busy the machine was.
+ *
+ * cpu_us_per_request splits each phase's CPU per request between the server, PostgreSQL and the
+ * load generator (from /proc, Linux only). They all share the machine's cores, so the bare
+ * phase's total over the API's is the highest ratio the API could reach with every core busy:
+ * submit_ratio_cpu_bound and status_ratio_cpu_bound.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,6 +32,7 @@ import { createOwner } from '../packages/server/src/auth/accounts.ts';
 import { startEmbeddedCluster } from '../packages/server/src/db/embedded-cluster.ts';
 import { migrate } from '../packages/server/src/db/migrate.ts';
 import { createPool } from '../packages/server/src/db/pool.ts';
+import { type CpuGroups, cpuPerRequest, postgresPids, sampleCpu } from './cpu-time.ts';
 import { measureDispatch } from './dispatch.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -84,16 +90,20 @@ interface Phase {
   ok: number;
   non2xx: number;
   errors: number;
+  /** CPU microseconds per request of the server, PostgreSQL and this load generator (Linux). */
+  cpu_us: Record<string, number> | null;
 }
 
 async function load(
   url: string,
   method: 'GET' | 'POST',
   seconds: number,
+  cpu: CpuGroups,
   headers: Record<string, string> = {},
   body?: string,
   paths?: readonly string[],
 ): Promise<Phase> {
+  const before = sampleCpu(cpu);
   const result = await autocannon({
     url,
     method,
@@ -110,10 +120,11 @@ async function load(
     ok: result['2xx'],
     non2xx: result.non2xx,
     errors: result.errors,
+    cpu_us: cpuPerRequest(before, sampleCpu(cpu), result.requests.total),
   };
 }
 
-async function database(): Promise<{ url: string; cleanup: () => Promise<void> }> {
+async function database(): Promise<{ url: string; pgDataDir?: string; cleanup: () => Promise<void> }> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, cleanup: async () => {} };
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-bench-api-'));
   const cluster = await startEmbeddedCluster({ dataDir, durable: true });
@@ -123,6 +134,7 @@ async function database(): Promise<{ url: string; cleanup: () => Promise<void> }
   await admin.end();
   return {
     url: cluster.url.replace(/\/postgres$/, '/bench_api'),
+    pgDataDir: path.join(dataDir, 'pg'),
     cleanup: async () => {
       await cluster.stop();
       await rm(dataDir, { recursive: true, force: true });
@@ -155,15 +167,24 @@ export default async function main(): Promise<Record<string, unknown>> {
 
     const apiPort = await freePort();
     const barePort = await freePort();
-    children.push(await spawnServer('api-server.ts', [String(apiPort), db.url, filesDir]));
-    children.push(await spawnServer('bare-server.ts', [String(barePort)]));
+    const apiServer = await spawnServer('api-server.ts', [String(apiPort), db.url, filesDir]);
+    const bareServer = await spawnServer('bare-server.ts', [String(barePort)]);
+    children.push(apiServer, bareServer);
+    // Where each request's CPU goes (PostgreSQL only when it runs here, from our data directory).
+    const pgDataDir = db.pgDataDir;
+    const apiCpu: CpuGroups = {
+      server: () => [apiServer.pid!],
+      ...(pgDataDir ? { postgres: () => postgresPids(pgDataDir) } : {}),
+      client: () => ['self'],
+    };
+    const bareCpu: CpuGroups = { server: () => [bareServer.pid!], client: () => ['self'] };
     const api = `http://127.0.0.1:${apiPort}`;
     const bare = `http://127.0.0.1:${barePort}`;
 
     note('warming up');
-    await load(`${bare}${SUBMIT_PATH}`, 'POST', 2, auth, SUBMIT_BODY);
-    await load(`${api}${SUBMIT_PATH}`, 'POST', 2, auth, SUBMIT_BODY);
-    await load(`${bare}${SUBMIT_PATH}/status/warm-up`, 'GET', 2, auth);
+    await load(`${bare}${SUBMIT_PATH}`, 'POST', 2, bareCpu, auth, SUBMIT_BODY);
+    await load(`${api}${SUBMIT_PATH}`, 'POST', 2, apiCpu, auth, SUBMIT_BODY);
+    await load(`${bare}${SUBMIT_PATH}/status/warm-up`, 'GET', 2, bareCpu, auth);
 
     // Polls spread over many tasks (each connection cycles through all of them), as real clients
     // poll their own tasks: no single hot row. Submissions of the first round provide them.
@@ -176,9 +197,9 @@ export default async function main(): Promise<Record<string, unknown>> {
       note(`round ${round}/${ROUNDS}: bare POST, API submit, bare GET, API status (${seconds} s each)`);
       // The yardstick gets the very requests the API gets (path, API-Key header, body), so the
       // client's work per request is the same on both sides; only the server differs.
-      const bareSubmit = await load(`${bare}${SUBMIT_PATH}`, 'POST', seconds, auth, SUBMIT_BODY);
+      const bareSubmit = await load(`${bare}${SUBMIT_PATH}`, 'POST', seconds, bareCpu, auth, SUBMIT_BODY);
       const before = await count();
-      const submit = await load(`${api}${SUBMIT_PATH}`, 'POST', seconds, auth, SUBMIT_BODY);
+      const submit = await load(`${api}${SUBMIT_PATH}`, 'POST', seconds, apiCpu, auth, SUBMIT_BODY);
       const stored = (await count()) - before;
       if (statusPaths.length === 0) {
         const { rows } = await pool.query<{ id: string }>(
@@ -187,11 +208,31 @@ export default async function main(): Promise<Record<string, unknown>> {
         );
         statusPaths = rows.map((row) => `${SUBMIT_PATH}/status/${row.id}`);
       }
-      const bareStatus = await load(bare, 'GET', seconds, auth, undefined, statusPaths);
-      const status = await load(api, 'GET', seconds, auth, undefined, statusPaths);
+      const bareStatus = await load(bare, 'GET', seconds, bareCpu, auth, undefined, statusPaths);
+      const status = await load(api, 'GET', seconds, apiCpu, auth, undefined, statusPaths);
       rounds.push({ bareSubmit, submit, stored, bareStatus, status });
     }
     const med = (pick: (r: (typeof rounds)[number]) => number) => median(rounds.map(pick));
+    // Per process, the median over rounds of CPU microseconds per request.
+    const cpu = (pick: (r: (typeof rounds)[number]) => Phase) => {
+      const phases = rounds.map(pick);
+      if (phases.some((phase) => phase.cpu_us === null)) return null;
+      const names = Object.keys(phases[0]!.cpu_us!);
+      const split = Object.fromEntries(
+        names.map((name) => [name, median(phases.map((p) => p.cpu_us![name]!))]),
+      );
+      return { ...split, total: sum(Object.values(split)) };
+    };
+    const cpuUs = {
+      bare_post: cpu((r) => r.bareSubmit),
+      submit: cpu((r) => r.submit),
+      bare_get: cpu((r) => r.bareStatus),
+      status: cpu((r) => r.status),
+    };
+    // Client and servers share these cores, so the CPU a request costs caps the ratio: with every
+    // core busy in both phases, the ratio is the bare phase's CPU per request over the API's.
+    const cpuBound = (bare: { total: number } | null, api: { total: number } | null) =>
+      bare && api ? ratio(bare.total, api.total) : null;
 
     for (const child of children.splice(0)) await stopServer(child);
     await pool.end();
@@ -217,6 +258,9 @@ export default async function main(): Promise<Record<string, unknown>> {
       status_p99_ms: med((r) => r.status.p99_ms),
       status_tasks_polled: statusPaths.length,
       status_errors: sum(rounds.map((r) => r.status.non2xx + r.status.errors)),
+      cpu_us_per_request: cpuUs,
+      submit_ratio_cpu_bound: cpuBound(cpuUs.bare_post, cpuUs.submit),
+      status_ratio_cpu_bound: cpuBound(cpuUs.bare_get, cpuUs.status),
       load_average_1m: Math.round(loadavg()[0]! * 100) / 100,
       dispatch_p50_ms: dispatch.dispatch_p50_ms,
       dispatch_p99_ms: dispatch.dispatch_p99_ms,
