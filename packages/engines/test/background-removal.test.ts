@@ -4,7 +4,8 @@ import { createCpuEngine } from '../src/cpu/index.ts';
 import type { EngineResult } from '../src/engine.ts';
 import { channel, context, facePhoto, inputImage, iou, job, productScene } from './fixtures.ts';
 
-const engine = createCpuEngine();
+// No warm-up: the first removal loads ISNet; the blank warm-up runs would only add CPU time here.
+const engine = createCpuEngine({ warm: [] });
 let scene: { scene: Buffer; mask: Buffer };
 let plain: EngineResult;
 
