@@ -22,7 +22,15 @@ interface Slot {
   readonly worker: Worker;
   readonly loaded: Set<string>;
   busy: Pending | undefined;
+  /** Called when the job it holds ends (close() waits on it). */
+  idle?: () => void;
 }
+
+/**
+ * How long close() lets each thread finish the job it holds. Jobs are short by design (one ISNet
+ * pass, one upscaling patch: seconds), so this bound only matters for a thread that hangs.
+ */
+const CLOSE_WAIT_MS = 30_000;
 
 export class AbortError extends Error {
   override readonly name = 'AbortError';
@@ -94,9 +102,16 @@ export class InferencePool {
     );
   }
 
+  /**
+   * Rejects the queued jobs, lets each thread finish the job it holds, then stops the threads.
+   * Stopping a thread inside onnxruntime's run aborts the whole process (a Napi::Error thrown into
+   * a terminated environment), and a job can still be running when its task was released at
+   * shutdown, or when it is one of the warm-up runs.
+   */
   async close(): Promise<void> {
     this.closed = true;
     for (const pending of this.queue.splice(0)) pending.reject(new Error('the inference pool is closed'));
+    await Promise.all(this.slots.map((slot) => jobEnded(slot)));
     await Promise.all(this.slots.splice(0).map((slot) => slot.worker.terminate()));
   }
 
@@ -128,6 +143,7 @@ export class InferencePool {
     worker.on('message', (reply: WorkReply) => {
       const pending = slot.busy;
       slot.busy = undefined;
+      slot.idle?.();
       for (const model of reply.loaded) slot.loaded.add(model);
       worker.unref();
       if (pending && pending.request.id === reply.id) {
@@ -139,6 +155,7 @@ export class InferencePool {
     worker.on('error', (error) => {
       slot.busy?.reject(error);
       slot.busy = undefined;
+      slot.idle?.();
       const at = this.slots.indexOf(slot);
       if (at >= 0) this.slots.splice(at, 1);
       this.dispatch();
@@ -146,6 +163,17 @@ export class InferencePool {
     this.slots.push(slot);
     return slot;
   }
+}
+
+function jobEnded(slot: Slot): Promise<void> {
+  if (!slot.busy) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, CLOSE_WAIT_MS);
+    slot.idle = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
 }
 
 let shared: { pool: InferencePool; users: number } | undefined;
