@@ -10,6 +10,7 @@ import { createAuthenticator } from '../auth/authenticator.ts';
 import { createPool, type Pool } from '../db/pool.ts';
 import type { DocsHost } from '../docs-host/docs-host.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
+import { withStoredFiles } from '../fetch/stored-files.ts';
 import { buildApi } from '../http/api-app.ts';
 import { blobStoreFromEnv } from '../storage/local-blob-store.ts';
 import { startWorker } from '../tasks/index.ts';
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
     engines: engines.registry,
     preflights: engines.preflights,
     ...(engines.safety ? { safety: engines.safety } : {}),
-    fetcher: imageFetcherFromEnv(process.env),
+    fetcher: withStoredFiles(imageFetcherFromEnv(process.env), store, config.publicUrl),
     store,
     publicUrl: config.publicUrl,
     enqueueWebhook,

@@ -17,6 +17,7 @@ import { createAuthenticator } from '../auth/authenticator.ts';
 import type { Plan } from '../auth/plans.ts';
 import { upsertServer } from '../auth/sql/upsertServer.ts';
 import { createImageFetcher } from '../fetch/image-fetcher.ts';
+import { withStoredFiles } from '../fetch/stored-files.ts';
 import { LocalBlobStore } from '../storage/local-blob-store.ts';
 import { createEngineRegistry, startWorker } from '../tasks/index.ts';
 import { buildApi } from './api-app.ts';
@@ -115,7 +116,8 @@ export async function startApiHarness(): Promise<ApiHarness> {
   const workerOptions = {
     pool: db.pool,
     engines,
-    fetcher: createImageFetcher({ allowPrivate: true }),
+    // As npm start wires it: our own /files links come from the store, the rest over loopback.
+    fetcher: withStoredFiles(createImageFetcher({ allowPrivate: true }), store, url),
     store,
     publicUrl: url,
     signal: stop.signal,

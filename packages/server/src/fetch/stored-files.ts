@@ -1,0 +1,52 @@
+import type { InputImage } from '@imagegen/engines';
+import { isValidBlobKey } from '../storage/blob-store.ts';
+import type { BlobStore } from '../tasks/types.ts';
+import {
+  DEFAULT_MAX_IMAGE_BYTES,
+  type ImageFetcher,
+  InputFetchError,
+  inspectImage,
+} from './image-fetcher.ts';
+
+/**
+ * The API's own links (`<public url>/files/<key>`: uploads from /upload_images/v1, earlier outputs)
+ * are read from the blob store instead of over HTTP. Fetched over the network they would go back
+ * to this very server, which on a single machine is a loopback address the SSRF guard refuses:
+ * an uploaded image could not be used as an input on `npm start`. Read directly they cost no
+ * request, and still get every check a fetched image gets (size, sniffed type, pixel cap, full
+ * decode). Every other URL goes to the guarded fetcher unchanged.
+ */
+export function withStoredFiles(fetcher: ImageFetcher, store: BlobStore, publicUrl: string): ImageFetcher {
+  const base = new URL(publicUrl);
+  const prefix = `${base.pathname.replace(/\/+$/, '')}/files/`;
+  return {
+    async fetchImage(url, field, signal) {
+      const key = storedKey(url, base.origin, prefix);
+      if (key === undefined) return fetcher.fetchImage(url, field, signal);
+      const blob = isValidBlobKey(key) ? await store.get(key) : null;
+      if (!blob) throw new InputFetchError(field, 'no file is stored at this link (HTTP 404)');
+      if (blob.data.length > DEFAULT_MAX_IMAGE_BYTES) {
+        throw new InputFetchError(field, `the file is larger than ${DEFAULT_MAX_IMAGE_BYTES} bytes`);
+      }
+      const image: InputImage = { ...(await inspectImage(blob.data, field)), url };
+      return image;
+    },
+  };
+}
+
+/** The blob key of one of our own links, or undefined for any other URL. */
+function storedKey(url: string, origin: string, prefix: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  // The query and fragment are ignored, as the /files route ignores them.
+  if (parsed.origin !== origin || !parsed.pathname.startsWith(prefix)) return undefined;
+  try {
+    return decodeURIComponent(parsed.pathname.slice(prefix.length));
+  } catch {
+    return undefined;
+  }
+}
