@@ -103,6 +103,22 @@ function searchPageUsesOurSearchService(): Plugin {
   };
 }
 
+/**
+ * DocSearch's settings, read by our own SearchBar (src/theme/SearchBar). `hosts` is ours: where
+ * our search service answers (packages/server/src/search; 'self' is the docs host's own origin).
+ * Docusaurus' type does not know it, so the object is declared apart from the config literal.
+ */
+const searchConfig = {
+  appId: process.env.SEARCH_APP_ID ?? 'imagegen',
+  apiKey: process.env.SEARCH_API_KEY ?? 'search-only-key',
+  indexName: process.env.SEARCH_INDEX ?? 'docs',
+  contextualSearch: true,
+  searchPagePath: 'search',
+  hosts: (process.env.SEARCH_HOSTS ?? 'self').split(',').map((host) => host.trim()),
+  insights: true,
+  missingResultsUrl: links.supportPortal,
+};
+
 const config: Config = {
   title: 'imagegen',
   tagline: 'Image generation API for developers: every generation an asynchronous task.',
@@ -222,17 +238,7 @@ const config: Config = {
       ],
       copyright: 'Copyright © 2024 imagegen.',
     },
-    algolia: {
-      appId: process.env.SEARCH_APP_ID ?? 'imagegen',
-      apiKey: process.env.SEARCH_API_KEY ?? 'search-only-key',
-      indexName: process.env.SEARCH_INDEX ?? 'docs',
-      contextualSearch: true,
-      searchPagePath: 'search',
-      // Our search service (packages/server/src/search): 'self' is the docs host's own origin.
-      hosts: (process.env.SEARCH_HOSTS ?? 'self').split(',').map((host) => host.trim()),
-      insights: true,
-      missingResultsUrl: links.supportPortal,
-    },
+    algolia: searchConfig,
     prism: {
       // Visual Studio's themes keep every token at WCAG AA contrast; github's and dracula's do not.
       theme: prismThemes.vsLight,
