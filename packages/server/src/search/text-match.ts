@@ -65,6 +65,18 @@ export interface WordMatcher {
   matchWord(word: string): WordMatch | null;
 }
 
+/** A word's own match, or else the best match among its '_' parts (snake_case names in code). */
+function matchWholeOrParts(matcher: Pick<WordMatcher, 'match'>, word: string): WordMatch | null {
+  const whole = matcher.match(word);
+  if (whole || !word.includes('_')) return whole;
+  let found: WordMatch | null = null;
+  for (const part of word.split(/_+/)) {
+    const match = matcher.match(part);
+    if (match && (!found || better(match, found))) found = match;
+  }
+  return found;
+}
+
 /**
  * A matcher from the words the index already matched to the query (its expansions): a lookup,
  * where QueryMatcher computes edit distances. Words outside the index's vocabulary fall back to it.
@@ -84,14 +96,7 @@ export class ExpansionMatcher implements WordMatcher {
   }
 
   matchWord(word: string): WordMatch | null {
-    const whole = this.match(word);
-    if (whole || !word.includes('_')) return whole;
-    let found: WordMatch | null = null;
-    for (const part of word.split(/_+/)) {
-      const match = this.match(part);
-      if (match && (!found || better(match, found))) found = match;
-    }
-    return found;
+    return matchWholeOrParts(this, word);
   }
 }
 
@@ -106,14 +111,7 @@ export class QueryMatcher implements WordMatcher {
 
   /** The match of a word, or of one of its '_' parts. */
   matchWord(word: string): WordMatch | null {
-    const whole = this.match(word);
-    if (whole || !word.includes('_')) return whole;
-    let found: WordMatch | null = null;
-    for (const part of word.split(/_+/)) {
-      const match = this.match(part);
-      if (match && (!found || better(match, found))) found = match;
-    }
-    return found;
+    return matchWholeOrParts(this, word);
   }
 
   match(word: string): WordMatch | null {
