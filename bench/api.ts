@@ -27,11 +27,10 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { createOwner } from '../packages/server/src/auth/accounts.ts';
-import { startEmbeddedCluster } from '../packages/server/src/db/embedded-cluster.ts';
 import { migrate } from '../packages/server/src/db/migrate.ts';
 import { createPool } from '../packages/server/src/db/pool.ts';
+import { benchDatabase } from './bench-database.ts';
 import { type CpuGroups, cpuPerRequest, postgresPids, sampleCpu } from './cpu-time.ts';
 import { measureDispatch } from './dispatch.ts';
 
@@ -124,24 +123,6 @@ async function load(
   };
 }
 
-async function database(): Promise<{ url: string; pgDataDir?: string; cleanup: () => Promise<void> }> {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, cleanup: async () => {} };
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-bench-api-'));
-  const cluster = await startEmbeddedCluster({ dataDir, durable: true });
-  const admin = new pg.Client(cluster.url);
-  await admin.connect();
-  await admin.query('CREATE DATABASE bench_api');
-  await admin.end();
-  return {
-    url: cluster.url.replace(/\/postgres$/, '/bench_api'),
-    pgDataDir: path.join(dataDir, 'pg'),
-    cleanup: async () => {
-      await cluster.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 function median(values: number[]): number {
@@ -152,7 +133,7 @@ function median(values: number[]): number {
 
 export default async function main(): Promise<Record<string, unknown>> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-  const db = await database();
+  const db = await benchDatabase('bench_api');
   const children: ChildProcess[] = [];
   const filesDir = await mkdtemp(path.join(tmpdir(), 'imagegen-bench-files-'));
   try {

@@ -1,25 +1,11 @@
-/**
- * Submit-to-claim dispatch latency: how long from the moment a submission is made until a worker
- * holding an idle slot has claimed the task and handed it to its engine (LISTEN/NOTIFY wake-up,
- * the fair claim query, the lease write). Also the rate of durable submissions through the group
- * commit with 64 concurrent callers, without HTTP in the way.
- *
- *   npm run --silent bench -- dispatch      (last line: one JSON object)
- *
- * `measureDispatch` is what bench/api.ts calls to report these figures in the same run.
- * Uses DATABASE_URL when set, otherwise a durable bundled PostgreSQL in a temporary directory.
- */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Engine } from '@imagegen/engines';
-import pg from 'pg';
-import { startEmbeddedCluster } from '../packages/server/src/db/embedded-cluster.ts';
 import { migrate } from '../packages/server/src/db/migrate.ts';
 import { createPool } from '../packages/server/src/db/pool.ts';
 import { createEngineRegistry, startWorker, submitTask } from '../packages/server/src/tasks/index.ts';
+import { benchDatabase } from './bench-database.ts';
+import { percentile } from './percentile.ts';
 
 export interface DispatchFigures {
   dispatch_samples: number;
@@ -120,14 +106,12 @@ export async function measureDispatch(options: DispatchOptions): Promise<Dispatc
       }),
     );
     const elapsed = (performance.now() - began) / 1000;
-    latencies.sort((a, b) => a - b);
-    fromAck.sort((a, b) => a - b);
     return {
       dispatch_samples: latencies.length,
-      dispatch_p50_ms: round(percentile(latencies, 0.5)),
-      dispatch_p99_ms: round(percentile(latencies, 0.99)),
-      dispatch_after_ack_p50_ms: round(percentile(fromAck, 0.5)),
-      dispatch_after_ack_p99_ms: round(percentile(fromAck, 0.99)),
+      dispatch_p50_ms: round(percentile(latencies, 50)),
+      dispatch_p99_ms: round(percentile(latencies, 99)),
+      dispatch_after_ack_p50_ms: round(percentile(fromAck, 50)),
+      dispatch_after_ack_p99_ms: round(percentile(fromAck, 99)),
       submit_direct_per_s: Math.round(count / elapsed),
     };
   } finally {
@@ -138,31 +122,13 @@ export async function measureDispatch(options: DispatchOptions): Promise<Dispatc
   }
 }
 
-function percentile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-}
-
 function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;
 }
 
 /** `npm run --silent bench -- dispatch`: own database unless DATABASE_URL, figures as JSON last. */
 export default async function main(): Promise<DispatchFigures> {
-  let cleanup = async () => {};
-  let url = process.env.DATABASE_URL;
-  if (!url) {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-bench-'));
-    const cluster = await startEmbeddedCluster({ dataDir, durable: true });
-    const admin = new pg.Client(cluster.url);
-    await admin.connect();
-    await admin.query('CREATE DATABASE bench');
-    await admin.end();
-    url = cluster.url.replace(/\/postgres$/, '/bench');
-    cleanup = async () => {
-      await cluster.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    };
-  }
+  const { url, cleanup } = await benchDatabase('bench');
   try {
     const pool = createPool(url, { max: 2 });
     await migrate(pool);

@@ -19,7 +19,6 @@ import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { removeBackground as imglyRemoveBackground } from '@imgly/background-removal-node';
-import pg from 'pg';
 import sharp from 'sharp';
 import { createCpuEngine, createSafetyChecker, facePreflight } from '../packages/engines/src/cpu/index.ts';
 import { esrganModelJson } from '../packages/engines/src/cpu/model-files.ts';
@@ -28,13 +27,14 @@ import type { EngineJob, InputImage } from '../packages/engines/src/engine.ts';
 import { facePhoto, photoCrop, productScene } from '../packages/engines/test/fixtures.ts';
 import { createOwner } from '../packages/server/src/auth/accounts.ts';
 import { createAuthenticator } from '../packages/server/src/auth/authenticator.ts';
-import { startEmbeddedCluster } from '../packages/server/src/db/embedded-cluster.ts';
 import { migrate } from '../packages/server/src/db/migrate.ts';
 import { createPool } from '../packages/server/src/db/pool.ts';
 import { createImageFetcher } from '../packages/server/src/fetch/image-fetcher.ts';
 import { buildApi } from '../packages/server/src/http/api-app.ts';
 import { LocalBlobStore } from '../packages/server/src/storage/local-blob-store.ts';
 import { createEngineRegistry, startWorker } from '../packages/server/src/tasks/index.ts';
+import { benchDatabase } from './bench-database.ts';
+import { percentile } from './percentile.ts';
 
 const note = (line: string) => console.error(`[bench engines] ${line}`);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -160,31 +160,9 @@ async function capabilities(): Promise<Record<string, unknown>> {
   return figures;
 }
 
-async function database(): Promise<{ url: string; cleanup: () => Promise<void> }> {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, cleanup: async () => {} };
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-bench-engines-'));
-  const cluster = await startEmbeddedCluster({ dataDir, durable: true });
-  const admin = new pg.Client(cluster.url);
-  await admin.connect();
-  await admin.query('CREATE DATABASE bench_engines');
-  await admin.end();
-  return {
-    url: cluster.url.replace(/\/postgres$/, '/bench_engines'),
-    cleanup: async () => {
-      await cluster.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 /** GET status latency from 4 pollers, idle and then while the engine removes backgrounds. */
 async function statusWhileBusy(): Promise<Record<string, unknown>> {
-  const db = await database();
+  const db = await benchDatabase('bench_engines');
   const pool = createPool(db.url, { max: 10, applicationName: 'bench-engines' });
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-bench-engines-files-'));
   const stop = new AbortController();

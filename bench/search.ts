@@ -23,6 +23,7 @@ import { loadSearchIndexFile } from '../packages/server/src/search/index.ts';
 import { indexBuiltSite } from '../packages/server/src/search/indexer.ts';
 import { parseSearchRequest } from '../packages/server/src/search/search-request.ts';
 import { createSearchService } from '../packages/server/src/search/search-service.ts';
+import { percentile } from './percentile.ts';
 
 const QUERIES = [
   'inpaint',
@@ -63,11 +64,6 @@ const modalRequest = (query: string) =>
 
 function prefixes(queries: string[]): string[] {
   return queries.flatMap((query) => Array.from({ length: query.length }, (_, i) => query.slice(0, i + 1)));
-}
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
