@@ -1,27 +1,15 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium.ts';
+import { describe, expect, it } from 'vitest';
 import { type DocsSite, startDocsSite } from '../support/docs-site.ts';
-
-let site: DocsSite;
-let browser: Browser;
+import { siteAndBrowser } from '../support/site-and-browser.ts';
 
 const DOC = '/Optimised-base-models/Stable-Diffusion-1';
 
-beforeAll(async () => {
-  site = await startDocsSite();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const env = siteAndBrowser(startDocsSite);
 
 async function open(path: string, options: Parameters<DocsSite['newContext']>[1] = {}) {
-  const context = await site.newContext(browser, options);
+  const context = await env.site.newContext(env.browser, options);
   const page = await context.newPage();
-  await page.goto(site.docs.url + encodeURI(path));
+  await page.goto(env.site.docs.url + encodeURI(path));
   await page.waitForSelector('html[data-has-hydrated="true"]');
   return { context, page };
 }
@@ -38,7 +26,7 @@ describe('page chrome', () => {
   });
 
   it('starts dark when the system states no colour preference', async () => {
-    const context = await site.newContext(browser);
+    const context = await env.site.newContext(env.browser);
     await context.addInitScript(() => {
       const original = window.matchMedia.bind(window);
       window.matchMedia = (query: string) =>
@@ -56,7 +44,7 @@ describe('page chrome', () => {
           : original(query);
     });
     const page = await context.newPage();
-    await page.goto(`${site.docs.url}/`);
+    await page.goto(`${env.site.docs.url}/`);
     await page.waitForSelector('html[data-has-hydrated="true"]');
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     await context.close();
@@ -75,7 +63,7 @@ describe('page chrome', () => {
     const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
     expect(await theme()).toBe('light');
     const other = await context.newPage();
-    await other.goto(`${site.docs.url}/guide`);
+    await other.goto(`${env.site.docs.url}/guide`);
     await other.waitForSelector('html[data-has-hydrated="true"]');
     // The toggle cycles through system, light and dark; click until dark is the stored choice.
     for (let i = 0; i < 3 && (await page.evaluate(() => localStorage.getItem('theme'))) !== 'dark'; i++) {
@@ -200,7 +188,7 @@ describe('page chrome', () => {
   });
 
   it('sends a page view to the API collector, stored in PostgreSQL, on load and on every route change', async () => {
-    await site.db.pool.query('TRUNCATE analytics_events');
+    await env.site.db.pool.query('TRUNCATE analytics_events');
     const { context, page } = await open('/');
     await page.locator('.navbar').getByRole('link', { name: 'Guides' }).click();
     await page.waitForURL('**/guide');
@@ -208,7 +196,7 @@ describe('page chrome', () => {
     await page.waitForURL('**/guide/turn-ideas-into-products');
     const paths = async () =>
       (
-        await site.db.pool.query<{ path: string }>(
+        await env.site.db.pool.query<{ path: string }>(
           "SELECT path FROM analytics_events WHERE type = 'page_view' ORDER BY id",
         )
       ).rows.map((r) => r.path);
@@ -218,7 +206,7 @@ describe('page chrome', () => {
   });
 
   it('shows the progress bar only once a slow route change has taken 200 ms', async () => {
-    const context = await site.newContext(browser);
+    const context = await env.site.newContext(env.browser);
     let slow = false;
     await context.route('**/assets/js/**', async (route) => {
       if (route.request().resourceType() !== 'script') return route.abort('blockedbyclient');
@@ -226,7 +214,7 @@ describe('page chrome', () => {
       return route.continue();
     });
     const page = await context.newPage();
-    await page.goto(`${site.docs.url}/`);
+    await page.goto(`${env.site.docs.url}/`);
     await page.waitForSelector('html[data-has-hydrated="true"]');
     // Measured in the page: from the click to the moment the bar is inserted.
     await page.evaluate(() => {
@@ -254,13 +242,13 @@ describe('page chrome', () => {
       { effectiveType: '2g', saveData: false },
       { effectiveType: '4g', saveData: true },
     ]) {
-      const context = await site.newContext(browser);
+      const context = await env.site.newContext(env.browser);
       await context.addInitScript(
         (c) => Object.defineProperty(navigator, 'connection', { value: c }),
         connection,
       );
       const page = await context.newPage();
-      await page.goto(`${site.docs.url}/`);
+      await page.goto(`${env.site.docs.url}/`);
       await page.waitForSelector('html[data-has-hydrated="true"]');
       await page.waitForTimeout(500);
       expect(await page.locator('link[rel="prefetch"]').count()).toBe(0);

@@ -1,24 +1,12 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium.ts';
-import { type DocsSite, startDocsSite } from '../support/docs-site.ts';
+import { describe, expect, it } from 'vitest';
+import { startDocsSite } from '../support/docs-site.ts';
+import { siteAndBrowser } from '../support/site-and-browser.ts';
 
-let site: DocsSite;
-let browser: Browser;
-
-beforeAll(async () => {
-  site = await startDocsSite();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const env = siteAndBrowser(startDocsSite);
 
 describe('error states of spec section 8', () => {
   it('shows "This page crashed." when a page throws while rendering, and Try again renders it', async () => {
-    const context = await site.newContext(browser);
+    const context = await env.site.newContext(env.browser);
     // A render-time failure, injected without touching the product: while the flag is set, the
     // date formatting the blog pages run during render throws.
     // Plain source, so the test runner's transpiler cannot change what runs in the page.
@@ -35,7 +23,7 @@ describe('error states of spec section 8', () => {
       })();`,
     });
     const page = await context.newPage();
-    await page.goto(`${site.docs.url}/`);
+    await page.goto(`${env.site.docs.url}/`);
     await page.waitForSelector('html[data-has-hydrated="true"]');
     await page.evaluate(() => {
       (window as unknown as { crashRenders?: boolean }).crashRenders = true;
@@ -54,7 +42,7 @@ describe('error states of spec section 8', () => {
   });
 
   it('shows the load error with a Retry button when a page’s chunk fails, and Retry loads it', async () => {
-    const context = await site.newContext(browser);
+    const context = await env.site.newContext(env.browser);
     const page = await context.newPage();
     const loaded = new Set<string>();
     let blocking = false;
@@ -70,7 +58,7 @@ describe('error states of spec section 8', () => {
     page.on('console', (message) => {
       if (message.type() === 'warning') warnings.push(message.text());
     });
-    await page.goto(`${site.docs.url}/`);
+    await page.goto(`${env.site.docs.url}/`);
     await page.waitForSelector('html[data-has-hydrated="true"]');
     // From now on only the chunks the home page already has can load: the next page's cannot.
     blocking = true;

@@ -1,31 +1,20 @@
 import { gzipSync } from 'node:zlib';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { seriousViolations } from '../support/axe.ts';
-import { launchChromium } from '../support/chromium.ts';
-import { type DocsSite, startDocsSite } from '../support/docs-site.ts';
-
-let site: DocsSite;
-let browser: Browser;
+import { startDocsSite } from '../support/docs-site.ts';
+import { siteAndBrowser } from '../support/site-and-browser.ts';
 
 const DOC = '/Optimised-base-models/Stable-Diffusion-1';
 const JS_BUDGET_GZIP = 250 * 1024;
 
-beforeAll(async () => {
-  site = await startDocsSite();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const env = siteAndBrowser(startDocsSite);
 
 /** Opens a page and records the bodies of the scripts and stylesheets it loads. */
 async function openRecording(
   path: string,
 ): Promise<{ page: Page; close(): Promise<void>; js: Buffer[]; css: Buffer[] }> {
-  const context = await site.newContext(browser);
+  const context = await env.site.newContext(env.browser);
   const page = await context.newPage();
   const js: Buffer[] = [];
   const css: Buffer[] = [];
@@ -42,7 +31,7 @@ async function openRecording(
         .catch(() => {}),
     );
   });
-  await page.goto(site.docs.url + encodeURI(path));
+  await page.goto(env.site.docs.url + encodeURI(path));
   await page.waitForSelector('html[data-has-hydrated="true"]');
   await page.waitForLoadState('networkidle');
   await Promise.all(pending);

@@ -1,7 +1,6 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium.ts';
-import { type DocsSite, startDocsSite } from '../support/docs-site.ts';
+import { describe, expect, it } from 'vitest';
+import { startDocsSite } from '../support/docs-site.ts';
+import { siteAndBrowser } from '../support/site-and-browser.ts';
 
 /** Every route of spec section 2 with the title its page carries, spelled exactly as the spec does. */
 const ROUTES: [string, string][] = [
@@ -86,24 +85,13 @@ function titleOf(html: string): string | undefined {
     .replace(/&#x27;|&#39;/g, "'");
 }
 
-let site: DocsSite;
-let browser: Browser;
-
-beforeAll(async () => {
-  site = await startDocsSite();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const env = siteAndBrowser(startDocsSite);
 
 describe('the routes of spec section 2', () => {
   it('answer every listed route with its page and title', async () => {
     const wrong: string[] = [];
     for (const [route, title] of ROUTES) {
-      const res = await fetch(site.docs.url + encodeURI(route));
+      const res = await fetch(env.site.docs.url + encodeURI(route));
       const found = titleOf(await res.text());
       if (res.status !== 200 || found !== `${title} | imagegen`)
         wrong.push(`${route}: ${res.status} ${found}`);
@@ -112,10 +100,10 @@ describe('the routes of spec section 2', () => {
   });
 
   it('shows the same titles once the client app has rendered each kind of page', async () => {
-    const context = await site.newContext(browser);
+    const context = await env.site.newContext(env.browser);
     const page = await context.newPage();
     for (const [route, title] of [ROUTES[0]!, ROUTES[2]!, ROUTES[10]!, ROUTES.at(-2)!]) {
-      await page.goto(site.docs.url + encodeURI(route));
+      await page.goto(env.site.docs.url + encodeURI(route));
       await page.waitForSelector('html[data-has-hydrated="true"]');
       expect(await page.title()).toBe(`${title} | imagegen`);
     }
@@ -129,22 +117,22 @@ describe('the routes of spec section 2', () => {
       '/Parameters/Hi-res%20fix',
       '/nope',
     ]) {
-      expect((await fetch(site.docs.url + path)).status, path).toBe(404);
+      expect((await fetch(env.site.docs.url + path)).status, path).toBe(404);
     }
-    const context = await site.newContext(browser);
+    const context = await env.site.newContext(env.browser);
     const page = await context.newPage();
-    const response = await page.goto(`${site.docs.url}/no/such/page`);
+    const response = await page.goto(`${env.site.docs.url}/no/such/page`);
     expect(response?.status()).toBe(404);
     await expect(page.locator('h1').textContent()).resolves.toBe('Page Not Found');
     await context.close();
   });
 
   it('strips a trailing index.html or .html from paths', async () => {
-    const context = await site.newContext(browser);
+    const context = await env.site.newContext(env.browser);
     const page = await context.newPage();
-    await page.goto(`${site.docs.url}/Pipelines/Upscale/index.html`);
+    await page.goto(`${env.site.docs.url}/Pipelines/Upscale/index.html`);
     expect(new URL(page.url()).pathname).toBe('/Pipelines/Upscale');
-    await page.goto(`${site.docs.url}/guide/archive.html`);
+    await page.goto(`${env.site.docs.url}/guide/archive.html`);
     expect(new URL(page.url()).pathname).toBe('/guide/archive');
     expect(await page.title()).toBe('Archive | imagegen');
     await context.close();

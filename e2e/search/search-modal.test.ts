@@ -1,25 +1,16 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
 import { listSearchEvents } from '../../packages/server/src/search/sql/listSearchEvents.ts';
-import { launchChromium } from '../support/chromium.ts';
-import { type SearchSite, SITE_DIR, startSearchSite } from './search-site.ts';
+import { siteAndBrowser } from '../support/site-and-browser.ts';
+import { SITE_DIR, startSearchSite } from './search-site.ts';
 
-let site: SearchSite & { outside: string[] };
-let browser: Browser;
 let context: BrowserContext;
 
-beforeAll(async () => {
-  site = await startSearchSite();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const env = siteAndBrowser(startSearchSite);
 afterEach(async () => {
-  site.fault = 'none';
+  env.site.fault = 'none';
   await context?.close();
 });
 
@@ -27,9 +18,9 @@ const RECENT = '__DOCSEARCH_RECENT_SEARCHES__docs';
 const FAVORITE = '__DOCSEARCH_FAVORITE_SEARCHES__docs';
 
 async function openDocsPage(path = '/Introduction/getting-started', options = {}): Promise<Page> {
-  context = await site.newContext(browser, options);
+  context = await env.site.newContext(env.browser, options);
   const page = await context.newPage();
-  await page.goto(`${site.docs.url}${encodeURI(path)}`);
+  await page.goto(`${env.site.docs.url}${encodeURI(path)}`);
   await page.waitForSelector('html[data-has-hydrated="true"]');
   return page;
 }
@@ -202,7 +193,7 @@ describe('search modal: results', () => {
   it('shows the stalled state after 300 ms of loading and leaves it when the answer comes', async () => {
     const page = await openDocsPage();
     // Above the 300 ms stall threshold, below the client's 1 s connect timeout.
-    site.fault = { delayMs: 700 };
+    env.site.fault = { delayMs: 700 };
     await search(page, 'upscale');
     const container = page.locator('.DocSearch-Container');
     await expect.poll(() => container.getAttribute('data-status')).toBe('loading');
@@ -243,7 +234,7 @@ describe('search modal: screens and texts', () => {
 
   it("shows 'Unable to fetch results' when the service answers 500", async () => {
     const page = await openDocsPage();
-    site.fault = 'error-500';
+    env.site.fault = 'error-500';
     await search(page, 'relight');
     const screen = page.locator('.DocSearch-ErrorScreen');
     await screen.waitFor({ timeout: 10000 });
@@ -256,14 +247,14 @@ describe('search modal: screens and texts', () => {
 
   it("shows 'Unable to fetch results' when the service is stopped (connections dropped)", async () => {
     const page = await openDocsPage();
-    site.fault = 'down';
+    env.site.fault = 'down';
     await search(page, 'relight');
     await page.locator('.DocSearch-ErrorScreen').waitFor({ timeout: 10000 });
     expect(await text(page.locator('.DocSearch-ErrorScreen .DocSearch-Title'))).toBe(
       'Unable to fetch results',
     );
     // Back up, the next query works again.
-    site.fault = 'none';
+    env.site.fault = 'none';
     await search(page, 'upscale');
     await expect.poll(() => hits(page).count(), { timeout: 10000 }).toBeGreaterThan(0);
   });
@@ -320,7 +311,7 @@ describe('search modal: recent and favorite searches', () => {
     const page = await openDocsPage();
     const many = Array.from({ length: 12 }, (_, i) => ({
       objectID: `o${i}`,
-      url: `${site.docs.url}/Parameters/Schedulers#section-${i}`,
+      url: `${env.site.docs.url}/Parameters/Schedulers#section-${i}`,
       type: 'lvl2',
       hierarchy: { lvl0: 'Parameters', lvl1: 'Schedulers', lvl2: `Section ${i}` },
     }));
@@ -377,12 +368,12 @@ describe('search modal: recent and favorite searches', () => {
   });
 
   it('saves nothing when personalization is disabled (Global Privacy Control)', async () => {
-    context = await site.newContext(browser);
+    context = await env.site.newContext(env.browser);
     await context.addInitScript({
       content: `Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', { get: () => true });`,
     });
     const page = await context.newPage();
-    await page.goto(`${site.docs.url}/Introduction/getting-started`);
+    await page.goto(`${env.site.docs.url}/Introduction/getting-started`);
     await page.waitForSelector('html[data-has-hydrated="true"]');
     await pick(page, 'relight');
     expect(await stored(page, RECENT)).toHaveLength(0);
@@ -397,11 +388,11 @@ describe('search page and network', () => {
     const first = page.locator('article h2 a').first();
     await first.waitFor({ timeout: 10000 });
     expect(await text(first)).toBe('Face lock');
-    expect(site.searchRequests.some((r) => r.startsWith('POST /1/indexes/'))).toBe(true);
+    expect(env.site.searchRequests.some((r) => r.startsWith('POST /1/indexes/'))).toBe(true);
   });
 
   it('sends a view event for hits shown 400 ms, and a click event, that the service stores', async () => {
-    const count = async () => (await listSearchEvents(site.db.pool, 1000)).length;
+    const count = async () => (await listSearchEvents(env.site.db.pool, 1000)).length;
     const before = await count();
     const page = await openDocsPage();
     // Keystrokes whose hits are replaced at once send no view event.
@@ -411,7 +402,7 @@ describe('search page and network', () => {
     await expect.poll(count, { timeout: 5000 }).toBe(before + 1);
     await page.keyboard.press('Enter');
     await expect.poll(count, { timeout: 5000 }).toBe(before + 2);
-    const events = (await listSearchEvents(site.db.pool, 2)).reverse();
+    const events = (await listSearchEvents(env.site.db.pool, 2)).reverse();
     expect(events.map((e) => e.event_type)).toEqual(['view', 'click']);
     expect(events[0]!.object_ids.length).toBeGreaterThan(0);
     expect(events[1]!.query_id).toMatch(/^[0-9a-f]{32}$/);
@@ -426,18 +417,18 @@ describe('search page and network', () => {
     await page.keyboard.press('Control+k');
     await page.locator('[data-section="recent"] button[title="Save this search"]').first().click();
     await expect
-      .poll(async () => (await listSearchEvents(site.db.pool, 1))[0]?.event_type, { timeout: 5000 })
+      .poll(async () => (await listSearchEvents(env.site.db.pool, 1))[0]?.event_type, { timeout: 5000 })
       .toBe('conversion');
   });
 
   it('sends no request to a host other than the docs host, and the built HTML has no algolia.net', async () => {
-    site.outside.length = 0;
+    env.site.outside.length = 0;
     const page = await openDocsPage();
     await search(page, 'relight');
     await expect.poll(() => hits(page).count()).toBeGreaterThan(0);
-    await page.goto(`${site.docs.url}/search?q=relight`);
+    await page.goto(`${env.site.docs.url}/search?q=relight`);
     await page.locator('article h2 a').first().waitFor({ timeout: 10000 });
-    expect(site.outside.filter((url) => url.includes('algolia'))).toEqual([]);
+    expect(env.site.outside.filter((url) => url.includes('algolia'))).toEqual([]);
     // Every built page: no preconnect to, or mention of, algolia.net.
     const pages = (await readdir(SITE_DIR, { recursive: true })).filter((file) => file.endsWith('.html'));
     expect(pages.length).toBeGreaterThan(50);
