@@ -563,6 +563,15 @@ function ActionButton(props: { title: string; onClick(): void; children: ReactNo
 
 const svg = { width: 20, height: 20, viewBox: '0 0 20 20' } as const;
 
+/** A 20 px icon drawn as one rounded outline (DocSearch's hit and star icons). */
+function OutlineIcon({ d }: { d: string }) {
+  return (
+    <svg aria-hidden="true" {...svg}>
+      <path d={d} stroke="currentColor" fill="none" fillRule="evenodd" strokeLinejoin="round" />
+    </svg>
+  );
+}
+
 function SearchIcon() {
   return (
     <svg aria-hidden="true" {...svg} className="DocSearch-Search-Icon">
@@ -623,17 +632,7 @@ function ResetIcon() {
 }
 
 function StarIcon() {
-  return (
-    <svg aria-hidden="true" {...svg}>
-      <path
-        d="M10 14.2L5 17l1-5.6-4-4 5.5-.7 2.5-5 2.5 5 5.6.8-4 4 .9 5.5z"
-        stroke="currentColor"
-        fill="none"
-        fillRule="evenodd"
-        strokeLinejoin="round"
-      />
-    </svg>
-  );
+  return <OutlineIcon d="M10 14.2L5 17l1-5.6-4-4 5.5-.7 2.5-5 2.5 5 5.6.8-4 4 .9 5.5z" />;
 }
 
 function SelectIcon() {
@@ -649,50 +648,29 @@ function SelectIcon() {
 
 function PageIcon() {
   return (
-    <svg aria-hidden="true" {...svg}>
-      <path
-        d="M17 6v12c0 .52-.2 1-1 1H4c-.7 0-1-.33-1-1V2c0-.55.42-1 1-1h8l5 5zM14 8h-3.13c-.51 0-.87-.34-.87-.87V4"
-        stroke="currentColor"
-        fill="none"
-        fillRule="evenodd"
-        strokeLinejoin="round"
-      />
-    </svg>
+    <OutlineIcon d="M17 6v12c0 .52-.2 1-1 1H4c-.7 0-1-.33-1-1V2c0-.55.42-1 1-1h8l5 5zM14 8h-3.13c-.51 0-.87-.34-.87-.87V4" />
   );
 }
 
 function ContentIcon() {
-  return (
-    <svg aria-hidden="true" {...svg}>
-      <path
-        d="M17 5H3h14zm0 5H3h14zm0 5H3h14z"
-        stroke="currentColor"
-        fill="none"
-        fillRule="evenodd"
-        strokeLinejoin="round"
-      />
-    </svg>
-  );
+  return <OutlineIcon d="M17 5H3h14zm0 5H3h14zm0 5H3h14z" />;
 }
 
 function ErrorIcon() {
   return (
-    <svg
-      width="40"
-      height="40"
-      viewBox="0 0 20 20"
-      fill="none"
-      fillRule="evenodd"
-      stroke="currentColor"
-      aria-hidden
-    >
-      <path d="M19 4.8a16 16 0 00-2-1.2m-3.3-1.2A16 16 0 001.1 4.7M16.7 8a12 12 0 00-2.8-1.4M10 6a12 12 0 00-6.7 2M12.3 14.7a4 4 0 00-4.5 0M14.5 11.4A8 8 0 0010 10M3 16L18 2M10 18h0" />
-    </svg>
+    <ScreenIcon d="M19 4.8a16 16 0 00-2-1.2m-3.3-1.2A16 16 0 001.1 4.7M16.7 8a12 12 0 00-2.8-1.4M10 6a12 12 0 00-6.7 2M12.3 14.7a4 4 0 00-4.5 0M14.5 11.4A8 8 0 0010 10M3 16L18 2M10 18h0" />
   );
 }
 
 function NoResultsIcon() {
   return (
+    <ScreenIcon d="M15.5 4.8c2 3 1.7 7-1 9.7h0l4.3 4.3-4.3-4.3a7.8 7.8 0 01-9.8 1m-2.2-2.2A7.8 7.8 0 0113.2 2.4M2 18L18 2" />
+  );
+}
+
+/** The 40 px outline of the error and no-results screens. */
+function ScreenIcon({ d }: { d: string }) {
+  return (
     <svg
       width="40"
       height="40"
@@ -702,7 +680,7 @@ function NoResultsIcon() {
       stroke="currentColor"
       aria-hidden
     >
-      <path d="M15.5 4.8c2 3 1.7 7-1 9.7h0l4.3 4.3-4.3-4.3a7.8 7.8 0 01-9.8 1m-2.2-2.2A7.8 7.8 0 0113.2 2.4M2 18L18 2" />
+      <path d={d} />
     </svg>
   );
 }
