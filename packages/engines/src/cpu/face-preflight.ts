@@ -1,16 +1,14 @@
+import { FACE_CHECKED_FIELDS } from '@imagegen/contract/engine-notes';
 import { EngineInputError, type EngineJob, type Preflight } from '../engine.ts';
 import { findFaces } from './face-detection.ts';
 import { acquirePool, type InferencePool } from './inference-pool.ts';
 import { decodeRgb, imageList } from './raw-image.ts';
 
-/** The request fields that must show a face, per pipeline (names as in the contract). */
-export const FACE_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  '/faceswap/v1': ['input_face', 'input_image'],
-  '/facelock/v1': ['input_face', 'supp_image1'],
-  '/facelock/v2': ['input_face', 'supp_image1'],
-  '/instamodel/v1': ['input_face'],
-  '/photomaker/v1': ['init_images'],
-};
+/**
+ * The request fields that must show a face, per pipeline: the contract's table, which the docs and
+ * the OpenAPI descriptions quote.
+ */
+export const FACE_FIELDS = FACE_CHECKED_FIELDS;
 
 let pool: InferencePool | undefined;
 

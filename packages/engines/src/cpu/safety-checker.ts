@@ -1,3 +1,4 @@
+import { NSFW_UNSAFE_RULE } from '@imagegen/contract/engine-notes';
 import sharp from 'sharp';
 import type { OutputImage, SafetyChecker, SafetyVerdict } from '../engine.ts';
 import { acquirePool, type InferencePool, releasePool } from './inference-pool.ts';
@@ -7,9 +8,10 @@ const NSFW_SIDE = 224;
 
 /**
  * When an image counts as unsafe: explicit classes (Porn, Hentai) together at least half the
- * probability, or Sexy on its own at least 0.8. Neutral and Drawing are always safe.
+ * probability, or Sexy on its own at least 0.8. Neutral and Drawing are always safe. The numbers
+ * live in the contract, which the docs and the OpenAPI descriptions quote.
  */
-export const UNSAFE_RULE = { explicit: 0.5, sexy: 0.8 } as const;
+export const UNSAFE_RULE = NSFW_UNSAFE_RULE;
 
 export function isUnsafe(scores: Readonly<Record<string, number>>): boolean {
   const explicit = (scores.Porn ?? 0) + (scores.Hentai ?? 0);
