@@ -1,4 +1,3 @@
-import type { InputImage } from '@imagegen/engines';
 import { isValidBlobKey } from '../storage/blob-store.ts';
 import type { BlobStore } from '../tasks/types.ts';
 import {
@@ -28,8 +27,7 @@ export function withStoredFiles(fetcher: ImageFetcher, store: BlobStore, publicU
       if (blob.data.length > DEFAULT_MAX_IMAGE_BYTES) {
         throw new InputFetchError(field, `the file is larger than ${DEFAULT_MAX_IMAGE_BYTES} bytes`);
       }
-      const image: InputImage = { ...(await inspectImage(blob.data, field)), url };
-      return image;
+      return { ...(await inspectImage(blob.data, field)), url };
     },
   };
 }
