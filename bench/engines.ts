@@ -24,7 +24,7 @@ import { createCpuEngine, createSafetyChecker, facePreflight } from '../packages
 import { esrganModelJson } from '../packages/engines/src/cpu/model-files.ts';
 import { tfjs } from '../packages/engines/src/cpu/tfjs-runtime.ts';
 import type { EngineJob, InputImage } from '../packages/engines/src/engine.ts';
-import { facePhoto, photoCrop, productScene } from '../packages/engines/test/fixtures.ts';
+import { facePhoto, photoCrop, productScene } from '../packages/engines/test/support/fixtures.ts';
 import { createOwner } from '../packages/server/src/auth/accounts.ts';
 import { createAuthenticator } from '../packages/server/src/auth/authenticator.ts';
 import { migrate } from '../packages/server/src/db/migrate.ts';

@@ -8,7 +8,7 @@ import { indexBuiltSite } from '../../packages/server/src/search/indexer.ts';
 import { createInsightsStore } from '../../packages/server/src/search/insights.ts';
 import type { DocSearchRecord } from '../../packages/server/src/search/records.ts';
 import { createSearchService, type SearchService } from '../../packages/server/src/search/search-service.ts';
-import { createTestDatabase, type TestDatabase } from '../../packages/server/test/test-database.ts';
+import { createTestDatabase, type TestDatabase } from '../../packages/server/test/support/test-database.ts';
 import { DESKTOP } from '../support/chromium.ts';
 import { BUILD_DIR } from '../support/docs-site.ts';
 

@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-
 import { siteLinks } from '../../packages/docs/site-links.ts';
 import { analyticsRoutes } from '../../packages/server/src/analytics/analytics-routes.ts';
 import { type DocsHost, startDocsHost } from '../../packages/server/src/docs-host/docs-host.ts';
-import { createTestDatabase, type TestDatabase } from '../../packages/server/test/test-database.ts';
+import { createTestDatabase, type TestDatabase } from '../../packages/server/test/support/test-database.ts';
 import { DESKTOP } from './chromium.ts';
 
 export const BUILD_DIR = path.resolve(

@@ -5,7 +5,7 @@ export default defineConfig({
   esbuild: { jsx: 'automatic' },
   test: {
     name: 'docs',
-    include: ['src/**/*.test.ts'],
+    include: ['test/**/*.test.ts'],
     testTimeout: 60000,
   },
 });

@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../src/cpu/index.ts';
 import type { EngineResult } from '../src/engine.ts';
-import { channel, context, facePhoto, inputImage, iou, job, productScene } from './fixtures.ts';
+import { channel, context, facePhoto, inputImage, iou, job, productScene } from './support/fixtures.ts';
 
 // No warm-up: the first removal loads ISNet; the blank warm-up runs would only add CPU time here.
 const engine = createCpuEngine({ warm: [] });

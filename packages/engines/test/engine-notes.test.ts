@@ -8,7 +8,7 @@ import {
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuEngine, FACE_FIELDS, facePreflight, UNSAFE_RULE } from '../src/cpu/index.ts';
-import { context, inputImage, job, photoCrop } from './fixtures.ts';
+import { context, inputImage, job, photoCrop } from './support/fixtures.ts';
 
 /**
  * The OpenAPI descriptions quote how the cpu engine treats each request; these tests read the

@@ -7,7 +7,7 @@ import {
   outpaintCanvas,
   tilePlan,
 } from '../src/image-ops/index.ts';
-import { iou, photoCrop } from './fixtures.ts';
+import { iou, photoCrop } from './support/fixtures.ts';
 
 async function gray(png: Buffer): Promise<{ data: Buffer; width: number; height: number }> {
   const { data, info } = await sharp(png).extractChannel(0).raw().toBuffer({ resolveWithObject: true });

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../src/cpu/index.ts';
-import { context, facePhoto, inputImage, job, landscape } from './fixtures.ts';
+import { context, facePhoto, inputImage, job, landscape } from './support/fixtures.ts';
 
 const engine = createCpuEngine({ warm: [] });
 afterAll(() => engine.close?.());

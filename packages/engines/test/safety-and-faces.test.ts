@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSafetyChecker, facePreflight, isUnsafe } from '../src/cpu/index.ts';
 import { EngineInputError } from '../src/engine.ts';
-import { facePhoto, inputImage, job, landscape } from './fixtures.ts';
+import { facePhoto, inputImage, job, landscape } from './support/fixtures.ts';
 
 const checker = createSafetyChecker();
 afterAll(() => checker.close?.());

@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuEngine, modelScaleFor, SUPERRESOLUTION_MODEL_MAP } from '../src/cpu/index.ts';
 import { EngineInputError } from '../src/engine.ts';
-import { context, inputImage, job, photoCrop, psnr } from './fixtures.ts';
+import { context, inputImage, job, photoCrop, psnr } from './support/fixtures.ts';
 
 const engine = createCpuEngine({ warm: [] });
 afterAll(() => engine.close?.());

@@ -21,6 +21,14 @@ export const PLANS = [
   'UNLIMITED',
 ] as const;
 
+/** The enterprise plans: they may route tasks to their own servers with `server_id`. */
+export const ENTERPRISE_PLANS = [
+  'EPTRIAL',
+  'EPBASIC',
+  'EPSTANDARD',
+  'EPPREMIUM',
+] as const satisfies readonly (typeof PLANS)[number][];
+
 const timestamp = Type.String({ format: 'date-time' });
 
 export const UserModel = Type.Object(

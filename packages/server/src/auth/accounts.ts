@@ -1,11 +1,6 @@
 import { inTransaction, type Pool, type Queryable } from '../db/pool.ts';
-import {
-  generateApiKey,
-  generateWebhookSecret,
-  hashApiKey,
-  isWellFormedApiKey,
-  keyPrefix,
-} from './api-key.ts';
+import { newWebhookSecret } from '../webhooks/webhook-signing.ts';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, keyPrefix } from './api-key.ts';
 import { isPlan, type Plan } from './plans.ts';
 import { endSubscriptions } from './sql/endSubscriptions.ts';
 import { findOwnerByKeyHash } from './sql/findOwnerByKeyHash.ts';
@@ -28,7 +23,7 @@ export async function createOwner(
   if (!isPlan(options.plan)) throw new Error(`unknown plan ${options.plan}`);
   const apiKey = options.apiKey ?? generateApiKey();
   return inTransaction(pool, async (client) => {
-    const owner = await insertOwner(client, { name: options.name, webhookSecret: generateWebhookSecret() });
+    const owner = await insertOwner(client, { name: options.name, webhookSecret: newWebhookSecret() });
     const subscription = await insertSubscription(client, {
       ownerId: owner.id,
       plan: options.plan,

@@ -28,8 +28,3 @@ export function hashApiKey(key: string): Buffer {
 export function keyPrefix(key: string): string {
   return key.slice(0, 7);
 }
-
-/** Standard Webhooks secret: `whsec_` and base64 of 24 random bytes. */
-export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`;
-}

@@ -1,7 +1,7 @@
-import { PLANS } from '@imagegen/contract';
+import { ENTERPRISE_PLANS, PLANS } from '@imagegen/contract';
 
 /** The spec's plans (section 5), as the contract lists them. EP plans are the enterprise ones. */
-export { PLANS };
+export { ENTERPRISE_PLANS, PLANS };
 
 export type Plan = (typeof PLANS)[number];
 
@@ -10,5 +10,5 @@ export function isPlan(value: string): value is Plan {
 }
 
 export function isEnterprisePlan(plan: string): boolean {
-  return plan.startsWith('EP');
+  return (ENTERPRISE_PLANS as readonly string[]).includes(plan);
 }

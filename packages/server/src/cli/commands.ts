@@ -9,6 +9,7 @@ import { listServers } from '../auth/sql/listServers.ts';
 import { revokeApiKeys } from '../auth/sql/revokeApiKeys.ts';
 import { upsertServer } from '../auth/sql/upsertServer.ts';
 import type { Pool } from '../db/pool.ts';
+import { isUuid } from '../db/uuid.ts';
 
 export const USAGE = `usage: npm run --silent cli -- <command> [options]
 
@@ -42,8 +43,7 @@ function plan(value: string): Plan {
 }
 
 async function existingOwner(pool: Pool, id: string) {
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  const owner = uuid.test(id) ? await getOwner(pool, id) : null;
+  const owner = isUuid(id) ? await getOwner(pool, id) : null;
   if (!owner) throw new UsageError(`no owner ${id} (see: owners list)`);
   return owner;
 }

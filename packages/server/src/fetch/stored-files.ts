@@ -1,4 +1,4 @@
-import { isValidBlobKey } from '../storage/blob-store.ts';
+import { blobKeyOfUrl, isValidBlobKey } from '../storage/blob-keys.ts';
 import type { BlobStore } from '../tasks/types.ts';
 import {
   DEFAULT_MAX_IMAGE_BYTES,
@@ -16,11 +16,9 @@ import {
  * decode). Every other URL goes to the guarded fetcher unchanged.
  */
 export function withStoredFiles(fetcher: ImageFetcher, store: BlobStore, publicUrl: string): ImageFetcher {
-  const base = new URL(publicUrl);
-  const prefix = `${base.pathname.replace(/\/+$/, '')}/files/`;
   return {
     async fetchImage(url, field, signal) {
-      const key = storedKey(url, base.origin, prefix);
+      const key = blobKeyOfUrl(url, publicUrl);
       if (key === undefined) return fetcher.fetchImage(url, field, signal);
       const blob = isValidBlobKey(key) ? await store.get(key) : null;
       if (!blob) throw new InputFetchError(field, 'no file is stored at this link (HTTP 404)');
@@ -30,21 +28,4 @@ export function withStoredFiles(fetcher: ImageFetcher, store: BlobStore, publicU
       return { ...(await inspectImage(blob.data, field)), url };
     },
   };
-}
-
-/** The blob key of one of our own links, or undefined for any other URL. */
-function storedKey(url: string, origin: string, prefix: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return undefined;
-  }
-  // The query and fragment are ignored, as the /files route ignores them.
-  if (parsed.origin !== origin || !parsed.pathname.startsWith(prefix)) return undefined;
-  try {
-    return decodeURIComponent(parsed.pathname.slice(prefix.length));
-  } catch {
-    return undefined;
-  }
 }

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/pool.ts';
+import { isUuid } from '../db/uuid.ts';
 import { getTaskStatusesByIds, type TaskStatusRow } from '../tasks/sql/getTaskStatusesByIds.ts';
-import { isTaskId } from '../tasks/sql/task-row.ts';
 import type { TaskRecord } from '../tasks/types.ts';
 
 /** A task as a status poll sees it: what `taskStatusBody` reads, and whose it is. */
@@ -59,7 +59,7 @@ export class TaskStatusReader {
 
   /** The owner's task, or null for a missing id, a malformed id and another owner's id alike. */
   read(ownerId: string, id: string): Promise<TaskStatus | null> {
-    if (!isTaskId(id)) return Promise.resolve(null);
+    if (!isUuid(id)) return Promise.resolve(null);
     return new Promise((resolve, reject) => {
       this.waiting.push({ ownerId, id: id.toLowerCase(), resolve, reject });
       if (this.gathering === 0 && this.inFlight < MAX_IN_FLIGHT) void this.flush();

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { type BlobStore, isValidBlobKey, type StoredBlob } from './blob-store.ts';
+import { isValidBlobKey } from './blob-keys.ts';
+import type { BlobStore, StoredBlob } from './blob-store.ts';
 
 /**
  * A directory as a blob store: `<dir>/objects/<key>` holds the bytes as they are (an operator can

@@ -11,9 +11,8 @@
  *   createEngineRegistry(engines, engineConfigFromEnv())  → which engine serves which pipeline
  */
 export { createEngineRegistry, type EngineConfig, engineConfigFromEnv } from './engine-registry.ts';
-export { allocateOutputKeys, downloadUrl, safeFilePrefix } from './output-keys.ts';
 export { getTaskForOwner, listBatch } from './read.ts';
-export { ENTERPRISE_PLANS, type Route, RoutingError, resolveRoute } from './routing.ts';
+export { type Route, RoutingError, resolveRoute } from './routing.ts';
 export { type TrainingStatus, taskStatusBody, trainingStatus } from './status-body.ts';
 export { drawSeed, submitTask } from './submit.ts';
 export { TASKS_CHANNEL } from './task-notifications.ts';

@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/pool.ts';
+import { isUuid } from '../db/uuid.ts';
 import { getTaskForOwner as selectTaskForOwner } from './sql/getTaskForOwner.ts';
 import { listBatchTasks } from './sql/listBatchTasks.ts';
-import { isTaskId, toTaskRecord } from './sql/task-row.ts';
+import { toTaskRecord } from './sql/task-row.ts';
 import type { TaskRecord } from './types.ts';
 
 /** The owner's task, or null for a missing id, a malformed id and another owner's id alike. */
@@ -10,7 +11,7 @@ export async function getTaskForOwner(
   ownerId: string,
   id: string,
 ): Promise<TaskRecord | null> {
-  if (!isTaskId(id)) return null;
+  if (!isUuid(id)) return null;
   const row = await selectTaskForOwner(db, ownerId, id);
   return row ? toTaskRecord(row) : null;
 }

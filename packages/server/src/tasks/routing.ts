@@ -1,3 +1,4 @@
+import { ENTERPRISE_PLANS, isEnterprisePlan } from '../auth/plans.ts';
 import type { Queryable } from '../db/pool.ts';
 import { getRoutingFacts } from './sql/getRoutingFacts.ts';
 
@@ -18,7 +19,6 @@ export interface Route {
 }
 
 export const SHARED_POOL = 'shared';
-export const ENTERPRISE_PLANS = ['EPTRIAL', 'EPBASIC', 'EPSTANDARD', 'EPPREMIUM'] as const;
 
 export function ownerPool(ownerId: string): string {
   return `owner:${ownerId}`;
@@ -35,7 +35,7 @@ export async function resolveRoute(db: Queryable, ownerId: string, serverId: unk
   }
   const id = String(serverId);
   const facts = await getRoutingFacts(db, ownerId, id);
-  if (!facts.plan || !(ENTERPRISE_PLANS as readonly string[]).includes(facts.plan)) {
+  if (!facts.plan || !isEnterprisePlan(facts.plan)) {
     throw new RoutingError(
       403,
       `server_id needs an enterprise plan (${ENTERPRISE_PLANS.join(', ')}); ` +

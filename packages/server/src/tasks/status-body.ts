@@ -1,4 +1,4 @@
-import { downloadUrl } from './output-keys.ts';
+import { downloadUrl } from '../storage/blob-keys.ts';
 import type { TaskRecord } from './types.ts';
 
 /** The training states of spec section 4 as `GET /train_model/v1/status/{id}` answers them. */

@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Pool } from '../db/pool.ts';
-import { allocateOutputKeys, downloadUrl } from './output-keys.ts';
+import { allocateOutputKeys, downloadUrl } from '../storage/blob-keys.ts';
 import { resolveRoute } from './routing.ts';
 import { insertTasks, type NewTaskRow } from './sql/insertTasks.ts';
 import { announceTasks } from './task-notifications.ts';

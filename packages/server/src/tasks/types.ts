@@ -1,5 +1,9 @@
-import type { Engine, InputImage, Preflight, SafetyChecker } from '@imagegen/engines';
+import type { Engine, Preflight, SafetyChecker } from '@imagegen/engines';
 import type { Pool, PoolClient } from '../db/pool.ts';
+import type { ImageFetcher } from '../fetch/image-fetcher.ts';
+import type { BlobStore } from '../storage/blob-store.ts';
+
+export type { BlobStore, ImageFetcher };
 
 /** The queue's states. The API maps them onto PENDING/SUCCESS/FAILURE (see status-body.ts). */
 export type TaskState = 'queued' | 'running' | 'succeeded' | 'failed';
@@ -74,21 +78,9 @@ export interface TaskResult {
   readonly meta?: Readonly<Record<string, unknown>>;
 }
 
-/** The subset of the EDGES fetcher the worker uses (packages/server/src/fetch). */
-export interface ImageFetcher {
-  fetchImage(url: string, field: string, signal: AbortSignal): Promise<InputImage>;
-}
-
-/** The subset of the EDGES blob store the worker uses (packages/server/src/storage). */
-export interface BlobStore {
-  put(key: string, data: Buffer, contentType: string): Promise<void>;
-  get(key: string): Promise<{ data: Buffer; contentType: string } | null>;
-  delete(key: string): Promise<void>;
-}
-
 /**
- * Writes the webhook outbox row INSIDE the transaction that finishes the task (EDGES'
- * `enqueueWebhook`); `body` is exactly the status response the API gives for the task.
+ * Writes the webhook outbox row INSIDE the transaction that finishes the task (`enqueueWebhook`
+ * of the webhooks module); `body` is exactly the status response the API gives for the task.
  */
 export type EnqueueWebhook = (
   client: PoolClient,

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { endpointByPath } from '@imagegen/contract';
 import { EngineInputError, type EngineJob, type EngineResult, type InputImage } from '@imagegen/engines';
 import { inTransaction, type PoolClient } from '../db/pool.ts';
-import { allocateOutputKeys, downloadUrl, extensionFor } from './output-keys.ts';
+import { allocateOutputKeys, downloadUrl, extensionFor } from '../storage/blob-keys.ts';
 import { ownerPool, SHARED_POOL } from './routing.ts';
 import { announceServer } from './sql/announceServer.ts';
 import { claimTask } from './sql/claimTask.ts';

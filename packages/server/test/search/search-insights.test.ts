@@ -2,8 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInsightsStore } from '../../src/search/insights.ts';
 import type { DocSearchRecord } from '../../src/search/records.ts';
 import { listSearchEvents } from '../../src/search/sql/listSearchEvents.ts';
-import { createTestDatabase, type TestDatabase } from '../test-database.ts';
-import { builtDocsRecords, docSearchRequest, type RunningService, startService } from './built-docs.ts';
+import {
+  builtDocsRecords,
+  docSearchRequest,
+  type RunningService,
+  startService,
+} from '../support/built-docs.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 describe('search insights (POST /1/events)', () => {
   let db: TestDatabase;

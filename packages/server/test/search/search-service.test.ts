@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordsOfPage } from '../../src/search/indexer.ts';
-import { builtDocsRecords, docSearchRequest, type RunningService, startService } from './built-docs.ts';
+import {
+  builtDocsRecords,
+  docSearchRequest,
+  type RunningService,
+  startService,
+} from '../support/built-docs.ts';
 
 interface Hit {
   objectID: string;

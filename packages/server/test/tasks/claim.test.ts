@@ -2,8 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngineRegistry, getTaskForOwner, startWorker, submitTask } from '../../src/tasks/index.ts';
 import { claimTask } from '../../src/tasks/sql/claimTask.ts';
 import { completeTask } from '../../src/tasks/sql/completeTask.ts';
-import { createTestDatabase, type TestDatabase } from '../test-database.ts';
-import { createOwner, eventually, FakeBlobStore, FakeImageFetcher, fakeEngine, png } from './fakes.ts';
+import {
+  createOwner,
+  eventually,
+  FakeBlobStore,
+  FakeImageFetcher,
+  fakeEngine,
+  png,
+} from '../support/fakes.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const TASK_MS = 40;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createEngineRegistry, engineConfigFromEnv } from '../../src/tasks/index.ts';
-import { fakeEngine } from './fakes.ts';
+import { fakeEngine } from '../support/fakes.ts';
 
 const cpu = fakeEngine('cpu', ['/bgremover/v1', '/superresolution/v1']);
 const sandbox = fakeEngine('sandbox', ['/sd/text2image/v1', '/bgremover/v1', '/superresolution/v1']);

@@ -14,7 +14,7 @@ import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
 import { buildApi } from '../../src/http/api-app.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 import { startWorker } from '../../src/tasks/index.ts';
-import { createTestDatabase, type TestDatabase } from '../test-database.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 /**
  * `/train_model/v1` on the engines `npm start` sets up: the sandbox engine answers it over the real

@@ -7,8 +7,8 @@ import {
   submitTask,
   taskStatusBody,
 } from '../../src/tasks/index.ts';
-import { createTestDatabase, type TestDatabase } from '../test-database.ts';
-import { createOwner, createServer } from './fakes.ts';
+import { createOwner, createServer } from '../support/fakes.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const PUBLIC_URL = 'http://api.test';
 const text2image = (input: Record<string, unknown> = {}) => ({

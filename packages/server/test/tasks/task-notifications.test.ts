@@ -4,8 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { submitTask, TASKS_CHANNEL } from '../../src/tasks/index.ts';
 import { insertTasks } from '../../src/tasks/sql/insertTasks.ts';
 import { notifyTasks } from '../../src/tasks/sql/notifyTasks.ts';
-import { createTestDatabase, type TestDatabase } from '../test-database.ts';
-import { createOwner, eventually } from './fakes.ts';
+import { createOwner, eventually } from '../support/fakes.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 /** Waits long enough for a notification sent by a commit to reach a listener on loopback. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 300));

@@ -4,17 +4,21 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngineRegistry, getTaskForOwner, startWorker, submitTask } from '../../src/tasks/index.ts';
 import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
-import { createTestDatabase, type TestDatabase } from '../test-database.ts';
-import { createOwner, eventually, FakeBlobStore, FakeImageFetcher, fakeEngine } from './fakes.ts';
+import { createOwner, eventually, FakeBlobStore, FakeImageFetcher, fakeEngine } from '../support/fakes.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** Starts worker-process.ts and resolves with the task id it reports running. */
 function spawnWorker(url: string): { child: ChildProcess; running: Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'worker-process.ts')], {
-    env: { ...process.env, WORKER_DATABASE_URL: url, WORKER_LEASE_MS: '1000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(here, '..', 'support', 'worker-process.ts')],
+    {
+      env: { ...process.env, WORKER_DATABASE_URL: url, WORKER_LEASE_MS: '1000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk) => {
     stderr += chunk;

@@ -22,8 +22,8 @@ import {
 import { claimTask } from '../../src/tasks/sql/claimTask.ts';
 import { completeTask } from '../../src/tasks/sql/completeTask.ts';
 import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
-import { createTestDatabase, type TestDatabase } from '../test-database.ts';
-import { createOwner, createServer, eventually, fakeEngine, png } from './fakes.ts';
+import { createOwner, createServer, eventually, fakeEngine, png } from '../support/fakes.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const PUBLIC_URL = 'http://api.test';
 

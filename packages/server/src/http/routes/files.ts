@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { isValidBlobKey } from '../../storage/blob-store.ts';
+import { FILES_PATH, isValidBlobKey } from '../../storage/blob-keys.ts';
 import type { BlobStore } from '../../tasks/types.ts';
 
 /**
@@ -7,7 +7,7 @@ import type { BlobStore } from '../../tasks/types.ts';
  * unguessable, so the route needs no API key and links can be handed to browsers as they are.
  */
 export function registerFileRoutes(app: FastifyInstance, store: BlobStore): void {
-  app.get('/files/*', async (request, reply) => {
+  app.get(`${FILES_PATH}*`, async (request, reply) => {
     const key = (request.params as { '*': string })['*'];
     const blob = isValidBlobKey(key) ? await store.get(key) : null;
     if (!blob) {

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentSubscription } from '../../auth/sql/currentSubscription.ts';
 import { getOwner } from '../../auth/sql/getOwner.ts';
 import type { Pool } from '../../db/pool.ts';
+import { isUuid } from '../../db/uuid.ts';
 import {
   toImageInfo,
   toUserImage,
@@ -18,8 +19,6 @@ import { listBatch, type TaskRecord, taskStatusBody } from '../../tasks/index.ts
 import { callerOf } from '../api-key-auth.ts';
 import { HttpError } from '../http-errors.ts';
 import { fastifyPath } from './fastify-path.ts';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type RecordHandler = (request: FastifyRequest, ownerId: string) => Promise<unknown>;
 
@@ -49,12 +48,12 @@ function recordHandlers(pool: Pool, publicUrl: string): Record<string, RecordHan
           },
         ]);
       }
-      const before = query.before && UUID.test(query.before) ? query.before : null;
+      const before = query.before && isUuid(query.before) ? query.before : null;
       return (await listImages(pool, ownerId, { limit, before })).map(toUserImage);
     },
     '/images/v1/{image_id}': async (request, ownerId) => {
       const id = param(request, 'image_id');
-      const image = UUID.test(id) ? await getImage(pool, ownerId, id) : null;
+      const image = isUuid(id) ? await getImage(pool, ownerId, id) : null;
       if (!image) throw new HttpError(404, 'Image not found');
       return toImageInfo(image);
     },

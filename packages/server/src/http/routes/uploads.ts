@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { compileRequestValidator, type Endpoint } from '@imagegen/contract';
 import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
@@ -10,7 +9,7 @@ import {
   sniffImageType,
 } from '../../fetch/image-sniff.ts';
 import { insertUpload } from '../../records/sql/insertUpload.ts';
-import { downloadUrl } from '../../tasks/index.ts';
+import { downloadUrl, extensionFor, newBlobKeys } from '../../storage/blob-keys.ts';
 import type { BlobStore } from '../../tasks/types.ts';
 import { callerOf } from '../api-key-auth.ts';
 
@@ -18,13 +17,6 @@ import { callerOf } from '../api-key-auth.ts';
 export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 export const MAX_UPLOAD_FILES = 16;
 const MAX_PIXELS = 50_000_000;
-
-const EXTENSIONS: Record<SniffedImageType, string> = {
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-  'image/webp': 'webp',
-  'image/gif': 'gif',
-};
 
 /**
  * POST the upload endpoint: multipart `image_files` parts → stored blobs → `image_urls` that work
@@ -66,8 +58,9 @@ export function registerUploadEndpoint(
     if (problems.length > 0) return reply.code(422).send({ detail: problems });
 
     const urls: string[] = [];
+    const keys = newBlobKeys(images.map((image, n) => `upload${n}.${extensionFor(image.contentType)}`));
     for (const [n, image] of images.entries()) {
-      const key = `${randomBytes(16).toString('base64url')}/upload${n}.${EXTENSIONS[image.contentType]}`;
+      const key = keys[n]!;
       await options.store.put(key, image.data, image.contentType);
       await insertUpload(options.pool, {
         ownerId: caller.ownerId,

@@ -51,11 +51,6 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
   };
 }
 
-/** A task id from a URL: anything that is not a uuid cannot name a task (and must not reach SQL). */
-export function isTaskId(value: string): boolean {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
-}
-
 /** TASK_COLUMNS qualified by a table name, for statements that join another relation. */
 export const TASKS_DOT_COLUMNS = TASK_COLUMNS.split(',')
   .map((column) => `tasks.${column.trim()}`)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrate } from '../src/db/migrate.ts';
-import { createPool, type Pool } from '../src/db/pool.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { createPool, type Pool } from '../../src/db/pool.ts';
 
 export interface TestDatabase {
   /** Connection string of this suite's own database. */

@@ -1,10 +1,10 @@
 import { endpoints } from '@imagegen/contract';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import type { EngineJob, RunContext } from '../engine.ts';
-import { ADVANCE, GLYPH_HEIGHT, GLYPH_WIDTH, isInk, LINE_HEIGHT } from './bitmap-font.ts';
-import { createSandboxEngine, facts, outputSize } from './sandbox-engine.ts';
-import { layoutLabel, SANDBOX_TITLE, TEXT_RGBA, TITLE_RGBA } from './sandbox-label.ts';
+import type { EngineJob, RunContext } from '../../src/engine.ts';
+import { ADVANCE, GLYPH_HEIGHT, GLYPH_WIDTH, isInk, LINE_HEIGHT } from '../../src/sandbox/bitmap-font.ts';
+import { createSandboxEngine, facts, outputSize } from '../../src/sandbox/sandbox-engine.ts';
+import { layoutLabel, SANDBOX_TITLE, TEXT_RGBA, TITLE_RGBA } from '../../src/sandbox/sandbox-label.ts';
 
 const engine = createSandboxEngine();
 

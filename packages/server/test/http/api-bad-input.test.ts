@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type ApiHarness, startApiHarness } from './api-harness.ts';
+import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
 
 const T2I = '/sd/text2image/v1';
 const I2I = '/sd/image2image/v1';

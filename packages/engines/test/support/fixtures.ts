@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import sharp from 'sharp';
-import type { EngineJob, InputImage, OutputImage, RunContext } from '../src/engine.ts';
+import type { EngineJob, InputImage, OutputImage, RunContext } from '../../src/engine.ts';
 
 /**
  * Test images, made at test time: synthetic scenes drawn with sharp (whose true masks are known

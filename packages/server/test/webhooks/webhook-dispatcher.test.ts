@@ -2,12 +2,20 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../test/test-database.ts';
-import { inTransaction } from '../db/pool.ts';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs, retrySpanMs } from './retry-schedule.ts';
-import { startWebhookDispatcher, type WebhookDispatcherOptions } from './webhook-dispatcher.ts';
-import { enqueueWebhook } from './webhook-outbox.ts';
-import { newWebhookSecret } from './webhook-signing.ts';
+import { inTransaction } from '../../src/db/pool.ts';
+import {
+  DEFAULT_RETRY_POLICY,
+  type RetryPolicy,
+  retryDelayMs,
+  retrySpanMs,
+} from '../../src/webhooks/retry-schedule.ts';
+import {
+  startWebhookDispatcher,
+  type WebhookDispatcherOptions,
+} from '../../src/webhooks/webhook-dispatcher.ts';
+import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
+import { newWebhookSecret } from '../../src/webhooks/webhook-signing.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 interface Received {
   headers: http.IncomingHttpHeaders;

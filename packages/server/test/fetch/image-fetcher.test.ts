@@ -2,11 +2,15 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refusalOf } from './address-policy.ts';
-import { createImageFetcher, type ImageFetcherOptions, InputFetchError } from './image-fetcher.ts';
-import type { Resolver } from './ssrf-guard.ts';
-import { claimedSizePng, noiseImage } from './test-images.ts';
-import { TEST_TLS_CERT, TEST_TLS_KEY } from './test-tls.ts';
+import { refusalOf } from '../../src/fetch/address-policy.ts';
+import {
+  createImageFetcher,
+  type ImageFetcherOptions,
+  InputFetchError,
+} from '../../src/fetch/image-fetcher.ts';
+import type { Resolver } from '../../src/fetch/ssrf-guard.ts';
+import { claimedSizePng, noiseImage } from '../support/test-images.ts';
+import { TEST_TLS_CERT, TEST_TLS_KEY } from '../support/test-tls.ts';
 
 /**
  * Two loopback servers: 127.0.0.2 stands for "a public host" (admitted through `allowedRanges`,

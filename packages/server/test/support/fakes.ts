@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Engine, EngineJob, InputImage, OutputImage, RunContext } from '@imagegen/engines';
 import sharp from 'sharp';
+import { createOwner as createAccount } from '../../src/auth/accounts.ts';
+import type { Plan } from '../../src/auth/plans.ts';
 import type { Pool } from '../../src/db/pool.ts';
 import type { BlobStore, ImageFetcher } from '../../src/tasks/index.ts';
 
-/** An owner with a subscription, straight into the accounts tables. */
-export async function createOwner(pool: Pool, plan = 'UNLIMITED'): Promise<string> {
-  const owner = await pool.query<{ id: string }>(
-    'INSERT INTO owners (name, webhook_secret) VALUES ($1, $2) RETURNING id',
-    [`owner-${randomBytes(3).toString('hex')}`, `whsec_${randomBytes(24).toString('base64')}`],
-  );
-  const id = owner.rows[0]!.id;
-  await pool.query('INSERT INTO subscriptions (owner_id, plan) VALUES ($1, $2)', [id, plan]);
-  return id;
+/** An owner with a subscription (and a key the queue tests do not use); answers the owner id. */
+export async function createOwner(pool: Pool, plan: Plan = 'UNLIMITED'): Promise<string> {
+  const created = await createAccount(pool, { name: `owner-${randomBytes(3).toString('hex')}`, plan });
+  return created.owner.id;
 }
 
 export async function createServer(pool: Pool, id: string, ownerId: string | null): Promise<void> {

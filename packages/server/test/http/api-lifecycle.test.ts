@@ -1,7 +1,7 @@
 import { endpoints } from '@imagegen/contract';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiHarness, startApiHarness } from './api-harness.ts';
+import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
 
 /** The contract's example body, with its example image URLs pointing at the loopback image server. */
 function exampleFor(path: string, imagesUrl: string): Record<string, unknown> {

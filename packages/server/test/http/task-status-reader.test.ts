@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../test/test-database.ts';
-import { createOwner } from '../auth/accounts.ts';
-import { submitTask } from '../tasks/index.ts';
-import { TaskStatusReader } from './task-status-reader.ts';
+import { createOwner } from '../../src/auth/accounts.ts';
+import { TaskStatusReader } from '../../src/http/task-status-reader.ts';
+import { submitTask } from '../../src/tasks/index.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 describe('batched status reads', () => {
   let db: TestDatabase;

@@ -5,8 +5,8 @@ import { defaultEngineFor, engineCatalog } from '@imagegen/engines/catalog';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { EngineNoteBody } from './components/EngineNoteBody.tsx';
-import { type EngineCatalogData, engineNote } from './components/engine-note.ts';
+import { EngineNoteBody } from '../src/components/EngineNoteBody.tsx';
+import { type EngineCatalogData, engineNote } from '../src/components/engine-note.ts';
 
 const DOCS = path.resolve(import.meta.dirname, '../docs');
 const BLOG = path.resolve(import.meta.dirname, '../blog');

@@ -3,18 +3,18 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createOwner } from '@imagegen/server/auth/accounts';
-import { createAuthenticator } from '@imagegen/server/auth/authenticator';
-import { createImageFetcher } from '@imagegen/server/fetch/image-fetcher';
-import { buildApi } from '@imagegen/server/http/api-app';
-import { LocalBlobStore } from '@imagegen/server/storage/local-blob-store';
-import { createEngineRegistry, startWorker } from '@imagegen/server/tasks/index';
+import { createCpuEngine, createSafetyChecker, facePreflight } from '@imagegen/engines/cpu/index';
+import { createSandboxEngine } from '@imagegen/engines/sandbox/index';
+import { channel, facePhoto, iou, landscape, photoCrop, productScene } from '@imagegen/engines/testing';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../server/test/test-database.ts';
-import { createCpuEngine, createSafetyChecker, facePreflight } from '../src/cpu/index.ts';
-import { createSandboxEngine } from '../src/sandbox/index.ts';
-import { channel, facePhoto, iou, landscape, photoCrop, productScene } from './fixtures.ts';
+import { createOwner } from '../../src/auth/accounts.ts';
+import { createAuthenticator } from '../../src/auth/authenticator.ts';
+import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
+import { buildApi } from '../../src/http/api-app.ts';
+import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
+import { createEngineRegistry, startWorker } from '../../src/tasks/index.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 /**
  * The cpu engine through the real API: submit, poll, download, check. A real PostgreSQL (the run's

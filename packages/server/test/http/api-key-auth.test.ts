@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { Authenticator, Caller } from '../auth/authenticator.ts';
-import { apiKeyHook } from './api-key-auth.ts';
+import type { Authenticator, Caller } from '../../src/auth/authenticator.ts';
+import { apiKeyHook } from '../../src/http/api-key-auth.ts';
 
 const ALICE: Caller = { ownerId: 'alice', name: 'alice', plan: 'BASIC', enterprise: false };
 

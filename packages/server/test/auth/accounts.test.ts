@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../test/test-database.ts';
-import { createApiKey, createOwner, ensureApiKey, setSubscription } from './accounts.ts';
-import { generateApiKey, isWellFormedApiKey } from './api-key.ts';
-import { createAuthenticator } from './authenticator.ts';
-import { revokeApiKeys } from './sql/revokeApiKeys.ts';
+import { createApiKey, createOwner, ensureApiKey, setSubscription } from '../../src/auth/accounts.ts';
+import { generateApiKey, isWellFormedApiKey } from '../../src/auth/api-key.ts';
+import { createAuthenticator } from '../../src/auth/authenticator.ts';
+import { revokeApiKeys } from '../../src/auth/sql/revokeApiKeys.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 describe('accounts and API keys', () => {
   let db: TestDatabase;

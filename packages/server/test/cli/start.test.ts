@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../test/test-database.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const run = promisify(execFile);
-const START = path.resolve(import.meta.dirname, 'start.ts');
-const CLI = path.resolve(import.meta.dirname, 'main.ts');
+const START = path.resolve(import.meta.dirname, '../../src/cli/start.ts');
+const CLI = path.resolve(import.meta.dirname, '../../src/cli/main.ts');
 
 async function freePort(): Promise<number> {
   const server = createServer();

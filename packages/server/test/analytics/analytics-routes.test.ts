@@ -1,8 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../test/test-database.ts';
-import { ANALYTICS_PATH, analyticsRoutes } from './analytics-routes.ts';
-import { countPageViews } from './sql/countPageViews.ts';
+import { ANALYTICS_PATH, analyticsRoutes } from '../../src/analytics/analytics-routes.ts';
+import { countPageViews } from '../../src/analytics/sql/countPageViews.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const DOCS = 'http://localhost:3000';
 let db: TestDatabase;

@@ -11,16 +11,16 @@ import path from 'node:path';
 import { endpoints } from '@imagegen/contract';
 import type { Engine, EngineJob } from '@imagegen/engines';
 import sharp from 'sharp';
-import { createTestDatabase, type TestDatabase } from '../../test/test-database.ts';
-import { createOwner } from '../auth/accounts.ts';
-import { createAuthenticator } from '../auth/authenticator.ts';
-import type { Plan } from '../auth/plans.ts';
-import { upsertServer } from '../auth/sql/upsertServer.ts';
-import { createImageFetcher } from '../fetch/image-fetcher.ts';
-import { withStoredFiles } from '../fetch/stored-files.ts';
-import { LocalBlobStore } from '../storage/local-blob-store.ts';
-import { createEngineRegistry, startWorker } from '../tasks/index.ts';
-import { buildApi } from './api-app.ts';
+import { createOwner } from '../../src/auth/accounts.ts';
+import { createAuthenticator } from '../../src/auth/authenticator.ts';
+import type { Plan } from '../../src/auth/plans.ts';
+import { upsertServer } from '../../src/auth/sql/upsertServer.ts';
+import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
+import { withStoredFiles } from '../../src/fetch/stored-files.ts';
+import { buildApi } from '../../src/http/api-app.ts';
+import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
+import { createEngineRegistry, startWorker } from '../../src/tasks/index.ts';
+import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
 export interface Account {
   ownerId: string;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiHarness, startApiHarness } from './api-harness.ts';
+import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
 
 describe('the API over HTTP: keys, health, openapi.json', () => {
   let api: ApiHarness;

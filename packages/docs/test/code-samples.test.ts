@@ -7,11 +7,16 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { curlSample, pythonSample, type SampleInput, typescriptSample } from './code-samples.ts';
+import {
+  curlSample,
+  pythonSample,
+  type SampleInput,
+  typescriptSample,
+} from '../src/components/code-samples.ts';
 
 const run = promisify(execFile);
 const KEY = 'sample-test-key';
-const TSX = path.resolve(import.meta.dirname, '../../../../node_modules/.bin/tsx');
+const TSX = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
 
 /**
  * A loopback stand-in for the API that checks what the samples send exactly as the API would:

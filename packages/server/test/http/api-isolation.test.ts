@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiHarness, startApiHarness } from './api-harness.ts';
+import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
 
 /**
  * Tenant isolation on every read path: bob asking for alice's rows gets exactly what he gets for

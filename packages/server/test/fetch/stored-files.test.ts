@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalBlobStore } from '../storage/local-blob-store.ts';
-import { allocateOutputKeys, downloadUrl } from '../tasks/output-keys.ts';
-import { createImageFetcher, InputFetchError } from './image-fetcher.ts';
-import { withStoredFiles } from './stored-files.ts';
+import { createImageFetcher, InputFetchError } from '../../src/fetch/image-fetcher.ts';
+import { withStoredFiles } from '../../src/fetch/stored-files.ts';
+import { allocateOutputKeys, downloadUrl } from '../../src/storage/blob-keys.ts';
+import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 
 /**
  * The API's own /files links as inputs, with the default fetcher (no private addresses): on one

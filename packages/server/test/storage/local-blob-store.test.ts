@@ -2,8 +2,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isValidBlobKey } from './blob-store.ts';
-import { LocalBlobStore } from './local-blob-store.ts';
+import { isValidBlobKey } from '../../src/storage/blob-keys.ts';
+import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 
 let dir: string;
 beforeEach(async () => {

@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import type { EngineJob, InputImage, RunContext } from '../engine.ts';
-import { createSandboxEngine } from './sandbox-engine.ts';
+import type { EngineJob, InputImage, RunContext } from '../../src/engine.ts';
+import { createSandboxEngine } from '../../src/sandbox/sandbox-engine.ts';
 import {
   SANDBOX_MODEL_NOTE,
   SANDBOX_MODEL_TAG,
   SANDBOX_TRAINING_MAX_MS,
   SANDBOX_TRAINING_STEP_MS,
-} from './sandbox-training.ts';
+} from '../../src/sandbox/sandbox-training.ts';
 
 const photo: InputImage = {
   data: Buffer.alloc(0),

@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Blob keys: `<22 random base64url characters>/<file name>`. The random folder is the credential
+ * (the `/files/` route needs no API key), shared by the files of one task or one upload, so a key
+ * cannot be guessed from another's while the name a user sees keeps their `file_prefix`.
+ */
+export function newBlobKeys(fileNames: readonly string[]): string[] {
+  const folder = randomBytes(16).toString('base64url');
+  return fileNames.map((name) => `${folder}/${name}`);
+}
+
+/** Keys of a task's outputs: `<folder>/<file_prefix><n>.<ext>`. */
+export function allocateOutputKeys(count: number, filePrefix: unknown, extension = 'png'): string[] {
+  const prefix = safeFilePrefix(filePrefix);
+  return newBlobKeys(Array.from({ length: count }, (_, n) => `${prefix}${n}.${extension}`));
+}
+
+/** file_prefix as a file-name fragment: path separators and odd characters cannot reach a key. */
+export function safeFilePrefix(filePrefix: unknown): string {
+  if (typeof filePrefix !== 'string') return '';
+  return filePrefix
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[.]+/, '')
+    .slice(0, 64);
+}
+
+const EXTENSIONS: Readonly<Record<string, string>> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+};
+
+/** The file extension of a stored image's content type (png for anything unknown). */
+export function extensionFor(contentType: string): string {
+  return EXTENSIONS[contentType] ?? 'png';
+}
+
+/**
+ * Keys are relative paths of plain segments (`<random>/<file_prefix><n>.png`): no `..`, no
+ * absolute paths, no backslashes, nothing a store could turn into a path outside itself.
+ */
+export function isValidBlobKey(key: string): boolean {
+  if (key.length === 0 || key.length > 512) return false;
+  return key.split('/').every((segment) => /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(segment));
+}
+
+/** Where the API serves stored blobs: `GET <public url>/files/<key>`. */
+export const FILES_PATH = '/files/';
+
+export function downloadUrl(publicUrl: string, key: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}${FILES_PATH}${key}`;
+}
+
+/** The blob key behind one of the API's own links, or undefined for any other URL. */
+export function blobKeyOfUrl(url: string, publicUrl: string): string | undefined {
+  let parsed: URL;
+  let base: URL;
+  try {
+    parsed = new URL(url);
+    base = new URL(publicUrl);
+  } catch {
+    return undefined;
+  }
+  const prefix = `${base.pathname.replace(/\/+$/, '')}${FILES_PATH}`;
+  // The query and fragment are ignored, as the /files route ignores them.
+  if (parsed.origin !== base.origin || !parsed.pathname.startsWith(prefix)) return undefined;
+  try {
+    return decodeURIComponent(parsed.pathname.slice(prefix.length));
+  } catch {
+    return undefined;
+  }
+}
