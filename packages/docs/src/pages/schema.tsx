@@ -1,7 +1,7 @@
 /**
  * /schema: the interactive API reference. Scalar renders the live openapi.json of the API host
- * named in the page's runtime settings (the docs host's, else the build's). Scalar (and its 300 KB stylesheet) is imported lazily by
- * this page only, so no other page grows.
+ * named in the page's run-time settings (the docs host's, else the build's). Scalar (and its
+ * 300 KB stylesheet) is imported lazily by this page only, so no other page grows.
  */
 import BrowserOnly from '@docusaurus/BrowserOnly';
 import Layout from '@theme/Layout';

@@ -115,7 +115,7 @@ describe('the settings a page uses', () => {
     apiUrl: 'http://localhost:8000',
     search: { appId: 'imagegen', apiKey: 'search-only-key', indexName: 'docs', hosts: ['self'] },
   };
-  const globals = globalThis as { window?: Record<string, unknown> };
+  const globals = globalThis as unknown as { window?: Record<string, unknown> };
   afterEach(() => {
     delete globals.window;
   });
