@@ -11,18 +11,14 @@
  * Uses packages/docs/build (or IMAGEGEN_DOCS_BUILD_DIR), which must hold a build with its
  * search-index.json (the docs build writes it).
  */
-import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { startDocsHost } from '@imagegen/docs/host';
+import { createSearchService, parseSearchRequest, recordsOfBuild, SEARCH_DEFAULTS } from '@imagegen/search';
 import { chromium } from 'playwright-core';
 import { modalQuery } from '../packages/docs/src/theme/SearchBar/modal-query.ts';
-import { startDocsHost } from '../packages/server/src/docs-host/docs-host.ts';
-import { loadSearchIndexFile } from '../packages/server/src/search/index.ts';
-import { indexBuiltSite } from '../packages/server/src/search/indexer.ts';
-import { parseSearchRequest } from '../packages/server/src/search/search-request.ts';
-import { createSearchService } from '../packages/server/src/search/search-service.ts';
 import { percentile } from './percentile.ts';
 
 const QUERIES = [
@@ -55,7 +51,7 @@ const QUERIES = [
 /** What the modal sends for a keystroke on a docs page (contextual search's facet filters). */
 const modalRequest = (query: string) =>
   modalQuery({
-    indexName: 'docs',
+    indexName: SEARCH_DEFAULTS.indexName,
     query,
     snippetWords: 10,
     clickAnalytics: true,
@@ -71,16 +67,8 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 export default async function main(): Promise<void> {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const buildDir = process.env.IMAGEGEN_DOCS_BUILD_DIR ?? path.join(here, '../packages/docs/build');
-  const indexFile = path.join(buildDir, 'search-index.json');
-  const records = existsSync(indexFile)
-    ? (await loadSearchIndexFile(indexFile)).records
-    : (await indexBuiltSite({ buildDir })).records;
-  const service = createSearchService({
-    records,
-    appId: 'imagegen',
-    apiKey: 'search-only-key',
-    indexName: 'docs',
-  });
+  const records = await recordsOfBuild(buildDir);
+  const service = createSearchService({ records, ...SEARCH_DEFAULTS });
   const keystrokes = prefixes(QUERIES).filter((q) => q.trim());
   // The service's own parsing of the modal's request, done once: the engine figures time the search.
   const params = keystrokes.map((query) => parseSearchRequest(modalRequest(query), 0).params);
@@ -105,7 +93,11 @@ export default async function main(): Promise<void> {
   );
 
   const docs = await startDocsHost({ port: 0, buildDir, handlers: [service.handle] });
-  const endpoint = `${docs.url}/1/indexes/*/queries?x-algolia-application-id=imagegen&x-algolia-api-key=search-only-key`;
+  const credentials = new URLSearchParams({
+    'x-algolia-application-id': SEARCH_DEFAULTS.appId,
+    'x-algolia-api-key': SEARCH_DEFAULTS.apiKey,
+  });
+  const endpoint = `${docs.url}/1/indexes/*/queries?${credentials}`;
   const http: number[] = [];
   for (let round = 0; round < 5; round++) {
     for (const query of keystrokes) {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createSearchService, indexBuiltSite, SEARCH_DEFAULTS } from '@imagegen/search';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createHostsCache,
@@ -8,8 +9,6 @@ import {
   SEARCH_TIMEOUTS,
   type SearchHost,
 } from '../../packages/docs/src/theme/SearchBar/search-client.ts';
-import { indexBuiltSite } from '../../packages/server/src/search/indexer.ts';
-import { createSearchService } from '../../packages/server/src/search/search-service.ts';
 import { SITE_DIR } from './search-site.ts';
 
 /**
@@ -36,7 +35,9 @@ async function listen(
   return state;
 }
 
-const request = (query: string) => ({ requests: [{ indexName: 'docs', query, hitsPerPage: 3 }] });
+const request = (query: string) => ({
+  requests: [{ indexName: SEARCH_DEFAULTS.indexName, query, hitsPerPage: 3 }],
+});
 
 describe('search client hosts', () => {
   let healthy: Listening;
@@ -47,12 +48,7 @@ describe('search client hosts', () => {
 
   beforeAll(async () => {
     const { records } = await indexBuiltSite({ buildDir: SITE_DIR });
-    const service = createSearchService({
-      records,
-      appId: 'imagegen',
-      apiKey: 'search-only-key',
-      indexName: 'docs',
-    });
+    const service = createSearchService({ records, ...SEARCH_DEFAULTS });
     healthy = await listen(() => (req, res) => {
       service.handle(req, res);
     });
@@ -90,8 +86,8 @@ describe('search client hosts', () => {
 
   it('tries the next host on a network failure', async () => {
     const client = createSearchClient(
-      'imagegen',
-      'search-only-key',
+      SEARCH_DEFAULTS.appId,
+      SEARCH_DEFAULTS.apiKey,
       [refusedHost, healthy.host],
       createHostsCache(),
     );
@@ -101,8 +97,8 @@ describe('search client hosts', () => {
 
   it('tries the next host after a 5xx, and retries the failed host only after 120 s', async () => {
     const client = createSearchClient(
-      'imagegen',
-      'search-only-key',
+      SEARCH_DEFAULTS.appId,
+      SEARCH_DEFAULTS.apiKey,
       [failing.host, healthy.host],
       createHostsCache(),
     );
@@ -122,8 +118,8 @@ describe('search client hosts', () => {
 
   it('gives up on a host whose answer does not start within the 1 s connect timeout', async () => {
     const client = createSearchClient(
-      'imagegen',
-      'search-only-key',
+      SEARCH_DEFAULTS.appId,
+      SEARCH_DEFAULTS.apiKey,
       [silent.host, healthy.host],
       createHostsCache(),
     );
@@ -137,8 +133,8 @@ describe('search client hosts', () => {
 
   it('gives up on a host whose answer stalls for the 2 s read timeout', async () => {
     const client = createSearchClient(
-      'imagegen',
-      'search-only-key',
+      SEARCH_DEFAULTS.appId,
+      SEARCH_DEFAULTS.apiKey,
       [stalling.host, healthy.host],
       createHostsCache(),
     );
@@ -152,8 +148,8 @@ describe('search client hosts', () => {
 
   it('fails, so that the modal shows its error screen, when every host fails', async () => {
     const client = createSearchClient(
-      'imagegen',
-      'search-only-key',
+      SEARCH_DEFAULTS.appId,
+      SEARCH_DEFAULTS.apiKey,
       [refusedHost, failing.host],
       createHostsCache(),
     );

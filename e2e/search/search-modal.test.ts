@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { listSearchEvents } from '@imagegen/search';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listSearchEvents } from '../../packages/server/src/search/sql/listSearchEvents.ts';
 import { siteAndBrowser } from '../support/site-and-browser.ts';
 import { SITE_DIR, startSearchSite } from './search-site.ts';
 

@@ -1,13 +1,14 @@
-import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import path from 'node:path';
+import { type DocsHost, startDocsHost } from '@imagegen/docs/host';
+import {
+  createInsightsStore,
+  createSearchService,
+  type DocSearchRecord,
+  recordsOfBuild,
+  SEARCH_DEFAULTS,
+  type SearchService,
+} from '@imagegen/search';
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
-import { type DocsHost, startDocsHost } from '../../packages/server/src/docs-host/docs-host.ts';
-import { loadSearchIndexFile } from '../../packages/server/src/search/index.ts';
-import { indexBuiltSite } from '../../packages/server/src/search/indexer.ts';
-import { createInsightsStore } from '../../packages/server/src/search/insights.ts';
-import type { DocSearchRecord } from '../../packages/server/src/search/records.ts';
-import { createSearchService, type SearchService } from '../../packages/server/src/search/search-service.ts';
 import { createTestDatabase, type TestDatabase } from '../../packages/server/test/support/test-database.ts';
 import { DESKTOP } from '../support/chromium.ts';
 import { BUILD_DIR } from '../support/docs-site.ts';
@@ -30,25 +31,17 @@ export interface SearchSite {
   close(): Promise<void>;
 }
 
-async function recordsOf(dir: string): Promise<DocSearchRecord[]> {
-  const file = path.join(dir, 'search-index.json');
-  if (existsSync(file)) return (await loadSearchIndexFile(file)).records;
-  return (await indexBuiltSite({ buildDir: dir })).records;
-}
-
 /**
  * The built docs on the product's docs host with the search service mounted on the same port,
  * as `npm start` serves them, insights stored in a fresh PostgreSQL database. Every browser
  * request that leaves loopback is recorded in `outside` by the context, and aborted.
  */
 export async function startSearchSite(): Promise<SearchSite & { outside: string[] }> {
-  const records = await recordsOf(SITE_DIR);
+  const records = await recordsOfBuild(SITE_DIR);
   const db = await createTestDatabase();
   const service = createSearchService({
     records,
-    appId: 'imagegen',
-    apiKey: 'search-only-key',
-    indexName: 'docs',
+    ...SEARCH_DEFAULTS,
     insights: createInsightsStore(db.pool),
   });
   const outside: string[] = [];

@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildOpenApi } from '@imagegen/contract';
+import { type DocsHost, startDocsHost } from '@imagegen/docs/host';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
 import { siteLinks } from '../../packages/docs/site-links.ts';
 import { analyticsRoutes } from '../../packages/server/src/analytics/analytics-routes.ts';
-import { type DocsHost, startDocsHost } from '../../packages/server/src/docs-host/docs-host.ts';
 import { createTestDatabase, type TestDatabase } from '../../packages/server/test/support/test-database.ts';
 import { DESKTOP } from './chromium.ts';
 

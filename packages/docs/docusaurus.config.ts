@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type * as Preset from '@docusaurus/preset-classic';
 import type { Config, Plugin } from '@docusaurus/types';
+import { searchSettingsFromEnv } from '@imagegen/search/settings';
 import { themes as prismThemes } from 'prism-react-renderer';
 import { siteLinks } from './site-links.ts';
 
@@ -104,17 +105,16 @@ function searchPageUsesOurSearchService(): Plugin {
 }
 
 /**
- * DocSearch's settings, read by our own SearchBar (src/theme/SearchBar). `hosts` is ours: where
- * our search service answers (packages/server/src/search; 'self' is the docs host's own origin).
- * Docusaurus' type does not know it, so the object is declared apart from the config literal.
+ * DocSearch's settings, read by our own SearchBar (src/theme/SearchBar). The credentials, index
+ * and hosts (`hosts` is ours: where our search service answers, 'self' being the docs host's own
+ * origin) are this build's fallback: the docs host serves the values of the environment it runs
+ * in (runtime-settings.ts). Docusaurus' type does not know `hosts`, so the object is declared
+ * apart from the config literal.
  */
 const searchConfig = {
-  appId: process.env.SEARCH_APP_ID ?? 'imagegen',
-  apiKey: process.env.SEARCH_API_KEY ?? 'search-only-key',
-  indexName: process.env.SEARCH_INDEX ?? 'docs',
+  ...searchSettingsFromEnv(process.env),
   contextualSearch: true,
   searchPagePath: 'search',
-  hosts: (process.env.SEARCH_HOSTS ?? 'self').split(',').map((host) => host.trim()),
   insights: true,
   missingResultsUrl: links.supportPortal,
 };

@@ -1,10 +1,11 @@
 /**
- * Every external address the site links to, in one place (spec section 1). Each can be overridden
- * at build time by the environment variable named next to it, so a deployment points the site at
- * its own API host, sign-up page or support portal without touching pages or components.
+ * Every external address the site links to, in one place. Each can be overridden at build time by
+ * the environment variable named next to it, so a deployment points the site at its own API host,
+ * sign-up page or support portal without touching pages or components. The API address is also a
+ * run-time setting (runtime-settings.ts): the docs host of `npm start` hands the pages its own.
  */
 export interface SiteLinks {
-  /** The API host: /schema reads `${apiUrl}/openapi.json`, analytics posts to it. */
+  /** The API host: /schema reads `${apiUrl}/openapi.json`, analytics posts to it (the build's value). */
   apiUrl: string;
   apiSchema: string;
   signUp: string;

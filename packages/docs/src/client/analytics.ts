@@ -6,10 +6,7 @@
  */
 
 import type { ClientModule } from '@docusaurus/types';
-import siteConfig from '@generated/docusaurus.config';
-import type { SiteLinks } from '../../site-links.ts';
-
-const links = siteConfig.customFields?.links as SiteLinks | undefined;
+import { runtimeSettings } from './runtime-settings.ts';
 
 export function pageViewEvent(path: string, referrer: string | null) {
   return { type: 'page_view', path, referrer, occurred_at: new Date().toISOString() };
@@ -17,7 +14,8 @@ export function pageViewEvent(path: string, referrer: string | null) {
 
 const analytics: ClientModule = {
   onRouteDidUpdate({ location, previousLocation }) {
-    if (!links?.apiUrl) return;
+    const { apiUrl } = runtimeSettings();
+    if (!apiUrl) return;
     if (
       previousLocation &&
       previousLocation.pathname === location.pathname &&
@@ -29,7 +27,7 @@ const analytics: ClientModule = {
       ? previousLocation.pathname + previousLocation.search
       : document.referrer || null;
     const body = JSON.stringify({ events: [pageViewEvent(location.pathname + location.search, referrer)] });
-    fetch(`${links.apiUrl}/analytics/v1/events`, {
+    fetch(`${apiUrl}/analytics/v1/events`, {
       method: 'POST',
       headers: { 'Content-Type': 'text/plain;charset=UTF-8' },
       body,

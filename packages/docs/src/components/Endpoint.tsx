@@ -2,6 +2,7 @@ import CodeBlock from '@theme/CodeBlock';
 import TabItem from '@theme/TabItem';
 import Tabs from '@theme/Tabs';
 import type { ReactNode } from 'react';
+import { useRuntimeSettings } from '../client/runtime-settings.ts';
 import { curlSample, pythonSample, type SampleKind, typescriptSample } from './code-samples.ts';
 import styles from './Endpoint.module.css';
 import {
@@ -13,7 +14,6 @@ import {
   responseCodes,
   statusPathOf,
 } from './openapi-document.ts';
-import { useSiteLinks } from './site-links-hook.ts';
 
 interface Props {
   /** The operation's path as the contract writes it, e.g. `/sd/text2image/v1`. */
@@ -42,7 +42,7 @@ function sampleKind(path: string, method: string): SampleKind {
 
 /** Method, URL, status path and the contract's own summary of one operation. */
 export function EndpointSummary({ path, method = 'post' }: Props): ReactNode {
-  const { apiUrl } = useSiteLinks();
+  const { apiUrl } = useRuntimeSettings();
   const op = operation(path, method);
   const statusPath = method === 'post' ? statusPathOf(path) : undefined;
   return (
@@ -134,7 +134,7 @@ export function ParameterTable({ path, method = 'post', fields }: Props & { fiel
 
 /** Working requests in curl, TypeScript and Python built from the contract's example body. */
 export function RequestExamples({ path, method = 'post' }: Props): ReactNode {
-  const { apiUrl } = useSiteLinks();
+  const { apiUrl } = useRuntimeSettings();
   const input = {
     apiUrl,
     path,

@@ -1,17 +1,17 @@
 /**
  * /schema: the interactive API reference. Scalar renders the live openapi.json of the API host
- * named in the site's configuration. Scalar (and its 300 KB stylesheet) is imported lazily by
- * this page only, so no other page grows.
+ * named in the page's run-time settings (the docs host's, else the build's). Scalar (and its
+ * 300 KB stylesheet) is imported lazily by this page only, so no other page grows.
  */
 import BrowserOnly from '@docusaurus/BrowserOnly';
 import Layout from '@theme/Layout';
 import { lazy, type ReactNode, Suspense } from 'react';
-import { useSiteLinks } from '../components/site-links-hook.ts';
+import { useRuntimeSettings } from '../client/runtime-settings.ts';
 
 const ScalarReference = lazy(() => import('../components/ScalarReference.tsx'));
 
 export default function SchemaPage(): ReactNode {
-  const { apiUrl } = useSiteLinks();
+  const { apiUrl } = useRuntimeSettings();
   const url = `${apiUrl}/openapi.json`;
   const fallback = (
     <p className="container margin-vert--lg">

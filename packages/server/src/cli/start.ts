@@ -5,10 +5,10 @@
  * DOCS_PORT (3000); the root `prestart` script builds the site when a fresh clone has no build. SIGINT/SIGTERM drain: running tasks finish or are released for another
  * worker, in-flight requests are answered, nothing acknowledged is lost.
  */
+import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
 import { createOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { createPool, type Pool } from '../db/pool.ts';
-import type { DocsHost } from '../docs-host/docs-host.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
 import { withStoredFiles } from '../fetch/stored-files.ts';
 import { buildApi } from '../http/api-app.ts';
@@ -17,7 +17,6 @@ import { startWorker } from '../tasks/index.ts';
 import { startWebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
 import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
 import { openDatabase } from './database.ts';
-import { docsBuilt, startDocsSite } from './docs-site.ts';
 import { setUpEngines } from './engine-setup.ts';
 import { readStartConfig } from './start-config.ts';
 
@@ -79,6 +78,8 @@ async function main(): Promise<void> {
       docs = await startDocsSite({
         port: config.docsPort,
         host: config.apiHost,
+        // The pages read the API at the address it hands out, whatever the build was told.
+        apiUrl: config.publicUrl,
         pool: apiDb.pool,
         log: (line) => log(`docs: ${line}`),
       });

@@ -38,6 +38,11 @@ describe('npm start and the CLI', () => {
       DOCS_PORT: String(await freePort()),
       IMAGEGEN_ENGINES: 'sandbox',
       IMAGEGEN_API_KEY: '',
+      PUBLIC_URL: '',
+      SEARCH_APP_ID: 'start-app',
+      SEARCH_API_KEY: 'start-key',
+      SEARCH_INDEX: '',
+      SEARCH_HOSTS: '',
     };
     child = spawn(process.execPath, ['--import', 'tsx', START], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (chunk) => {
@@ -77,6 +82,20 @@ describe('npm start and the CLI', () => {
       body = JSON.parse((await run('sh', ['-c', statusLine])).stdout);
     }
     expect(body.status).toBe('SUCCESS');
+  });
+
+  it('hands the docs pages the API address and search credentials of this run, and searches with them', async () => {
+    const docsUrl = `http://localhost:${env.DOCS_PORT}`;
+    const home = await (await fetch(`${docsUrl}/`)).text();
+    expect(home).toContain(`"apiUrl":"http://localhost:${env.API_PORT}"`);
+    expect(home).toContain('"appId":"start-app","apiKey":"start-key"');
+    const search = (appId: string, apiKey: string) =>
+      fetch(`${docsUrl}/1/indexes/*/queries?x-algolia-application-id=${appId}&x-algolia-api-key=${apiKey}`, {
+        method: 'POST',
+        body: JSON.stringify({ requests: [{ indexName: 'docs', query: 'relight' }] }),
+      });
+    expect((await search('start-app', 'start-key')).status).toBe(200);
+    expect((await search('imagegen', 'search-only-key')).status).toBe(403);
   });
 
   it('serves the built documentation site on DOCS_PORT and takes its page views at the API', async () => {

@@ -18,9 +18,11 @@ import {
   useSearchResultUrlProcessor,
 } from '@docusaurus/theme-search-algolia/client';
 import useDocusaurusContext from '@docusaurus/useDocusaurusContext';
+import type { SearchSettings } from '@imagegen/search/settings';
 import translations from '@theme/SearchTranslations';
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
+import { useRuntimeSettings } from '../../client/runtime-settings.ts';
 import { SearchModal } from './SearchModal.tsx';
 import {
   createSearchClient,
@@ -32,12 +34,9 @@ import {
 import { createStoredSearches } from './stored-searches.ts';
 import './styles.css';
 
-interface SearchConfig {
-  appId: string;
-  apiKey: string;
-  indexName: string;
+/** themeConfig.algolia (docusaurus.config.ts). */
+interface SearchConfig extends SearchSettings {
   contextualSearch?: boolean;
-  hosts?: string[];
   insights?: boolean;
   disableUserPersonalization?: boolean;
   missingResultsUrl?: string;
@@ -67,7 +66,12 @@ function userToken(): string {
 
 export default function SearchBar(): ReactNode {
   const { siteConfig } = useDocusaurusContext();
-  const config = siteConfig.themeConfig.algolia as SearchConfig;
+  // The credentials, index and hosts of this run (the docs host's), over the build's DocSearch settings.
+  const { search } = useRuntimeSettings();
+  const config = useMemo(
+    () => ({ ...(siteConfig.themeConfig.algolia as SearchConfig), ...search }),
+    [siteConfig, search],
+  );
   const history = useHistory();
   const createSearchLink = useSearchLinkCreator();
   // Hits carry absolute URLs of the configured site URL; this keeps their path (and base URL).

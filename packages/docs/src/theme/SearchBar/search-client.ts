@@ -1,9 +1,9 @@
 /**
  * The search client of the modal and the /search page: algoliasearch 5's lite client pointed at
- * our own search service, never at algolia.net. Hosts come from `themeConfig.algolia.hosts`
- * (SEARCH_HOSTS at build time); 'self' is the page's own origin, where the docs host serves the
- * service on the embedded default. The spec's client behaviour is algoliasearch's retry
- * strategy with these timeouts: connect 1 s (until the answer starts), read 2 s, write 30 s; on a
+ * our own search service, never at algolia.net. Hosts come from the page's run-time settings
+ * (SEARCH_HOSTS where the docs host runs, else at build time); 'self' is the page's own origin,
+ * where the docs host serves the service on the embedded default. The client's behaviour is
+ * algoliasearch's retry strategy with these timeouts: connect 1 s (until the answer starts), read 2 s, write 30 s; on a
  * timeout, a network failure or a 5xx the next host is tried, and a failed host is skipped for
  * 120 s (with the hosts cache below).
  */

@@ -1,27 +1,27 @@
 /**
  * The search service as the docs host mounts it on the embedded default (`npm start`): records
  * from the built site's search-index.json (written by every docs build), reloaded when a build
- * rewrites it; insights stored in the product's PostgreSQL; credentials from SEARCH_APP_ID,
- * SEARCH_API_KEY and SEARCH_INDEX.
+ * rewrites it; insights stored in the product's PostgreSQL; credentials and index name from the
+ * search settings (SEARCH_APP_ID, SEARCH_API_KEY, SEARCH_INDEX).
  *
- *   const search = await startDocsSearch({ buildDir, pool, env: process.env, log });
+ *   const search = await startDocsSearch({ buildDir, pool, settings, log });
  *   startDocsHost({ port, buildDir, handlers: [search.handle] });   // ... search.close() on stop
  */
-import { existsSync, unwatchFile, watchFile } from 'node:fs';
+import { unwatchFile, watchFile } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import path from 'node:path';
-import type { Queryable } from '../db/pool.ts';
-import { loadSearchIndexFile, searchSettingsFromEnv } from './index.ts';
-import { indexBuiltSite } from './indexer.ts';
+import { loadSearchIndexFile, recordsOfBuild, searchIndexFileOf } from './index-file.ts';
 import { createInsightsStore } from './insights.ts';
+import type { Queryable } from './queryable.ts';
 import { createSearchService, type SearchService } from './search-service.ts';
+import { type SearchSettings, searchSettingsFromEnv } from './search-settings.ts';
 
 export interface DocsSearchOptions {
   /** The built docs site (packages/docs/build). */
   buildDir: string;
   /** Where insights events are stored; without it /1/events answers 503. */
   pool?: Queryable;
-  env?: NodeJS.ProcessEnv;
+  /** The credentials and index name requests must use; by default from the process environment. */
+  settings?: Pick<SearchSettings, 'appId' | 'apiKey' | 'indexName'>;
   log?: (line: string) => void;
 }
 
@@ -34,16 +34,10 @@ export interface DocsSearch {
 
 export async function startDocsSearch(options: DocsSearchOptions): Promise<DocsSearch> {
   const log = options.log ?? (() => {});
-  const file = path.join(options.buildDir, 'search-index.json');
-  const load = async () => {
-    if (existsSync(file)) return (await loadSearchIndexFile(file)).records;
-    // A build from before the indexer ran: index it now (a second or two).
-    log(`${file} is missing: indexing the built site in memory`);
-    return (await indexBuiltSite({ buildDir: options.buildDir })).records;
-  };
+  const file = searchIndexFileOf(options.buildDir);
   const service = createSearchService({
-    records: await load(),
-    ...searchSettingsFromEnv(options.env ?? process.env),
+    records: await recordsOfBuild(options.buildDir, log),
+    ...(options.settings ?? searchSettingsFromEnv(process.env)),
     ...(options.pool ? { insights: createInsightsStore(options.pool) } : {}),
   });
   log(`search: ${service.index.records.length} records`);

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { type RuntimeSettings, runtimeSettingsScript } from '../runtime-settings.ts';
 
 /**
  * A request handler mounted in front of the static files (the search service adds its routes this
@@ -18,6 +19,11 @@ export interface DocsHostOptions {
   buildDir: string;
   host?: string;
   handlers?: DocsHostHandler[];
+  /**
+   * Written into every page served (see runtime-settings.ts), so that pages use this run's API
+   * address and search settings; without them pages keep the values of their build.
+   */
+  runtimeSettings?: RuntimeSettings;
 }
 
 export interface DocsHost {
@@ -47,15 +53,25 @@ const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.json', '.svg', '.xml', '
 
 /**
  * Serves the built documentation site: each route's `index.html`, hashed assets cached for a year,
- * the not-found page with HTTP 404, and a redirect that strips a trailing `index.html` or `.html`
- * (spec section 2). Text files are gzipped once and kept in memory: the build is a few MB.
+ * the not-found page with HTTP 404, and a redirect that strips a trailing `index.html` or `.html`.
+ * Text files are gzipped once and kept in memory: the build is a few MB. With `runtimeSettings`,
+ * every HTML page carries them.
  */
 export async function startDocsHost(options: DocsHostOptions): Promise<DocsHost> {
   const root = path.resolve(options.buildDir);
-  const notFound = await readFile(path.join(root, '404.html')).catch(() => {
-    throw new Error(`${root} holds no built site (404.html missing): run npm run build:docs first`);
-  });
+  const settingsScript = options.runtimeSettings ? runtimeSettingsScript(options.runtimeSettings) : undefined;
+  const withSettings = (html: Buffer): Buffer =>
+    settingsScript ? insertBeforeHeadEnd(html, settingsScript) : html;
+  const notFound = withSettings(
+    await readFile(path.join(root, '404.html')).catch(() => {
+      throw new Error(`${root} holds no built site (404.html missing): run npm run build:docs first`);
+    }),
+  );
   const gzipped = new Map<string, Buffer>();
+  /** Only HTML differs from the file, and only with runtime settings. */
+  const rewritten = (ext: string) => settingsScript !== undefined && ext === '.html';
+  const contentOf = async (file: string, ext: string): Promise<Buffer> =>
+    rewritten(ext) ? withSettings(await readFile(file)) : readFile(file);
 
   async function fileAt(relative: string): Promise<string | undefined> {
     const full = path.join(root, relative);
@@ -81,13 +97,19 @@ export async function startDocsHost(options: DocsHostOptions): Promise<DocsHost>
       if (wantsGzip) {
         let body = gzipped.get(file);
         if (!body) {
-          body = gzipSync(await readFile(file));
+          body = gzipSync(await contentOf(file, ext));
           gzipped.set(file, body);
         }
         res.writeHead(status, { 'Content-Encoding': 'gzip', 'Content-Length': body.length });
         res.end(req.method === 'HEAD' ? undefined : body);
         return;
       }
+    }
+    if (rewritten(ext)) {
+      const body = await contentOf(file, ext);
+      res.writeHead(status, { 'Content-Length': body.length });
+      res.end(req.method === 'HEAD' ? undefined : body);
+      return;
     }
     const { size } = await stat(file);
     res.writeHead(status, { 'Content-Length': size });
@@ -168,4 +190,12 @@ export async function startDocsHost(options: DocsHostOptions): Promise<DocsHost>
         server.closeAllConnections();
       }),
   };
+}
+
+/** The page with `tag` as the last element of its head; unchanged when it has no </head>. */
+function insertBeforeHeadEnd(html: Buffer, tag: string): Buffer {
+  const text = html.toString('utf8');
+  const at = text.search(/<\/head>/i);
+  if (at < 0) return html;
+  return Buffer.from(text.slice(0, at) + tag + text.slice(at));
 }

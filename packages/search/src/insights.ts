@@ -2,7 +2,9 @@
  * Search insights (Algolia Insights API, `POST /1/events`): view, click and conversion events
  * from the documentation site's search, validated as Algolia does and stored in PostgreSQL.
  */
-import type { Queryable } from '../db/pool.ts';
+import { AlgoliaError } from './algolia-error.ts';
+import type { Queryable } from './queryable.ts';
+import { isObject } from './search-request.ts';
 import { insertSearchEvents, type SearchEventRow } from './sql/insertSearchEvents.ts';
 
 export interface InsightsStore {
@@ -25,50 +27,41 @@ const MAX_OBJECT_IDS = 20;
 /** Algolia accepts events up to 4 days old. */
 const MAX_AGE_MS = 4 * 24 * 3600 * 1000;
 
-export class InsightsError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
-    super(message);
-  }
-}
-
-/** Validates an Insights API body; throws InsightsError (422, as Algolia answers) on the first fault. */
+/** Validates an Insights API body; throws AlgoliaError (422, as Algolia answers) on the first fault. */
 export function parseInsightsBody(body: unknown, indexName: string, now = Date.now()): SearchEventRow[] {
   if (!isObject(body) || !Array.isArray(body.events)) {
-    throw new InsightsError('The body must be an object with an events array', 400);
+    throw new AlgoliaError(400, 'The body must be an object with an events array');
   }
   if (body.events.length === 0 || body.events.length > MAX_EVENTS) {
-    throw new InsightsError(`events must hold 1 to ${MAX_EVENTS} events`, 422);
+    throw new AlgoliaError(422, `events must hold 1 to ${MAX_EVENTS} events`);
   }
   return body.events.map((event, i) => {
     const at = `events[${i}]`;
-    if (!isObject(event)) throw new InsightsError(`${at} must be an object`, 422);
+    if (!isObject(event)) throw new AlgoliaError(422, `${at} must be an object`);
     const { eventType, eventName, index, userToken, authenticatedUserToken, queryID, objectIDs, positions } =
       event;
     if (typeof eventType !== 'string' || !EVENT_TYPES.has(eventType)) {
-      throw new InsightsError(`${at}.eventType must be one of view, click, conversion`, 422);
+      throw new AlgoliaError(422, `${at}.eventType must be one of view, click, conversion`);
     }
     if (typeof eventName !== 'string' || !/^[\x20-\x7e]{1,64}$/.test(eventName)) {
-      throw new InsightsError(`${at}.eventName must be 1 to 64 printable ASCII characters`, 422);
+      throw new AlgoliaError(422, `${at}.eventName must be 1 to 64 printable ASCII characters`);
     }
     if (index !== indexName)
-      throw new InsightsError(`${at}.index: index ${String(index)} does not exist`, 422);
+      throw new AlgoliaError(422, `${at}.index: index ${String(index)} does not exist`);
     if (typeof userToken !== 'string' || !TOKEN.test(userToken)) {
-      throw new InsightsError(`${at}.userToken must be 1 to 129 characters of [a-zA-Z0-9_=/+-]`, 422);
+      throw new AlgoliaError(422, `${at}.userToken must be 1 to 129 characters of [a-zA-Z0-9_=/+-]`);
     }
     if (
       authenticatedUserToken !== undefined &&
       (typeof authenticatedUserToken !== 'string' || !TOKEN.test(authenticatedUserToken))
     ) {
-      throw new InsightsError(
-        `${at}.authenticatedUserToken must be 1 to 129 characters of [a-zA-Z0-9_=/+-]`,
+      throw new AlgoliaError(
         422,
+        `${at}.authenticatedUserToken must be 1 to 129 characters of [a-zA-Z0-9_=/+-]`,
       );
     }
     if (queryID !== undefined && (typeof queryID !== 'string' || !QUERY_ID.test(queryID))) {
-      throw new InsightsError(`${at}.queryID must be 32 hexadecimal characters`, 422);
+      throw new AlgoliaError(422, `${at}.queryID must be 32 hexadecimal characters`);
     }
     if (
       !Array.isArray(objectIDs) ||
@@ -76,10 +69,10 @@ export function parseInsightsBody(body: unknown, indexName: string, now = Date.n
       objectIDs.length > MAX_OBJECT_IDS ||
       !objectIDs.every((id) => typeof id === 'string' && id.length > 0 && id.length <= 512)
     ) {
-      throw new InsightsError(`${at}.objectIDs must hold 1 to ${MAX_OBJECT_IDS} object ids`, 422);
+      throw new AlgoliaError(422, `${at}.objectIDs must hold 1 to ${MAX_OBJECT_IDS} object ids`);
     }
     if (eventType === 'click' && queryID !== undefined && positions === undefined) {
-      throw new InsightsError(`${at}.positions is required for a click after a search`, 422);
+      throw new AlgoliaError(422, `${at}.positions is required for a click after a search`);
     }
     if (positions !== undefined) {
       if (
@@ -87,17 +80,17 @@ export function parseInsightsBody(body: unknown, indexName: string, now = Date.n
         positions.length !== objectIDs.length ||
         !positions.every((p) => Number.isInteger(p) && (p as number) > 0)
       ) {
-        throw new InsightsError(`${at}.positions must hold one positive integer per object id`, 422);
+        throw new AlgoliaError(422, `${at}.positions must hold one positive integer per object id`);
       }
-      if (queryID === undefined) throw new InsightsError(`${at}.positions needs a queryID`, 422);
+      if (queryID === undefined) throw new AlgoliaError(422, `${at}.positions needs a queryID`);
     }
     let timestamp = now;
     if (event.timestamp !== undefined) {
       if (typeof event.timestamp !== 'number' || !Number.isFinite(event.timestamp)) {
-        throw new InsightsError(`${at}.timestamp must be milliseconds since the epoch`, 422);
+        throw new AlgoliaError(422, `${at}.timestamp must be milliseconds since the epoch`);
       }
       if (event.timestamp < now - MAX_AGE_MS || event.timestamp > now + 3600_000) {
-        throw new InsightsError(`${at}.timestamp must be within the last 4 days`, 422);
+        throw new AlgoliaError(422, `${at}.timestamp must be within the last 4 days`);
       }
       timestamp = event.timestamp;
     }
@@ -113,8 +106,4 @@ export function parseInsightsBody(body: unknown, indexName: string, now = Date.n
       timestamp,
     };
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -4,6 +4,7 @@
  * string (algoliasearch 4, InstantSearch) or an object. Bounds are ours: a query of at most 64
  * characters, at most 100 hits per page. Unknown parameters are ignored.
  */
+import { AlgoliaError } from './algolia-error.ts';
 import type { SearchParams } from './search-index.ts';
 
 export const MAX_QUERY_LENGTH = 64;
@@ -11,15 +12,6 @@ export const MAX_HITS_PER_PAGE = 100;
 export const MAX_PAGE = 1000;
 export const MAX_REQUESTS = 50;
 const MAX_TAG_LENGTH = 64;
-
-export class SearchRequestError extends Error {
-  constructor(
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-  }
-}
 
 export interface ParsedRequest {
   indexName: string;
@@ -33,10 +25,10 @@ const DEFAULT_HIGHLIGHT = ['*'];
 
 export function parseSearchRequest(entry: unknown, position: number): ParsedRequest {
   const at = `requests[${position}]`;
-  if (!isObject(entry)) throw new SearchRequestError(`${at} must be an object`);
+  if (!isObject(entry)) throw new AlgoliaError(400, `${at} must be an object`);
   const { indexName } = entry;
   if (typeof indexName !== 'string' || indexName.length === 0) {
-    throw new SearchRequestError(`${at}.indexName must be a non-empty string`);
+    throw new AlgoliaError(400, `${at}.indexName must be a non-empty string`);
   }
   const raw: Record<string, unknown> = { ...paramsOf(entry.params, at), ...entry };
   delete raw.params;
@@ -45,7 +37,7 @@ export function parseSearchRequest(entry: unknown, position: number): ParsedRequ
 
   const query = optional(raw.query, '', (v) => typeof v === 'string', `${at}.query must be a string`);
   if (query.length > MAX_QUERY_LENGTH) {
-    throw new SearchRequestError(`${at}.query is too long: at most ${MAX_QUERY_LENGTH} characters`);
+    throw new AlgoliaError(400, `${at}.query is too long: at most ${MAX_QUERY_LENGTH} characters`);
   }
   const hitsPerPage = integer(raw.hitsPerPage, 20, 0, MAX_HITS_PER_PAGE, `${at}.hitsPerPage`);
   const page = integer(raw.page, 0, 0, MAX_PAGE, `${at}.page`);
@@ -82,7 +74,7 @@ export function parseSearchRequest(entry: unknown, position: number): ParsedRequ
 function paramsOf(params: unknown, at: string): Record<string, unknown> {
   if (params === undefined) return {};
   if (isObject(params)) return params;
-  if (typeof params !== 'string') throw new SearchRequestError(`${at}.params must be a string or an object`);
+  if (typeof params !== 'string') throw new AlgoliaError(400, `${at}.params must be a string or an object`);
   const out: Record<string, unknown> = {};
   for (const [key, value] of new URLSearchParams(params)) out[key] = decodeParam(value);
   return out;
@@ -102,7 +94,7 @@ function decodeParam(value: string): unknown {
 
 function optional<T>(value: unknown, fallback: T, valid: (v: unknown) => boolean, message: string): T {
   if (value === undefined) return fallback;
-  if (!valid(value)) throw new SearchRequestError(message);
+  if (!valid(value)) throw new AlgoliaError(400, message);
   return value as T;
 }
 
@@ -110,7 +102,7 @@ function integer(value: unknown, fallback: number, min: number, max: number, nam
   if (value === undefined) return fallback;
   const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
-    throw new SearchRequestError(`${name} must be an integer from ${min} to ${max}`);
+    throw new AlgoliaError(400, `${name} must be an integer from ${min} to ${max}`);
   }
   return n;
 }
@@ -123,7 +115,7 @@ function stringList(value: unknown, fallback: string[], name: string): string[] 
     value.length > 100 ||
     !value.every((v) => typeof v === 'string' && v.length <= 100)
   ) {
-    throw new SearchRequestError(`${name} must be a list of attribute names`);
+    throw new AlgoliaError(400, `${name} must be a list of attribute names`);
   }
   return value as string[];
 }
@@ -131,7 +123,7 @@ function stringList(value: unknown, fallback: string[], name: string): string[] 
 function tag(value: unknown, fallback: string, name: string): string {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || value.length > MAX_TAG_LENGTH) {
-    throw new SearchRequestError(`${name} must be a string of at most ${MAX_TAG_LENGTH} characters`);
+    throw new AlgoliaError(400, `${name} must be a string of at most ${MAX_TAG_LENGTH} characters`);
   }
   return value;
 }
@@ -140,14 +132,14 @@ function facetFilters(value: unknown, name: string): string[][] {
   if (value === undefined) return [];
   const list = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(list) || list.length > 100)
-    throw new SearchRequestError(`${name} must be a list of filters`);
+    throw new AlgoliaError(400, `${name} must be a list of filters`);
   return list.map((item) => {
     const alternatives = typeof item === 'string' ? [item] : item;
     if (
       !Array.isArray(alternatives) ||
       !alternatives.every((f) => typeof f === 'string' && f.includes(':'))
     ) {
-      throw new SearchRequestError(`${name} entries must be "attribute:value" strings or lists of them`);
+      throw new AlgoliaError(400, `${name} entries must be "attribute:value" strings or lists of them`);
     }
     return alternatives as string[];
   });
@@ -156,7 +148,7 @@ function facetFilters(value: unknown, name: string): string[][] {
 function distinct(value: unknown, name: string): boolean {
   if (typeof value === 'boolean') return value;
   if (value === 0 || value === 1) return value === 1;
-  throw new SearchRequestError(`${name} must be a boolean`);
+  throw new AlgoliaError(400, `${name} must be a boolean`);
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -5,15 +5,11 @@
  * `article h5, article td:first-child`; lvl6 `article h6`; content `article p, article li,
  * article td:last-child`. Facets come from the `docsearch:*` meta tags Docusaurus writes.
  *
- *   tsx packages/server/src/search/indexer.ts --build packages/docs/build [--out FILE] [--site-url URL]
- *
- * The docs package runs it after every build (`postbuild`), writing build/search-index.json.
+ * build-index.ts runs it from the command line; the docs package does so after every build.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import * as cheerio from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import {
@@ -239,28 +235,4 @@ function cleanText(text: string): string {
 
 export function levelsOf(record: DocSearchRecord): string[] {
   return LEVELS.map((level) => record.hierarchy[level] ?? '');
-}
-
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      build: { type: 'string' },
-      out: { type: 'string' },
-      'site-url': { type: 'string' },
-    },
-  });
-  const buildDir = path.resolve(values.build ?? 'packages/docs/build');
-  const out = path.resolve(values.out ?? path.join(buildDir, 'search-index.json'));
-  const siteUrl = values['site-url'] ?? process.env.IMAGEGEN_DOCS_SITE_URL;
-  const index = await indexBuiltSite({ buildDir, ...(siteUrl ? { siteUrl } : {}) });
-  await writeFile(out, JSON.stringify(index));
-  const pages = new Set(index.records.map((r) => r.url_without_anchor)).size;
-  console.log(`search index: ${index.records.length} records from ${pages} pages -> ${out}`);
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().catch((error) => {
-    console.error(`search indexer failed: ${(error as Error).stack ?? error}`);
-    process.exit(1);
-  });
 }

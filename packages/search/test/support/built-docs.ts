@@ -3,9 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { indexBuiltSite } from '../../src/search/indexer.ts';
-import type { DocSearchRecord } from '../../src/search/records.ts';
-import { createSearchService, type SearchServiceOptions } from '../../src/search/search-service.ts';
+import { indexBuiltSite } from '../../src/indexer.ts';
+import type { DocSearchRecord } from '../../src/records.ts';
+import { createSearchService, type SearchServiceOptions } from '../../src/search-service.ts';
+import { SEARCH_DEFAULTS } from '../../src/search-settings.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 
@@ -27,7 +28,11 @@ export function builtDocsRecords(): Promise<DocSearchRecord[]> {
   return cached;
 }
 
-export const CREDENTIALS = { appId: 'imagegen', apiKey: 'search-only-key', indexName: 'docs' };
+export const CREDENTIALS = {
+  appId: SEARCH_DEFAULTS.appId,
+  apiKey: SEARCH_DEFAULTS.apiKey,
+  indexName: SEARCH_DEFAULTS.indexName,
+};
 
 export interface RunningService {
   url: string;

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInsightsStore } from '../../src/search/insights.ts';
-import type { DocSearchRecord } from '../../src/search/records.ts';
-import { listSearchEvents } from '../../src/search/sql/listSearchEvents.ts';
+import { createInsightsStore } from '../src/insights.ts';
+import type { DocSearchRecord } from '../src/records.ts';
+import { listSearchEvents } from '../src/sql/listSearchEvents.ts';
 import {
   builtDocsRecords,
   docSearchRequest,
   type RunningService,
   startService,
-} from '../support/built-docs.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+} from './support/built-docs.ts';
+import { createTestDatabase, type TestDatabase } from './support/test-database.ts';
 
 describe('search insights (POST /1/events)', () => {
   let db: TestDatabase;

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '../queryable.ts';
 
 export interface StoredSearchEvent {
   event_type: string;

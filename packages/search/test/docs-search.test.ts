@@ -2,9 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type DocsSearch, startDocsSearch } from '../../src/search/docs-search.ts';
-import { recordsOfPage } from '../../src/search/indexer.ts';
-import type { SearchIndexFile } from '../../src/search/records.ts';
+import { type DocsSearch, startDocsSearch } from '../src/docs-search.ts';
+import { recordsOfPage } from '../src/indexer.ts';
+import type { SearchIndexFile } from '../src/records.ts';
+import { SEARCH_DEFAULTS } from '../src/search-settings.ts';
 
 const page = (title: string, text: string) =>
   `<html><head><meta property="og:url" content="http://localhost:3000/${title}"></head><body><article><header><h1>${title}</h1></header><p>${text}</p></article></body></html>`;
@@ -51,7 +52,7 @@ describe('docs search on the docs host', () => {
       path.join(dir, 'search-index.json'),
       indexFile('Relight', 'Change the light of a photo.'),
     );
-    search = await startDocsSearch({ buildDir: dir, env: {} });
+    search = await startDocsSearch({ buildDir: dir, settings: SEARCH_DEFAULTS });
     expect(hitsFor(search, 'relight')).toEqual(['/Relight']);
     expect(hitsFor(search, 'outpainting')).toEqual([]);
 
@@ -67,7 +68,11 @@ describe('docs search on the docs host', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'docs-search-'));
     await writeFile(path.join(dir, 'index.html'), page('Upscale', 'Make an image larger.'));
     const lines: string[] = [];
-    search = await startDocsSearch({ buildDir: dir, env: {}, log: (line) => lines.push(line) });
+    search = await startDocsSearch({
+      buildDir: dir,
+      settings: SEARCH_DEFAULTS,
+      log: (line) => lines.push(line),
+    });
     expect(hitsFor(search, 'upscale')).toEqual(['/Upscale']);
     expect(lines.join('\n')).toMatch(/missing/);
   });

@@ -1,19 +1,21 @@
+/**
+ * The documentation site as `npm start` serves it on DOCS_PORT: the built site, its search
+ * service on the same port, and this run's settings (API address, search credentials, index and
+ * hosts) written into every page, so that a site built once follows the environment it runs in.
+ */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Queryable } from '../db/pool.ts';
-import { type DocsHost, startDocsHost } from '../docs-host/docs-host.ts';
-import { startDocsSearch } from '../search/docs-search.ts';
+import {
+  type Queryable,
+  type SearchSettings,
+  searchSettingsFromEnv,
+  startDocsSearch,
+} from '@imagegen/search';
+import { type DocsHost, startDocsHost } from './docs-host.ts';
 
-/** The Docusaurus build of packages/docs, which `npm start` serves on DOCS_PORT. */
-export const DOCS_BUILD_DIR = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  '..',
-  'docs',
-  'build',
-);
+/** The Docusaurus build of this package. */
+export const DOCS_BUILD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'build');
 
 export function docsBuilt(buildDir = DOCS_BUILD_DIR): boolean {
   return existsSync(path.join(buildDir, '404.html'));
@@ -23,6 +25,10 @@ export interface DocsSiteOptions {
   port: number;
   host: string;
   buildDir?: string;
+  /** The API's public address (PUBLIC_URL): where /schema reads openapi.json and page views go. */
+  apiUrl: string;
+  /** The search credentials, index and hosts; by default from SEARCH_* in the environment. */
+  search?: SearchSettings;
   /** Where the search service stores insights events. */
   pool?: Queryable;
   log?: (line: string) => void;
@@ -31,8 +37,10 @@ export interface DocsSiteOptions {
 /** Serves the built documentation site (and, on the same port, its search service). */
 export async function startDocsSite(options: DocsSiteOptions): Promise<DocsHost> {
   const buildDir = options.buildDir ?? DOCS_BUILD_DIR;
+  const settings = options.search ?? searchSettingsFromEnv(process.env);
   const search = await startDocsSearch({
     buildDir,
+    settings,
     ...(options.pool ? { pool: options.pool } : {}),
     ...(options.log ? { log: options.log } : {}),
   });
@@ -42,6 +50,7 @@ export async function startDocsSite(options: DocsSiteOptions): Promise<DocsHost>
       host: options.host,
       buildDir,
       handlers: [search.handle],
+      runtimeSettings: { apiUrl: options.apiUrl.replace(/\/+$/, ''), search: settings },
     });
     return {
       url: host.url,

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '../queryable.ts';
 
 export interface SearchEventRow {
   event_type: 'view' | 'click' | 'conversion';

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SearchIndex, type SearchParams } from '../../src/search/search-index.ts';
-import { builtDocsRecords } from '../support/built-docs.ts';
+import { SearchIndex, type SearchParams } from '../src/search-index.ts';
+import { builtDocsRecords } from './support/built-docs.ts';
 
 /**
  * Relevance over the real built docs: each query is written from the pages' content, and the

@@ -13,10 +13,11 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { InsightsError, type InsightsStore, parseInsightsBody } from './insights.ts';
+import { AlgoliaError } from './algolia-error.ts';
+import { type InsightsStore, parseInsightsBody } from './insights.ts';
 import type { DocSearchRecord } from './records.ts';
 import { SearchIndex } from './search-index.ts';
-import { isObject, MAX_REQUESTS, parseSearchRequest, SearchRequestError } from './search-request.ts';
+import { isObject, MAX_REQUESTS, parseSearchRequest } from './search-request.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -38,15 +39,6 @@ export interface SearchService {
   readonly index: SearchIndex;
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST, OPTIONS',
@@ -65,7 +57,7 @@ export function createSearchService(options: SearchServiceOptions): SearchServic
   const search = (entry: unknown, position: number) => {
     const request = parseSearchRequest(entry, position);
     if (request.indexName !== options.indexName) {
-      throw new HttpError(404, `Index ${request.indexName} does not exist`);
+      throw new AlgoliaError(404, `Index ${request.indexName} does not exist`);
     }
     const started = performance.now();
     const result = index.search(request.params);
@@ -87,7 +79,7 @@ export function createSearchService(options: SearchServiceOptions): SearchServic
     const body = await readJson(req);
     const path = url.pathname;
     if (path === EVENTS_PATH) {
-      if (!options.insights) throw new HttpError(503, 'Insights storage is not configured');
+      if (!options.insights) throw new AlgoliaError(503, 'Insights storage is not configured');
       const events = parseInsightsBody(body, options.indexName);
       await options.insights.record(events);
       return { status: 200, message: 'OK' };
@@ -97,10 +89,10 @@ export function createSearchService(options: SearchServiceOptions): SearchServic
       return search({ ...(isObject(body) ? body : {}), indexName: decodeURIComponent(single[1]!) }, 0);
     }
     if (!isObject(body) || !Array.isArray(body.requests)) {
-      throw new HttpError(400, 'The body must be an object with a requests array');
+      throw new AlgoliaError(400, 'The body must be an object with a requests array');
     }
     if (body.requests.length === 0 || body.requests.length > MAX_REQUESTS) {
-      throw new HttpError(400, `requests must hold 1 to ${MAX_REQUESTS} queries`);
+      throw new AlgoliaError(400, `requests must hold 1 to ${MAX_REQUESTS} queries`);
     }
     return { results: body.requests.map(search) };
   };
@@ -132,12 +124,7 @@ export function createSearchService(options: SearchServiceOptions): SearchServic
           req.resume();
           // The client went away mid-body: nobody to answer.
           if (req.socket.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') return;
-          const status =
-            error instanceof HttpError ||
-            error instanceof SearchRequestError ||
-            error instanceof InsightsError
-              ? error.status
-              : 500;
+          const status = error instanceof AlgoliaError ? error.status : 500;
           const message = status === 500 ? 'Internal error' : (error as Error).message;
           if (status === 500) console.error(`[search] ${(error as Error).stack ?? error}`);
           send(res, status, { message, status });
@@ -157,10 +144,10 @@ function checkCredentials(req: IncomingMessage, url: URL, options: SearchService
   const appId = read('x-algolia-application-id');
   const apiKey = read('x-algolia-api-key');
   if (!appId || !apiKey) {
-    throw new HttpError(403, 'Missing x-algolia-application-id or x-algolia-api-key');
+    throw new AlgoliaError(403, 'Missing x-algolia-application-id or x-algolia-api-key');
   }
   if (appId !== options.appId || apiKey !== options.apiKey) {
-    throw new HttpError(403, 'Invalid Application-ID or API key');
+    throw new AlgoliaError(403, 'Invalid Application-ID or API key');
   }
 }
 
@@ -168,7 +155,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > MAX_BODY_BYTES) {
     req.resume();
-    throw new HttpError(413, `Request body is too large: at most ${MAX_BODY_BYTES} bytes`);
+    throw new AlgoliaError(413, `Request body is too large: at most ${MAX_BODY_BYTES} bytes`);
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -176,7 +163,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
     size += chunk.length;
     if (size > MAX_BODY_BYTES) {
       req.resume();
-      throw new HttpError(413, `Request body is too large: at most ${MAX_BODY_BYTES} bytes`);
+      throw new AlgoliaError(413, `Request body is too large: at most ${MAX_BODY_BYTES} bytes`);
     }
     chunks.push(chunk);
   }
@@ -185,7 +172,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch {
-    throw new HttpError(400, 'The body is not valid JSON');
+    throw new AlgoliaError(400, 'The body is not valid JSON');
   }
 }
 

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordsOfPage } from '../../src/search/indexer.ts';
+import { recordsOfPage } from '../src/indexer.ts';
 import {
   builtDocsRecords,
+  CREDENTIALS,
   docSearchRequest,
   type RunningService,
   startService,
-} from '../support/built-docs.ts';
+} from './support/built-docs.ts';
 
 interface Hit {
   objectID: string;
@@ -207,7 +208,7 @@ describe('search service contract (POST /1/indexes/*/queries)', () => {
       );
       await refusal(
         await service.post(
-          '/1/indexes/*/queries?x-algolia-application-id=imagegen&x-algolia-api-key=admin-key',
+          `/1/indexes/*/queries?x-algolia-application-id=${CREDENTIALS.appId}&x-algolia-api-key=admin-key`,
           docSearchRequest('x'),
         ),
         403,
@@ -218,7 +219,7 @@ describe('search service contract (POST /1/indexes/*/queries)', () => {
     it('accepts the credentials in headers too, as server-side clients send them', async () => {
       const response = await service.post('/1/indexes/*/queries', docSearchRequest('relight'), {
         auth: false,
-        headers: { 'x-algolia-application-id': 'imagegen', 'x-algolia-api-key': 'search-only-key' },
+        headers: { 'x-algolia-application-id': CREDENTIALS.appId, 'x-algolia-api-key': CREDENTIALS.apiKey },
       });
       expect(response.status).toBe(200);
     });

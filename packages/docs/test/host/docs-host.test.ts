@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DocsHost, startDocsHost } from '../../src/docs-host/docs-host.ts';
+import { type DocsHost, startDocsHost } from '../../host/docs-host.ts';
 
 let buildDir: string;
 let host: DocsHost;
