@@ -1,4 +1,4 @@
-import type { SUPERRESOLUTION_MODELS } from './schemas/utilities.ts';
+import type { SUPERRESOLUTION_MODELS } from './schemas/superresolution-models.ts';
 
 /**
  * What the `cpu` engine does with the options the spec words for GPU models. The engines package
