@@ -99,11 +99,43 @@ function operationId(path: string): string {
     .replace(/[^A-Za-z0-9]+/g, '_');
 }
 
+/**
+ * What each path parameter names. Every one is a plain string, as a FastAPI `str` parameter is:
+ * an id that names nothing (malformed, unknown or another owner's) answers 404, never 422.
+ */
+const PATH_PARAMETERS: Readonly<Record<string, string>> = {
+  task_id: 'The `id` the submission answered.',
+  training_id: 'The `id` /train_model/v1 answered.',
+  model_id: 'A `model_id` from /models/v1.',
+  image_id: 'An `image_id` from /images/v1.',
+  batch_id: 'The `batch_id` the tasks were submitted with.',
+};
+
+/** The path parameters of `path` (one property per `{name}`), or undefined when it has none. */
+function pathParams(path: string): TSchema | undefined {
+  const names = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
+  if (names.length === 0) return undefined;
+  const properties: Record<string, TSchema> = {};
+  for (const name of names) {
+    const description = PATH_PARAMETERS[name];
+    if (!description) throw new Error(`${path}: path parameter {${name}} has no description`);
+    properties[name] = Type.String({ description });
+  }
+  return Type.Object(properties);
+}
+
+/** A path with parameters, and their schema. */
+function withParams(path: string): { path: string; params: TSchema } {
+  const params = pathParams(path);
+  if (!params) throw new Error(`${path} has no path parameter`);
+  return { path, params };
+}
+
 /** What a status path answers while the task runs, when it succeeded, when it failed. */
 function taskStatus(path: string, success: TSchema, what: string): StatusOperation {
   return {
     operationId: `${operationId(path)}_status`,
-    path: `${path}/status/{task_id}`,
+    ...withParams(`${path}/status/{task_id}`),
     summary: `Status of a ${what} task`,
     description:
       'Answers `PENDING` while the task waits or runs, `SUCCESS` with `download_urls` when it is done, ' +
@@ -162,12 +194,14 @@ function record(
   response: TSchema,
   tag: Tag = 'Account',
 ): Endpoint {
+  const params = pathParams(path);
   const responses: Record<number, TSchema> = { 200: response, ...auth };
-  if (path.includes('{')) responses[404] = HTTPError;
+  if (params) responses[404] = HTTPError;
   return {
     operationId: operationId(path),
     method: 'GET',
     path,
+    ...(params ? { params } : {}),
     kind: 'record',
     tag,
     summary,
@@ -461,7 +495,7 @@ const training: Endpoint = {
   responses: { 200: TrainAcceptedResponse, ...auth, 422: HTTPValidationError },
   status: {
     operationId: 'train_model_v1_status',
-    path: '/train_model/v1/status/{training_id}',
+    ...withParams('/train_model/v1/status/{training_id}'),
     summary: 'Status of a training',
     description:
       'Answers `{status}` (queued, initialising, running or unknown) until the training ends, then ' +

@@ -1,6 +1,7 @@
 export type {
   Endpoint,
   EndpointKind,
+  RequestPart,
   StatusOperation,
   ValidationErrorEntry,
   ValidationResult,
@@ -9,9 +10,4 @@ export { endpointByPath, endpoints, TAGS } from './endpoints.ts';
 export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
 export { buildOpenApi, type OpenApiDocument } from './openapi.ts';
 export * from './schemas/index.ts';
-export {
-  compileQueryValidator,
-  compileRequestValidator,
-  compileSchemaValidator,
-  type RequestValidator,
-} from './validate.ts';
+export { compileRequestValidator, compileValidator, type RequestValidator } from './validate.ts';
