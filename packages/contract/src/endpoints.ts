@@ -87,7 +87,7 @@ export const TAGS = [
   { name: 'Account', description: 'Your images, subscription, batches and webhook secret.' },
 ] as const;
 
-export type Tag = (typeof TAGS)[number]['name'];
+type Tag = (typeof TAGS)[number]['name'];
 
 const auth = { 401: HTTPError };
 const submitResponses = { 200: AcceptedResponse, ...auth, 422: HTTPValidationError };

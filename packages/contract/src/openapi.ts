@@ -6,7 +6,7 @@ import * as named from './schemas/index.ts';
 
 /** OpenAPI 3.1.0 built from the endpoint table; nothing here restates a schema. */
 
-export type OpenApiDocument = {
+type OpenApiDocument = {
   openapi: '3.1.0';
   info: { title: string; version: string; description: string; license?: Record<string, string> };
   paths: Record<string, Record<string, unknown>>;

@@ -42,7 +42,7 @@ const parameterAjv = new Ajv2020({
   strict: true,
 });
 
-export type RequestValidator<T = Record<string, unknown>> = (body: unknown) => ValidationResult<T>;
+type RequestValidator<T = Record<string, unknown>> = (body: unknown) => ValidationResult<T>;
 
 const caches: Record<RequestPart, WeakMap<TSchema, RequestValidator>> = {
   body: new WeakMap(),

@@ -5,7 +5,8 @@ import {
   SUPERRESOLUTION_MODEL_MAP,
   UPSCALER_DEBLUR,
 } from '../src/engine-notes.ts';
-import { buildOpenApi, endpoints, SUPERRESOLUTION_MODELS } from '../src/index.ts';
+import { buildOpenApi, endpoints } from '../src/index.ts';
+import { SUPERRESOLUTION_MODELS } from '../src/schemas/index.ts';
 import { IMAGE_PRODUCING_PATHS } from './spec-tables.ts';
 
 type Schema = { properties?: Record<string, { description?: string }> };

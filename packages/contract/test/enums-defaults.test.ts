@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileRequestValidator, endpoints, UserSubscription } from '../src/index.ts';
+import { compileRequestValidator, endpoints } from '../src/index.ts';
+import { UserSubscription } from '../src/schemas/index.ts';
 import { appliesTo, requestSchemas, without } from './request-schemas.ts';
 import { DEFAULTS, ENUMS, IMAGE_PRODUCING_PATHS, NON_IMAGE_PATHS, PLANS } from './spec-tables.ts';
 

@@ -46,10 +46,6 @@ export function Num(options: NumericOptions = {}) {
   return numericSchema('number', options) as ReturnType<typeof Type.Number>;
 }
 
-export function Str(options: { default?: string; description?: string } = {}) {
-  return Type.String(options);
-}
-
 export function Bool(dflt: boolean | undefined, description?: string) {
   const options: Record<string, unknown> = {};
   if (dflt !== undefined) options.default = dflt;
@@ -81,7 +77,7 @@ export function List<T extends TSchema>(
 
 /** The Ajv keyword that checks an http(s) URL the way pydantic v1's AnyHttpUrl does. */
 export const HTTP_URL_KEYWORD = 'x-http-url';
-export const URL_MAX_LENGTH = 2048;
+const URL_MAX_LENGTH = 2048;
 /** Annotation on ImageUrl: the worker fetches fields carrying it (Endpoint.imageFields). */
 export const IMAGE_KEYWORD = 'x-image';
 
@@ -109,7 +105,7 @@ export function ImageUrlList(description?: string) {
   return Type.Array(ImageUrl, description === undefined ? {} : { description });
 }
 
-export const SCHEDULERS = [
+const SCHEDULERS = [
   'EulerDiscreteScheduler',
   'DDIMScheduler',
   'DDPMScheduler',
@@ -144,7 +140,7 @@ export function Scheduler(dflt: 'EulerDiscreteScheduler' | 'UniPCMultistepSchedu
  * A hash that names a model the owner uploaded or trained (`{hash}` in spec section 5). Lower-case
  * hex, 8 to 64 characters, so it can never be confused with a named member of an enumeration.
  */
-export const MODEL_HASH_PATTERN = '^[0-9a-f]{8,64}$';
+const MODEL_HASH_PATTERN = '^[0-9a-f]{8,64}$';
 export const ModelHash = Type.String({
   pattern: MODEL_HASH_PATTERN,
   description: 'Hash of an uploaded model.',

@@ -82,7 +82,7 @@ export const LoadModelCompletedResponse = Type.Object(
   { title: 'LoadModelCompletedResponse' },
 );
 
-export const TRAINING_PENDING_STATES = ['queued', 'initialising', 'running', 'unknown'] as const;
+const TRAINING_PENDING_STATES = ['queued', 'initialising', 'running', 'unknown'] as const;
 
 export const TrainAcceptedResponse = Type.Object(
   { id: Type.String(), status: Type.Literal('queued', { default: 'queued' }) },

@@ -18,16 +18,16 @@ import {
 
 const opt = Type.Optional;
 
-export const CONTROLNETS = ['openpose', 'canny', 'depth'] as const;
-export const IP_ADAPTERS_SD15 = ['ip-adapter_sd15_light', 'ip-adapter_sd15', 'ip-adapter-plus_sd15'] as const;
-export const IP_ADAPTERS_SDXL = [
+const CONTROLNETS = ['openpose', 'canny', 'depth'] as const;
+const IP_ADAPTERS_SD15 = ['ip-adapter_sd15_light', 'ip-adapter_sd15', 'ip-adapter-plus_sd15'] as const;
+const IP_ADAPTERS_SDXL = [
   'ip-adapter_sdxl',
   'ip-adapter_sdxl_vit-h',
   'ip-adapter-plus_sdxl_vit-h',
   'ip-adapter-plus-face_sdxl_vit-h',
 ] as const;
 
-export type Family = 'sd' | 'sdxl';
+type Family = 'sd' | 'sdxl';
 
 const FAMILY = {
   sd: { modelId: 'sd1.5', size: 512, controlnetWeightMax: 2 },

@@ -120,12 +120,9 @@ describe('the served API and the OpenAPI document it serves', () => {
   it('leaves unrefused only free-text parameters, and answers an id that names nothing with 404', async () => {
     for (const { operation, unrefusable, valid } of cases) {
       const [method, path] = operation.split(' ') as [string, string];
-      const parameters =
-        (
-          doc.paths[path]?.[method.toLowerCase()] as {
-            parameters?: { name: string; in: string; schema: Schema }[];
-          }
-        ).parameters ?? [];
+      type Parameter = { name: string; in: string; schema: Schema };
+      const found = doc.paths[path]?.[method.toLowerCase()] as { parameters?: Parameter[] } | undefined;
+      const parameters = found?.parameters ?? [];
       for (const field of unrefusable) {
         const [where, name] = field.split(' ');
         const parameter = parameters.find((p) => p.name === name && p.in === where);
