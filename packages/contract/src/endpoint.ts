@@ -13,11 +13,11 @@ export interface Endpoint {
   /** OpenAPI tag; the docs sidebar groups by it. */
   readonly tag: string;
   readonly summary: string;
-  /** Markdown. Says which schema serves the path where the spec leaves that implicit. */
+  /** Markdown. Says which schema serves the path where the API reference leaves that implicit. */
   readonly description: string;
   /** JSON body schema (POST), or undefined (GET, multipart upload: see `multipart`). */
   readonly request?: TSchema;
-  /** Name of the request schema as the spec writes it, e.g. `Text2ImagePromptSD`. */
+  /** Name of the request schema as the API reference writes it, e.g. `Text2ImagePromptSD`. */
   readonly requestName?: string;
   /** Query parameters (GET), an object schema: arrive as text, read as numbers where it says so. */
   readonly query?: TSchema;

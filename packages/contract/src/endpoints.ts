@@ -67,7 +67,8 @@ import {
 } from './schemas/utilities.ts';
 
 /**
- * The endpoint table: every path of spec section 7 and the designed ones, in one list. The
+ * The endpoint table: every path the API reference lists, and the designed ones (paths added where
+ * the reference names a schema but no path), in one list. The
  * server registers routes by walking it; openapi.json, the docs tables and the SDK read it too.
  */
 
@@ -152,7 +153,7 @@ interface TaskRow {
   path: string;
   tag: Tag;
   summary: string;
-  /** Why this schema serves this path, where the spec leaves it implicit. */
+  /** Why this schema serves this path, where the API reference leaves it implicit. */
   description: string;
   request: TSchema;
   kind?: EndpointKind;

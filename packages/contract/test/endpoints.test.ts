@@ -15,7 +15,7 @@ const DESIGNED_PATHS = [
 ];
 
 describe('the endpoint table', () => {
-  it('holds every path of spec section 7 and every designed path', () => {
+  it('holds every path of the API reference and every designed path', () => {
     for (const path of [...SPEC_PATHS, ...DESIGNED_PATHS]) expect(endpointByPath(path), path).toBeDefined();
   });
 
@@ -68,7 +68,7 @@ describe('the endpoint table', () => {
     }
   });
 
-  it('says which schema serves the paths the spec leaves implicit', () => {
+  it('says which schema serves the paths the API reference leaves implicit', () => {
     const implicit: Record<string, string> = {
       '/generate/v1': 'SDXLGenPrompt',
       '/generate/v2': 'StylePrompt',

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { Nullable } from './common.ts';
 
-/** Task and error responses (spec section 3, "Task responses"). */
+/** Task and error responses. */
 
 const opt = Type.Optional;
 

@@ -14,7 +14,7 @@ import {
   Scheduler,
 } from './common.ts';
 
-/** Stable Diffusion 1.5 and SDXL request schemas (spec section 3), bounds from section 5. */
+/** Stable Diffusion 1.5 and SDXL request schemas, with the API reference's bounds. */
 
 const opt = Type.Optional;
 
@@ -155,7 +155,7 @@ export const InpaintingPromptSDXL = inpainting('sdxl', 'InpaintingPromptSDXL');
 export const ControlnetPromptSD = controlnet('sd', 'ControlnetPromptSD');
 export const ControlnetPromptSDXL = controlnet('sdxl', 'ControlnetPromptSDXL');
 
-/** Generate v1: the SDXL text2image fields, looser nulls and its own defaults (spec section 9). */
+/** Generate v1: the SDXL text2image fields, looser nulls and its own defaults. */
 export const SDXLGenPrompt = Type.Object(
   {
     prompt: Type.String(),
