@@ -260,4 +260,20 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
     expect(response.status).toBe(415);
     expect(response.body).toEqual({ detail: 'Uploads must be multipart/form-data with image_files parts' });
   });
+
+  it('answers an upload part above the input image cap with 413, and more parts than allowed with 413', async () => {
+    const big = new FormData();
+    big.append('image_files', new Blob([new Uint8Array(21 * 1024 * 1024)], { type: 'image/png' }), 'big.png');
+    const tooBig = await api.request('POST', '/upload_images/v1', { body: big });
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body).toEqual({
+      detail: 'An uploaded file is too large: each image may be at most 20 MiB',
+    });
+
+    const many = new FormData();
+    for (let n = 0; n < 17; n++) many.append('image_files', new Blob([new Uint8Array(8)]), `${n}.png`);
+    const tooMany = await api.request('POST', '/upload_images/v1', { body: many });
+    expect(tooMany.status).toBe(413);
+    expect(tooMany.body).toEqual({ detail: 'Too many parts in the upload' });
+  });
 });
