@@ -1,4 +1,3 @@
-import multipart from '@fastify/multipart';
 import { buildOpenApi, endpoints, parseJsonBody } from '@imagegen/contract';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import { analyticsRoutes } from '../analytics/analytics-routes.ts';
@@ -13,7 +12,7 @@ import { registerFileRoutes } from './routes/files.ts';
 import { registerRecordEndpoint } from './routes/records.ts';
 import { type HealthSource, registerServiceInfoRoutes } from './routes/service-info.ts';
 import { registerTaskEndpoint } from './routes/tasks.ts';
-import { MAX_UPLOAD_FILES, registerUploadEndpoint } from './routes/uploads.ts';
+import { registerUploadEndpoint } from './routes/uploads.ts';
 import { TaskStatusReader } from './task-status-reader.ts';
 
 /** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
@@ -68,9 +67,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       else done(new HttpError(422, parsed.detail), undefined);
     },
   );
-  // Multipart bodies are parsed by the upload endpoint's own scope (below), where @fastify/multipart
-  // lives: its hooks (an async onRequest and onResponse per request) would otherwise run on every
-  // request of the API. Elsewhere a multipart body is accepted and left unread, as the plugin does.
+  // Multipart bodies are parsed by the upload endpoint's own scope (routes/uploads.ts), where
+  // @fastify/multipart lives: its hooks (an async onRequest and onResponse per request) would
+  // otherwise run on every request of the API. Elsewhere a multipart body is accepted and left
+  // unread, as the plugin does.
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
 
   // The docs site (another origin) reads openapi.json and its reference page calls the API.
@@ -114,13 +114,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
           registerTaskEndpoint(scope, endpoint, { pool, publicUrl, statusReader });
           break;
         case 'upload':
-          await scope.register(async (uploads) => {
-            uploads.removeContentTypeParser('multipart/form-data');
-            await uploads.register(multipart, {
-              limits: { fileSize: DEFAULT_MAX_IMAGE_BYTES, files: MAX_UPLOAD_FILES, fields: 32, parts: 64 },
-            });
-            registerUploadEndpoint(uploads, endpoint, { pool, store, publicUrl });
-          });
+          await registerUploadEndpoint(scope, endpoint, { pool, store, publicUrl });
           break;
         case 'record':
           registerRecordEndpoint(scope, endpoint, { pool, publicUrl });

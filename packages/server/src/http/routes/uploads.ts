@@ -1,8 +1,9 @@
+import multipart from '@fastify/multipart';
 import type { Endpoint, ValidationErrorEntry } from '@imagegen/contract';
 import type { InputImage } from '@imagegen/engines';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Pool } from '../../db/pool.ts';
-import { InputFetchError, inspectImage } from '../../fetch/image-fetcher.ts';
+import { DEFAULT_MAX_IMAGE_BYTES, InputFetchError, inspectImage } from '../../fetch/image-fetcher.ts';
 import { insertUpload } from '../../records/sql/insertUpload.ts';
 import { downloadUrl, extensionFor, newBlobKeys } from '../../storage/blob-keys.ts';
 import type { BlobStore } from '../../tasks/types.ts';
@@ -10,8 +11,8 @@ import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
 import { HttpError, NOT_MULTIPART } from '../http-errors.ts';
 
-/** The most images one upload may carry. Each is capped like a fetched input (see image-fetcher.ts). */
-export const MAX_UPLOAD_FILES = 16;
+/** The most images one upload may carry. Each is capped like a fetched input image. */
+const MAX_UPLOAD_FILES = 16;
 
 /** The bytes of each `image_files` part, by request, from the moment the parts are read. */
 const uploadedFiles = new WeakMap<FastifyRequest, Buffer[]>();
@@ -39,11 +40,28 @@ async function readParts(request: FastifyRequest): Promise<void> {
 
 /**
  * POST the upload endpoint: multipart `image_files` parts → stored blobs → `image_urls` that work
- * as inputs of any request. Every part goes through the same inspection as a fetched input image
- * (sniffed type, pixel cap, one full decode) before anything is stored, so a bad part leaves
- * nothing behind and an uploaded image always works as an input.
+ * as inputs of any request. Every part goes through the same inspection and caps as a fetched
+ * input image (size, sniffed type, pixel cap, one full decode) before anything is stored, so a bad
+ * part leaves nothing behind and an uploaded image always works as an input.
+ *
+ * The endpoint gets a scope of its own, where @fastify/multipart lives: its hooks would otherwise
+ * run on every request of the API.
  */
-export function registerUploadEndpoint(
+export async function registerUploadEndpoint(
+  app: FastifyInstance,
+  endpoint: Endpoint,
+  options: { pool: Pool; store: BlobStore; publicUrl: string },
+): Promise<void> {
+  await app.register(async (uploads) => {
+    uploads.removeContentTypeParser('multipart/form-data');
+    await uploads.register(multipart, {
+      limits: { fileSize: DEFAULT_MAX_IMAGE_BYTES, files: MAX_UPLOAD_FILES, fields: 32, parts: 64 },
+    });
+    registerUploadRoute(uploads, endpoint, options);
+  });
+}
+
+function registerUploadRoute(
   app: FastifyInstance,
   endpoint: Endpoint,
   options: { pool: Pool; store: BlobStore; publicUrl: string },
