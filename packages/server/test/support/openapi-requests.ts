@@ -1,10 +1,10 @@
 /**
- * Requests read off an OpenAPI document, for the conformance test: for every operation requests
- * the document accepts (its example where it has one, and the same cut to its required fields)
- * and variants it refuses, each
- * naming the field that makes it invalid. Everything comes from the document's own schemas; a
- * small reader of JSON Schema (`accepts`) confirms each variant really is refused by the document,
- * so the test checks the server against the document, not against itself.
+ * Requests read off an OpenAPI document, for the conformance test: for every operation the
+ * requests the document accepts (its example where it has one, and that cut to its required
+ * fields) and variants it refuses, each naming the field that makes it invalid. Everything comes
+ * from the document's own schemas; a small reader of JSON Schema (`accepts`) confirms that each
+ * variant really is refused by the document, so the test checks the server against the document,
+ * not against itself.
  *
  * The reader knows the keywords the API's document uses (type, enum, const, anyOf, allOf with
  * if/then, numeric bounds, lengths, pattern, the uri format and x-http-url, items, required).
@@ -58,6 +58,15 @@ export interface OperationCases {
   /** Fields (body properties and parameters) for which no refused value exists, e.g. a free string path id. */
   readonly unrefusable: readonly string[];
 }
+
+/** The JSON Schema keywords `accepts` reads (annotations included); any other throws. */
+const KEYWORDS = new Set([
+  ...['type', 'enum', 'const', 'anyOf', 'allOf', 'if', 'then', 'properties', 'required', 'items'],
+  ...['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength'],
+  ...['minItems', 'maxItems', 'pattern', 'format', 'x-http-url', 'x-image'],
+  ...['title', 'description', 'default', 'examples'],
+]);
+const FORMATS = new Set(['uri', 'binary']);
 
 const UNKNOWN_MEMBER = 'not-a-member';
 const NOT_A_URL = 'not a url';
@@ -175,6 +184,12 @@ class SchemaReader {
   /** Whether the document accepts `value` for `schema`. */
   accepts(schema: Schema, value: unknown): boolean {
     const s = this.resolve(schema);
+    const unknown = Object.keys(s).filter((keyword) => !KEYWORDS.has(keyword));
+    if (unknown.length > 0 || (s.format !== undefined && !FORMATS.has(String(s.format)))) {
+      throw new Error(
+        `the reader does not know ${[...unknown, s.format].join(', ')} in ${JSON.stringify(s)}`,
+      );
+    }
     const anyOf = s.anyOf as Schema[] | undefined;
     if (anyOf && !anyOf.some((branch) => this.accepts(branch, value))) return false;
     for (const part of (s.allOf as Schema[] | undefined) ?? []) if (!this.accepts(part, value)) return false;
