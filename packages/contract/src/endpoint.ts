@@ -13,14 +13,16 @@ export interface Endpoint {
   /** OpenAPI tag; the docs sidebar groups by it. */
   readonly tag: string;
   readonly summary: string;
-  /** Markdown. Says which schema serves the path where the spec leaves that implicit. */
+  /** Markdown. Says which schema serves the path where the API reference leaves that implicit. */
   readonly description: string;
   /** JSON body schema (POST), or undefined (GET, multipart upload: see `multipart`). */
   readonly request?: TSchema;
-  /** Name of the request schema as the spec writes it, e.g. `Text2ImagePromptSD`. */
+  /** Name of the request schema as the API reference writes it, e.g. `Text2ImagePromptSD`. */
   readonly requestName?: string;
-  /** Query parameters (GET), an object schema; validate with `compileQueryValidator`. */
+  /** Query parameters (GET), an object schema: arrive as text, read as numbers where it says so. */
   readonly query?: TSchema;
+  /** Path parameters, an object schema with one property per `{name}` of `path`. */
+  readonly params?: TSchema;
   /** Multipart body schema, for the upload endpoint only. */
   readonly multipart?: TSchema;
   /** Success and error responses by HTTP status. */
@@ -52,10 +54,15 @@ export interface StatusOperation {
   readonly operationId: string;
   /** e.g. `/sd/text2image/v1/status/{task_id}` (training: `{training_id}`). */
   readonly path: string;
+  /** The `{task_id}` (or `{training_id}`) path parameter. */
+  readonly params: TSchema;
   readonly summary: string;
   readonly description: string;
   readonly responses: Readonly<Record<number, TSchema>>;
 }
+
+/** The part of a request a schema describes; every error's `loc` starts with it, as FastAPI's does. */
+export type RequestPart = 'body' | 'query' | 'path';
 
 /** One entry of a 422 body, exactly as FastAPI with pydantic v1 writes it. */
 export interface ValidationErrorEntry {

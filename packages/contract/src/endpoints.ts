@@ -67,7 +67,8 @@ import {
 } from './schemas/utilities.ts';
 
 /**
- * The endpoint table: every path of spec section 7 and the designed ones, in one list. The
+ * The endpoint table: every path the API reference lists, and the designed ones (paths added where
+ * the reference names a schema but no path), in one list. The
  * server registers routes by walking it; openapi.json, the docs tables and the SDK read it too.
  */
 
@@ -87,7 +88,7 @@ export const TAGS = [
   { name: 'Account', description: 'Your images, subscription, batches and webhook secret.' },
 ] as const;
 
-export type Tag = (typeof TAGS)[number]['name'];
+type Tag = (typeof TAGS)[number]['name'];
 
 const auth = { 401: HTTPError };
 const submitResponses = { 200: AcceptedResponse, ...auth, 422: HTTPValidationError };
@@ -99,11 +100,43 @@ function operationId(path: string): string {
     .replace(/[^A-Za-z0-9]+/g, '_');
 }
 
+/**
+ * What each path parameter names. Every one is a plain string, as a FastAPI `str` parameter is:
+ * an id that names nothing (malformed, unknown or another owner's) answers 404, never 422.
+ */
+const PATH_PARAMETERS: Readonly<Record<string, string>> = {
+  task_id: 'The `id` the submission answered.',
+  training_id: 'The `id` /train_model/v1 answered.',
+  model_id: 'A `model_id` from /models/v1.',
+  image_id: 'An `image_id` from /images/v1.',
+  batch_id: 'The `batch_id` the tasks were submitted with.',
+};
+
+/** The path parameters of `path` (one property per `{name}`), or undefined when it has none. */
+function pathParams(path: string): TSchema | undefined {
+  const names = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
+  if (names.length === 0) return undefined;
+  const properties: Record<string, TSchema> = {};
+  for (const name of names) {
+    const description = PATH_PARAMETERS[name];
+    if (!description) throw new Error(`${path}: path parameter {${name}} has no description`);
+    properties[name] = Type.String({ description });
+  }
+  return Type.Object(properties);
+}
+
+/** A path with parameters, and their schema. */
+function withParams(path: string): { path: string; params: TSchema } {
+  const params = pathParams(path);
+  if (!params) throw new Error(`${path} has no path parameter`);
+  return { path, params };
+}
+
 /** What a status path answers while the task runs, when it succeeded, when it failed. */
 function taskStatus(path: string, success: TSchema, what: string): StatusOperation {
   return {
     operationId: `${operationId(path)}_status`,
-    path: `${path}/status/{task_id}`,
+    ...withParams(`${path}/status/{task_id}`),
     summary: `Status of a ${what} task`,
     description:
       'Answers `PENDING` while the task waits or runs, `SUCCESS` with `download_urls` when it is done, ' +
@@ -120,7 +153,7 @@ interface TaskRow {
   path: string;
   tag: Tag;
   summary: string;
-  /** Why this schema serves this path, where the spec leaves it implicit. */
+  /** Why this schema serves this path, where the API reference leaves it implicit. */
   description: string;
   request: TSchema;
   kind?: EndpointKind;
@@ -162,12 +195,14 @@ function record(
   response: TSchema,
   tag: Tag = 'Account',
 ): Endpoint {
+  const params = pathParams(path);
   const responses: Record<number, TSchema> = { 200: response, ...auth };
-  if (path.includes('{')) responses[404] = HTTPError;
+  if (params) responses[404] = HTTPError;
   return {
     operationId: operationId(path),
     method: 'GET',
     path,
+    ...(params ? { params } : {}),
     kind: 'record',
     tag,
     summary,
@@ -461,7 +496,7 @@ const training: Endpoint = {
   responses: { 200: TrainAcceptedResponse, ...auth, 422: HTTPValidationError },
   status: {
     operationId: 'train_model_v1_status',
-    path: '/train_model/v1/status/{training_id}',
+    ...withParams('/train_model/v1/status/{training_id}'),
     summary: 'Status of a training',
     description:
       'Answers `{status}` (queued, initialising, running or unknown) until the training ends, then ' +

@@ -1,7 +1,7 @@
-import type { SUPERRESOLUTION_MODELS } from './schemas/utilities.ts';
+import type { SUPERRESOLUTION_MODELS } from './schemas/superresolution-models.ts';
 
 /**
- * What the `cpu` engine does with the options the spec words for GPU models. The engines package
+ * What the `cpu` engine does with the options the API reference words for GPU models. The engines package
  * depends on the contract (never the other way round), so the data both the cpu engine runs on
  * and the OpenAPI descriptions quote lives here: the descriptions are built from it, not copied.
  * Rules that stay in the engine (the NSFW thresholds, the face-checked fields) are written out
@@ -20,7 +20,7 @@ export interface EsrganChoice {
 }
 
 /**
- * Every spec superresolution `model_name` and the shipped UpscalerJS ESRGAN weights it runs on:
+ * Every superresolution `model_name` the API reference names, and the shipped UpscalerJS ESRGAN weights it runs on:
  * no npm package ships Real-ESRGAN itself, so each name maps to the nearest model that does ship.
  */
 export const SUPERRESOLUTION_MODEL_MAP: Readonly<
@@ -44,7 +44,7 @@ export const SUPERRESOLUTION_MODEL_MAP: Readonly<
 };
 
 /** The native scales the shipped ESRGAN weights come in. */
-export const ESRGAN_NATIVE_SCALES: readonly EsrganScale[] = [2, 3, 4];
+const ESRGAN_NATIVE_SCALES: readonly EsrganScale[] = [2, 3, 4];
 
 /** `/upscaler/v1` with `type: deblur`: restore and enlarge x2 on the medium model. */
 export const UPSCALER_DEBLUR: { readonly size: EsrganSize; readonly scale: EsrganScale } = {

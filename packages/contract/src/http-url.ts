@@ -5,7 +5,7 @@ import type { ValidationErrorEntry } from './endpoint.ts';
  * length checks are JSON Schema's minLength/maxLength, which run beside this one.
  */
 
-export type UrlProblem = Omit<ValidationErrorEntry, 'loc'>;
+type UrlProblem = Omit<ValidationErrorEntry, 'loc'>;
 
 const SCHEME = /^([a-z][a-z0-9+\-.]+):\/\//i;
 const ALLOWED_SCHEMES = ['http', 'https'];

@@ -1,17 +1,7 @@
-export type {
-  Endpoint,
-  EndpointKind,
-  StatusOperation,
-  ValidationErrorEntry,
-  ValidationResult,
-} from './endpoint.ts';
-export { endpointByPath, endpoints, TAGS } from './endpoints.ts';
+/** What other packages use of the contract; the modules say the rest. */
+export type { Endpoint, RequestPart, StatusOperation, ValidationErrorEntry } from './endpoint.ts';
+export { endpointByPath, endpoints } from './endpoints.ts';
 export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
-export { buildOpenApi, type OpenApiDocument } from './openapi.ts';
-export * from './schemas/index.ts';
-export {
-  compileQueryValidator,
-  compileRequestValidator,
-  compileSchemaValidator,
-  type RequestValidator,
-} from './validate.ts';
+export { buildOpenApi } from './openapi.ts';
+export { ENTERPRISE_PLANS, PLANS } from './schemas/records.ts';
+export { compileRequestValidator, compileValidator } from './validate.ts';

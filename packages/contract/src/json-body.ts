@@ -45,7 +45,7 @@ const ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
  * Re-reads a body JSON.parse rejected, the way CPython's json scanner does, to find its message
  * and position (V8's words and positions differ). Only runs on bodies that already failed.
  */
-export function pythonJsonError(s: string): { msg: string; pos: number } {
+function pythonJsonError(s: string): { msg: string; pos: number } {
   const ws = (i: number) => {
     while (i < s.length && ' \t\n\r'.includes(s[i]!)) i++;
     return i;

@@ -6,7 +6,7 @@ import * as named from './schemas/index.ts';
 
 /** OpenAPI 3.1.0 built from the endpoint table; nothing here restates a schema. */
 
-export type OpenApiDocument = {
+type OpenApiDocument = {
   openapi: '3.1.0';
   info: { title: string; version: string; description: string; license?: Record<string, string> };
   paths: Record<string, Record<string, unknown>>;
@@ -78,26 +78,18 @@ function responses(
   return out;
 }
 
-function pathParameters(path: string) {
-  return [...path.matchAll(/\{([^}]+)\}/g)].map((match) => ({
-    name: match[1],
-    in: 'path',
-    required: true,
-    schema: { type: 'string' },
-  }));
-}
-
-function queryParameters(endpoint: Endpoint) {
-  const properties = (endpoint.query as { properties?: Record<string, { description?: string }> } | undefined)
+/** OpenAPI parameters from the endpoint table's object schema of path or query parameters. */
+function parameters(schema: TSchema | undefined, where: 'path' | 'query') {
+  const properties = (schema as { properties?: Record<string, { description?: string }> } | undefined)
     ?.properties;
   if (!properties) return [];
-  const required = new Set((endpoint.query as { required?: string[] }).required ?? []);
-  return Object.entries(properties).map(([name, schema]) => ({
+  const required = new Set((schema as { required?: string[] }).required ?? []);
+  return Object.entries(properties).map(([name, property]) => ({
     name,
-    in: 'query',
+    in: where,
     required: required.has(name),
-    ...(schema.description ? { description: schema.description } : {}),
-    schema,
+    ...(property.description ? { description: property.description } : {}),
+    schema: property,
   }));
 }
 
@@ -132,13 +124,13 @@ function submitOperation(endpoint: Endpoint, components: Map<string, TSchema>) {
 }
 
 function readOperation(endpoint: Endpoint, components: Map<string, TSchema>) {
-  const parameters = [...pathParameters(endpoint.path), ...queryParameters(endpoint)];
+  const list = [...parameters(endpoint.params, 'path'), ...parameters(endpoint.query, 'query')];
   return {
     tags: [endpoint.tag],
     operationId: endpoint.operationId,
     summary: endpoint.summary,
     description: endpoint.description,
-    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(list.length > 0 ? { parameters: list } : {}),
     responses: responses(endpoint.responses, components),
   };
 }
@@ -169,7 +161,7 @@ export function buildOpenApi(options: { serverUrl?: string } = {}): OpenApiDocum
           operationId: status.operationId,
           summary: status.summary,
           description: status.description,
-          parameters: pathParameters(status.path),
+          parameters: parameters(status.params, 'path'),
           responses: statusResponses,
         },
       };

@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import type { ValidationErrorEntry } from './endpoint.ts';
+import type { RequestPart, ValidationErrorEntry } from './endpoint.ts';
 import { httpUrlProblem } from './http-url.ts';
 import { HTTP_URL_KEYWORD } from './schemas/common.ts';
 
@@ -166,7 +166,7 @@ function shadowed(error: ErrorObject, all: readonly ErrorObject[]): boolean {
 export function toPydanticDetail(
   errors: readonly ErrorObject[],
   fieldOrder: readonly string[],
-  where: 'body' | 'query' = 'body',
+  where: RequestPart = 'body',
 ): ValidationErrorEntry[] {
   const entries: ValidationErrorEntry[] = [];
   const seen = new Set<string>();

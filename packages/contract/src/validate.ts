@@ -1,6 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { TSchema } from 'typebox';
-import type { Endpoint, ValidationErrorEntry, ValidationResult } from './endpoint.ts';
+import type { Endpoint, RequestPart, ValidationErrorEntry, ValidationResult } from './endpoint.ts';
 import { httpUrlProblem } from './http-url.ts';
 import { MISSING, toPydanticDetail } from './pydantic-errors.ts';
 import { HTTP_URL_KEYWORD, IMAGE_KEYWORD } from './schemas/common.ts';
@@ -33,8 +33,8 @@ ajv.addKeyword({
 
 ajv.addKeyword({ keyword: IMAGE_KEYWORD, schemaType: 'boolean' });
 
-/** Query strings arrive as text: here "20" is the integer 20, as FastAPI reads query parameters. */
-const queryAjv = new Ajv2020({
+/** Query and path parameters arrive as text: here "20" is the integer 20, as FastAPI reads them. */
+const parameterAjv = new Ajv2020({
   allErrors: true,
   verbose: true,
   useDefaults: true,
@@ -42,28 +42,46 @@ const queryAjv = new Ajv2020({
   strict: true,
 });
 
-export type RequestValidator<T = Record<string, unknown>> = (body: unknown) => ValidationResult<T>;
+type RequestValidator<T = Record<string, unknown>> = (body: unknown) => ValidationResult<T>;
 
-const cache = new WeakMap<TSchema, RequestValidator>();
+const caches: Record<RequestPart, WeakMap<TSchema, RequestValidator>> = {
+  body: new WeakMap(),
+  query: new WeakMap(),
+  path: new WeakMap(),
+};
 
 /**
- * Compiles the validator of an endpoint's request body (or multipart fields). The body is changed
- * in place: defaults are written into it and unknown fields deleted; `value` is that same object.
+ * Compiles the validator of one part of a request: the JSON body (or the multipart fields), the
+ * query string or the path parameters. The API runs these through Fastify's validator hook.
+ *
+ * A body is changed in place (defaults written into it, unknown fields deleted) and `value` is
+ * that same object. Query and path parameters arrive as text: "20" is the integer 20, as FastAPI
+ * reads them; `value` is a new object with defaults filled in and unknown parameters left out.
  */
+export function compileValidator(schema: TSchema, part: RequestPart): RequestValidator {
+  const cached = caches[part].get(schema);
+  if (cached) return cached;
+  const validator = part === 'body' ? bodyValidator(schema) : parameterValidator(schema, part);
+  caches[part].set(schema, validator);
+  return validator;
+}
+
+/** The validator of an endpoint's request body (or multipart fields). */
 export function compileRequestValidator(endpoint: Endpoint): RequestValidator {
   const schema = endpoint.request ?? endpoint.multipart;
   if (!schema) throw new Error(`${endpoint.method} ${endpoint.path} has no request body`);
-  return compileSchemaValidator(schema);
+  return compileValidator(schema, 'body');
 }
 
-export function compileSchemaValidator(schema: TSchema): RequestValidator {
-  const cached = cache.get(schema);
-  if (cached) return cached;
-  const properties = (schema as { properties?: Record<string, unknown> }).properties ?? {};
-  const fieldOrder = Object.keys(properties);
+function fieldsOf(schema: TSchema): string[] {
+  return Object.keys((schema as { properties?: Record<string, unknown> }).properties ?? {});
+}
+
+function bodyValidator(schema: TSchema): RequestValidator {
+  const fieldOrder = fieldsOf(schema);
   // Closed at the top so that removeAdditional drops unknown fields; the published schema stays open.
   const validate = ajv.compile({ ...schema, additionalProperties: false });
-  const validator: RequestValidator = (body) => {
+  return (body) => {
     if (body === undefined || body === null) {
       return { ok: false, detail: [{ loc: ['body'], ...MISSING }] };
     }
@@ -71,30 +89,18 @@ export function compileSchemaValidator(schema: TSchema): RequestValidator {
     const detail: ValidationErrorEntry[] = toPydanticDetail(validate.errors ?? [], fieldOrder);
     return { ok: false, detail };
   };
-  cache.set(schema, validator);
-  return validator;
 }
 
-const queryCache = new WeakMap<TSchema, RequestValidator>();
-
-/**
- * Compiles the validator of a GET endpoint's query parameters (`endpoint.query`): converts
- * numbers, fills defaults, drops unknown parameters; errors are located at `["query", name]`.
- */
-export function compileQueryValidator(endpoint: Endpoint): RequestValidator {
-  const schema = endpoint.query;
-  if (!schema) return (query) => ({ ok: true, value: { ...(query as Record<string, unknown>) } });
-  const cached = queryCache.get(schema);
-  if (cached) return cached;
-  const fieldOrder = Object.keys((schema as { properties?: Record<string, unknown> }).properties ?? {});
-  const validate = queryAjv.compile({ ...schema, additionalProperties: false });
-  const validator: RequestValidator = (query) => {
+function parameterValidator(schema: TSchema, part: 'query' | 'path'): RequestValidator {
+  const fieldOrder = fieldsOf(schema);
+  const validate = parameterAjv.compile({ ...schema, additionalProperties: false });
+  return (parameters) => {
     const value = Object.fromEntries(
-      Object.entries((query ?? {}) as Record<string, unknown>).filter(([key]) => fieldOrder.includes(key)),
+      Object.entries((parameters ?? {}) as Record<string, unknown>).filter(([key]) =>
+        fieldOrder.includes(key),
+      ),
     );
     if (validate(value)) return { ok: true, value };
-    return { ok: false, detail: toPydanticDetail(validate.errors ?? [], fieldOrder, 'query') };
+    return { ok: false, detail: toPydanticDetail(validate.errors ?? [], fieldOrder, part) };
   };
-  queryCache.set(schema, validator);
-  return validator;
 }

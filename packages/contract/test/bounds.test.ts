@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { appliesTo, requestSchemas } from './request-schemas.ts';
 import { BOUNDS, type BoundRow } from './spec-tables.ts';
 
-/** One case per edge of every bound of spec section 5, for every schema the row applies to. */
+/** One case per edge of every bound of the API reference, for every schema the row applies to. */
 interface Edge {
   value: number;
   ok: boolean;
@@ -64,7 +64,7 @@ const cases = requestSchemas.flatMap((request) =>
   ),
 );
 
-describe('spec section 5 bounds', () => {
+describe("the API reference's bounds", () => {
   it('covers every row of the bounds table in at least one schema', () => {
     for (const row of BOUNDS) {
       expect(

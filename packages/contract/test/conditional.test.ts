@@ -24,7 +24,7 @@ const missing = (field: string) => ({
   type: 'value_error.missing',
 });
 
-describe('spec section 5 conditional rules', () => {
+describe("the API reference's conditional rules", () => {
   it('requires model_extension when model_url is given', () => {
     const result = load({ ...loadBody, model_url: 'https://models.example.com/m.safetensors' });
     expect(result).toEqual({ ok: false, detail: [missing('model_extension')] });

@@ -15,7 +15,7 @@ const DESIGNED_PATHS = [
 ];
 
 describe('the endpoint table', () => {
-  it('holds every path of spec section 7 and every designed path', () => {
+  it('holds every path of the API reference and every designed path', () => {
     for (const path of [...SPEC_PATHS, ...DESIGNED_PATHS]) expect(endpointByPath(path), path).toBeDefined();
   });
 
@@ -26,6 +26,26 @@ describe('the endpoint table', () => {
       );
     }
     expect(endpointByPath('/train_model/v1')?.status?.path).toBe('/train_model/v1/status/{training_id}');
+  });
+
+  it('describes every path parameter: one required string per {name} of the path, and no other', () => {
+    const operations = endpoints.flatMap((e) => (e.status ? [e, e.status] : [e]));
+    for (const operation of operations) {
+      const names = [...operation.path.matchAll(/\{([^}]+)\}/g)].map((m) => String(m[1]));
+      const params = operation.params as
+        | { properties: Record<string, { type: string; description?: string }>; required: string[] }
+        | undefined;
+      if (names.length === 0) {
+        expect(params, operation.path).toBeUndefined();
+        continue;
+      }
+      expect(Object.keys(params?.properties ?? {}), operation.path).toEqual(names);
+      expect(params?.required, operation.path).toEqual(names);
+      for (const name of names) {
+        expect(params?.properties[name]?.type, `${operation.path} ${name}`).toBe('string');
+        expect(params?.properties[name]?.description, `${operation.path} ${name}`).toBeTruthy();
+      }
+    }
   });
 
   it('uses unique operation ids', () => {
@@ -48,7 +68,7 @@ describe('the endpoint table', () => {
     }
   });
 
-  it('says which schema serves the paths the spec leaves implicit', () => {
+  it('says which schema serves the paths the API reference leaves implicit', () => {
     const implicit: Record<string, string> = {
       '/generate/v1': 'SDXLGenPrompt',
       '/generate/v2': 'StylePrompt',

@@ -5,7 +5,8 @@ import {
   SUPERRESOLUTION_MODEL_MAP,
   UPSCALER_DEBLUR,
 } from '../src/engine-notes.ts';
-import { buildOpenApi, endpoints, SUPERRESOLUTION_MODELS } from '../src/index.ts';
+import { buildOpenApi, endpoints } from '../src/index.ts';
+import { SUPERRESOLUTION_MODELS } from '../src/schemas/index.ts';
 import { IMAGE_PRODUCING_PATHS } from './spec-tables.ts';
 
 type Schema = { properties?: Record<string, { description?: string }> };
@@ -22,7 +23,7 @@ function description(path: string): string {
 }
 
 describe('the cpu engine notes in the OpenAPI document', () => {
-  it('maps every spec superresolution model_name, and nothing else, to a shipped ESRGAN model', () => {
+  it('maps every superresolution model_name of the API reference, and nothing else, to a shipped ESRGAN model', () => {
     expect(Object.keys(SUPERRESOLUTION_MODEL_MAP).sort()).toEqual([...SUPERRESOLUTION_MODELS].sort());
     for (const choice of Object.values(SUPERRESOLUTION_MODEL_MAP)) {
       expect(choice.package).toBe(`@upscalerjs/esrgan-${choice.size}`);

@@ -229,10 +229,10 @@ describe('invalid JSON', () => {
 
 describe('query parameters', () => {
   it('reads the images listing limit from text, fills its default and bounds it from 1 to 100', async () => {
-    const { compileQueryValidator } = await import('../src/index.ts');
-    const endpoint = endpointByPath('/images/v1');
-    if (!endpoint) throw new Error('no /images/v1');
-    const query = compileQueryValidator(endpoint);
+    const { compileValidator } = await import('../src/index.ts');
+    const schema = endpointByPath('/images/v1')?.query;
+    if (!schema) throw new Error('no query schema for /images/v1');
+    const query = compileValidator(schema, 'query');
     expect(query({})).toEqual({ ok: true, value: { limit: 20 } });
     expect(query({ limit: '100', before: 'img_1', other: 'x' })).toEqual({
       ok: true,
@@ -254,5 +254,22 @@ describe('query parameters', () => {
       detail: [{ type: 'value_error.number.not_le' }],
     });
     expect(query({ limit: 'ten' })).toMatchObject({ ok: false, detail: [{ type: 'type_error.integer' }] });
+  });
+});
+
+describe('path parameters', () => {
+  it('reads them as text, keeps only the declared ones and locates a missing one at ["path", name]', async () => {
+    const { compileValidator } = await import('../src/index.ts');
+    const schema = endpointByPath('/images/v1/{image_id}')?.params;
+    if (!schema) throw new Error('no path schema for /images/v1/{image_id}');
+    const path = compileValidator(schema, 'path');
+    expect(path({ image_id: 'not-a-uuid', other: 'x' })).toEqual({
+      ok: true,
+      value: { image_id: 'not-a-uuid' },
+    });
+    expect(path({})).toEqual({
+      ok: false,
+      detail: [{ loc: ['path', 'image_id'], msg: 'field required', type: 'value_error.missing' }],
+    });
   });
 });

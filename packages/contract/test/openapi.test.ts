@@ -133,6 +133,36 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('documents the path and query parameters the endpoint table validates', () => {
+    type Parameter = { name: string; in: string; required: boolean; schema: Record<string, unknown> };
+    const parametersOf = (path: string) =>
+      ((doc.paths[path]?.get as { parameters?: Parameter[] } | undefined)?.parameters ?? []).map(
+        ({ name, in: where, required, schema }) => ({ name, in: where, required, schema }),
+      );
+    expect(parametersOf('/sd/text2image/v1/status/{task_id}')).toEqual([
+      {
+        name: 'task_id',
+        in: 'path',
+        required: true,
+        schema: { type: 'string', description: 'The `id` the submission answered.' },
+      },
+    ]);
+    expect(parametersOf('/images/v1')).toEqual([
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      },
+      {
+        name: 'before',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', description: 'image_id cursor: answer images older than it.' },
+      },
+    ]);
+  });
+
   it('is what `npm run --silent openapi` prints', async () => {
     const tsx = join(dirname(require.resolve('tsx/package.json')), 'dist', 'cli.mjs');
     const { stdout } = await run(process.execPath, [tsx, join(packageRoot, 'src', 'print-openapi.ts')], {

@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import { compileRequestValidator, type Endpoint, endpoints } from '../src/index.ts';
 
-/** Every JSON request schema of the endpoint table, by its spec name, with a valid example. */
+/** Every JSON request schema of the endpoint table, by its name in the API reference, with a valid example. */
 export interface RequestSchema {
   name: string;
   endpoint: Endpoint;

@@ -1,6 +1,7 @@
 /**
- * Spec sections 5 and 9 transcribed as data, independently of the schemas: the tests check every
- * schema against these rows, so a bound or default typed wrong in a schema fails a test.
+ * The API reference's tables (numeric bounds, enumerations, defaults, paths) transcribed as data,
+ * independently of the schemas: the tests check every schema against these rows, so a bound or
+ * default typed wrong in a schema fails a test.
  */
 
 export interface BoundRow {
@@ -26,7 +27,7 @@ const SDXL = [
   'SDXLGenPrompt',
 ];
 
-// Section 5, "Numeric bounds", row by row.
+// "Numeric bounds", row by row.
 export const BOUNDS: readonly BoundRow[] = [
   { field: 'samples', gt: 0, le: 4, except: ['SD35Prompt', 'StableCascadePrompt'] },
   { field: 'samples', gt: 0, le: 2, only: ['SD35Prompt', 'StableCascadePrompt'] },
@@ -69,7 +70,7 @@ export interface EnumRow {
   only: readonly string[];
 }
 
-// Section 5, "Enumerations" (and the closed lists section 3 gives).
+// "Enumerations" (and the closed lists the reference gives beside its request schemas).
 export const ENUMS: readonly EnumRow[] = [
   {
     field: 'scheduler',
@@ -149,7 +150,7 @@ export interface DefaultRow {
 const ALL = '*';
 const SIZE_1024 = [...SDXL, 'StylePrompt', 'PhotomakerPrompt', 'RelightPrompt', 'InstamodelPrompt'];
 
-// Section 9, "API defaults", plus the defaults section 3 writes beside a field.
+// "API defaults", plus the defaults the reference writes beside a field.
 export const DEFAULTS: readonly DefaultRow[] = [
   { field: 'samples', value: 4, only: ['SDXLGenPrompt'] },
   {
@@ -205,7 +206,7 @@ export const DEFAULTS: readonly DefaultRow[] = [
 
 export const EVERY_SCHEMA = ALL;
 
-/** Section 7's paths, verbatim. */
+/** The reference's paths, verbatim. */
 export const SPEC_PATHS = [
   '/sd/text2image/v1',
   '/sd/image2image/v1',
@@ -242,7 +243,7 @@ export const SPEC_PATHS = [
 
 /**
  * Issue 6: "`safety_checker: true` on any pipeline". Every task path whose output is images
- * (section 7 plus the designed paths), so each must accept the field and default it to false.
+ * (the reference's paths plus the designed paths), so each must accept the field and default it to false.
  */
 export const IMAGE_PRODUCING_PATHS = [
   '/sd/text2image/v1',

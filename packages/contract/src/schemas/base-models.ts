@@ -11,7 +11,7 @@ import {
   SafetyCheckerField,
 } from './common.ts';
 
-/** Optimised base models: SD3/3.5, Stable Cascade, Flux (spec sections 3, 5, 9). */
+/** Optimised base models: SD3/3.5, Stable Cascade, Flux. */
 
 const opt = Type.Optional;
 
@@ -41,7 +41,7 @@ export const SD35Prompt = fewSamples(
 
 export const StableCascadePrompt = fewSamples('StableCascadePrompt', { gt: 0 }, 'Stable Cascade.');
 
-/** Flux and the style generator (spec: "Flux/StylePrompt"), one schema. */
+/** Flux and the style generator ("Flux/StylePrompt" in the API reference), one schema. */
 export const StylePrompt = Type.Object(
   {
     prompt: Type.String(),

@@ -2,9 +2,9 @@ import Type, { type TSchema } from 'typebox';
 import { SAFETY_CHECKER_DESCRIPTION } from '../engine-notes.ts';
 
 /**
- * Building blocks every request schema shares. Bounds are written the way spec section 5 words
- * them: `gt` for "above", `ge` for "from", `lt` for "below", `le` for "at most", so a reader can
- * hold a schema next to the spec table.
+ * Building blocks every request schema shares. Bounds are written the way the API reference's
+ * bounds table words them: `gt` for "above", `ge` for "from", `lt` for "below", `le` for "at
+ * most", so a reader can hold a schema next to that table (test/spec-tables.ts transcribes it).
  */
 
 export interface Bounds {
@@ -46,10 +46,6 @@ export function Num(options: NumericOptions = {}) {
   return numericSchema('number', options) as ReturnType<typeof Type.Number>;
 }
 
-export function Str(options: { default?: string; description?: string } = {}) {
-  return Type.String(options);
-}
-
 export function Bool(dflt: boolean | undefined, description?: string) {
   const options: Record<string, unknown> = {};
   if (dflt !== undefined) options.default = dflt;
@@ -81,7 +77,7 @@ export function List<T extends TSchema>(
 
 /** The Ajv keyword that checks an http(s) URL the way pydantic v1's AnyHttpUrl does. */
 export const HTTP_URL_KEYWORD = 'x-http-url';
-export const URL_MAX_LENGTH = 2048;
+const URL_MAX_LENGTH = 2048;
 /** Annotation on ImageUrl: the worker fetches fields carrying it (Endpoint.imageFields). */
 export const IMAGE_KEYWORD = 'x-image';
 
@@ -109,7 +105,7 @@ export function ImageUrlList(description?: string) {
   return Type.Array(ImageUrl, description === undefined ? {} : { description });
 }
 
-export const SCHEDULERS = [
+const SCHEDULERS = [
   'EulerDiscreteScheduler',
   'DDIMScheduler',
   'DDPMScheduler',
@@ -125,7 +121,7 @@ export const SCHEDULERS = [
 ] as const;
 
 /**
- * Spec section 9 gives two readings of the scheduler default. We take the one that names the
+ * The API reference gives two readings of the scheduler default. We take the one that names the
  * endpoint: EulerDiscreteScheduler for text2image and Photomaker, UniPCMultistepScheduler for
  * image2image and every other schema with a scheduler.
  */
@@ -141,10 +137,10 @@ export function Scheduler(dflt: 'EulerDiscreteScheduler' | 'UniPCMultistepSchedu
 }
 
 /**
- * A hash that names a model the owner uploaded or trained (`{hash}` in spec section 5). Lower-case
+ * A hash that names a model the owner uploaded or trained (`{hash}` in the API reference). Lower-case
  * hex, 8 to 64 characters, so it can never be confused with a named member of an enumeration.
  */
-export const MODEL_HASH_PATTERN = '^[0-9a-f]{8,64}$';
+const MODEL_HASH_PATTERN = '^[0-9a-f]{8,64}$';
 export const ModelHash = Type.String({
   pattern: MODEL_HASH_PATTERN,
   description: 'Hash of an uploaded model.',
@@ -153,7 +149,7 @@ export const ModelHash = Type.String({
 /** Hex colour, `#RGB` or `#RRGGBB`. */
 export const HEX_COLOUR_PATTERN = '^#(?:[0-9a-fA-F]{3}){1,2}$';
 
-/** Fields "most generation requests" carry (spec section 3). `base64` is added per schema. */
+/** Fields "most generation requests" carry, in the API reference's words. `base64` is added per schema. */
 export const CommonFields = {
   webhook: Type.Optional(
     Type.Unsafe<string>({ ...HttpUrl, description: 'URL that receives a signed POST when the task ends.' }),

@@ -6,4 +6,5 @@ export * from './models.ts';
 export * from './records.ts';
 export * from './responses.ts';
 export * from './sd.ts';
+export * from './superresolution-models.ts';
 export * from './utilities.ts';

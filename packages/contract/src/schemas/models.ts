@@ -15,12 +15,12 @@ import {
 
 const opt = Type.Optional;
 
-export const LOAD_MODEL_TYPES = ['lora', 'checkpoint', 'embedding'] as const;
+const LOAD_MODEL_TYPES = ['lora', 'checkpoint', 'embedding'] as const;
 export const MODEL_TYPES = ['lora', 'controlnet', 'checkpoint', 'embedding', 'adapter'] as const;
-export const REVISIONS = ['fp16', 'fp32'] as const;
-export const MODEL_EXTENSIONS = ['safetensors', 'ckpt'] as const;
-/** Model types whose load needs `revision` (spec section 5). */
-export const TYPES_NEEDING_REVISION = ['checkpoint', 'controlnet'] as const;
+const REVISIONS = ['fp16', 'fp32'] as const;
+const MODEL_EXTENSIONS = ['safetensors', 'ckpt'] as const;
+/** Model types whose load needs `revision`. */
+const TYPES_NEEDING_REVISION = ['checkpoint', 'controlnet'] as const;
 
 /** JSON Schema if/then: `field` is required when the body matches `condition`. */
 function requiredWhen(condition: Record<string, unknown>, field: string) {

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { BaseModel, Enum, Nullable, Visibility } from './common.ts';
 import { MODEL_TYPES } from './models.ts';
 
-/** Account and model records (spec section 3) and the designed batch and webhook-secret reads. */
+/** Account and model records, and the designed batch and webhook-secret reads. */
 
 const opt = Type.Optional;
 

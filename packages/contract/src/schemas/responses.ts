@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { Nullable } from './common.ts';
 
-/** Task and error responses (spec section 3, "Task responses"). */
+/** Task and error responses. */
 
 const opt = Type.Optional;
 
@@ -82,7 +82,7 @@ export const LoadModelCompletedResponse = Type.Object(
   { title: 'LoadModelCompletedResponse' },
 );
 
-export const TRAINING_PENDING_STATES = ['queued', 'initialising', 'running', 'unknown'] as const;
+const TRAINING_PENDING_STATES = ['queued', 'initialising', 'running', 'unknown'] as const;
 
 export const TrainAcceptedResponse = Type.Object(
   { id: Type.String(), status: Type.Literal('queued', { default: 'queued' }) },

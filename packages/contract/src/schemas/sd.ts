@@ -14,20 +14,20 @@ import {
   Scheduler,
 } from './common.ts';
 
-/** Stable Diffusion 1.5 and SDXL request schemas (spec section 3), bounds from section 5. */
+/** Stable Diffusion 1.5 and SDXL request schemas, with the API reference's bounds. */
 
 const opt = Type.Optional;
 
-export const CONTROLNETS = ['openpose', 'canny', 'depth'] as const;
-export const IP_ADAPTERS_SD15 = ['ip-adapter_sd15_light', 'ip-adapter_sd15', 'ip-adapter-plus_sd15'] as const;
-export const IP_ADAPTERS_SDXL = [
+const CONTROLNETS = ['openpose', 'canny', 'depth'] as const;
+const IP_ADAPTERS_SD15 = ['ip-adapter_sd15_light', 'ip-adapter_sd15', 'ip-adapter-plus_sd15'] as const;
+const IP_ADAPTERS_SDXL = [
   'ip-adapter_sdxl',
   'ip-adapter_sdxl_vit-h',
   'ip-adapter-plus_sdxl_vit-h',
   'ip-adapter-plus-face_sdxl_vit-h',
 ] as const;
 
-export type Family = 'sd' | 'sdxl';
+type Family = 'sd' | 'sdxl';
 
 const FAMILY = {
   sd: { modelId: 'sd1.5', size: 512, controlnetWeightMax: 2 },
@@ -155,7 +155,7 @@ export const InpaintingPromptSDXL = inpainting('sdxl', 'InpaintingPromptSDXL');
 export const ControlnetPromptSD = controlnet('sd', 'ControlnetPromptSD');
 export const ControlnetPromptSDXL = controlnet('sdxl', 'ControlnetPromptSDXL');
 
-/** Generate v1: the SDXL text2image fields, looser nulls and its own defaults (spec section 9). */
+/** Generate v1: the SDXL text2image fields, looser nulls and its own defaults. */
 export const SDXLGenPrompt = Type.Object(
   {
     prompt: Type.String(),

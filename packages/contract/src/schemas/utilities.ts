@@ -11,20 +11,16 @@ import {
   Num,
   SafetyCheckerField,
 } from './common.ts';
+import { SUPERRESOLUTION_MODELS } from './superresolution-models.ts';
 
 /** Editing and utility pipelines: outpainting, relight, logo, background, prompts, upscaling. */
 
 const opt = Type.Optional;
 
-export const INPAINT_OPERATIONS = ['fill', 'replace', 'remove'] as const;
-export const OUTPAINT_DIRECTIONS = ['left', 'right', 'up', 'down'] as const;
-export const LIGHT_SOURCES = ['left', 'right', 'top', 'bottom'] as const;
-export const SUPERRESOLUTION_MODELS = [
-  'RealESRGAN_x4plus',
-  'RealESRGAN_x2plus',
-  'realesr-general-x4v3',
-] as const;
-export const UPSCALER_TYPES = ['deblur', 'variation'] as const;
+const INPAINT_OPERATIONS = ['fill', 'replace', 'remove'] as const;
+const OUTPAINT_DIRECTIONS = ['left', 'right', 'up', 'down'] as const;
+const LIGHT_SOURCES = ['left', 'right', 'top', 'bottom'] as const;
+const UPSCALER_TYPES = ['deblur', 'variation'] as const;
 
 export const InpaintAnythingPrompt = Type.Object(
   {

@@ -1,17 +1,18 @@
-import multipart from '@fastify/multipart';
 import { buildOpenApi, endpoints, parseJsonBody } from '@imagegen/contract';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import { analyticsRoutes } from '../analytics/analytics-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { Pool } from '../db/pool.ts';
+import { DEFAULT_MAX_IMAGE_BYTES } from '../fetch/image-fetcher.ts';
 import type { BlobStore } from '../tasks/types.ts';
 import { apiKeyHook } from './api-key-auth.ts';
+import { contractValidatorCompiler } from './contract-validation.ts';
 import { HttpError, installErrorHandlers } from './http-errors.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerRecordEndpoint } from './routes/records.ts';
 import { type HealthSource, registerServiceInfoRoutes } from './routes/service-info.ts';
 import { registerTaskEndpoint } from './routes/tasks.ts';
-import { MAX_UPLOAD_BYTES, MAX_UPLOAD_FILES, registerUploadEndpoint } from './routes/uploads.ts';
+import { registerUploadEndpoint } from './routes/uploads.ts';
 import { TaskStatusReader } from './task-status-reader.ts';
 
 /** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
@@ -32,11 +33,14 @@ export interface ApiOptions {
   docsOrigins?: readonly string[];
   /** Request lines log at info level; npm start logs warnings and errors only. */
   logger?: FastifyServerOptions['logger'];
+  /** Called with every route as it is registered (the conformance test lists what is served). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /**
  * The API: every route comes from the contract's endpoint table (plus /health, /openapi.json and
- * /files/*). Validation is the contract's; the handlers only authenticate, queue and read.
+ * /files/*). Validation is the contract's, run by Fastify's validator hook on each route's
+ * schema (see contract-validation.ts); the handlers only authenticate, queue and read.
  */
 export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -46,7 +50,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
   });
-  installErrorHandlers(app, JSON_BODY_LIMIT);
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
+  installErrorHandlers(app, { json: JSON_BODY_LIMIT, image: DEFAULT_MAX_IMAGE_BYTES });
+  app.setValidatorCompiler(contractValidatorCompiler);
 
   // Invalid JSON answers 422 with the detail FastAPI gives (position, Python's words), not 400.
   // Only JSON (and multipart uploads) are accepted: anything else answers 415 with a clear detail.
@@ -61,9 +67,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       else done(new HttpError(422, parsed.detail), undefined);
     },
   );
-  // Multipart bodies are parsed by the upload endpoint's own scope (below), where @fastify/multipart
-  // lives: its hooks (an async onRequest and onResponse per request) would otherwise run on every
-  // request of the API. Elsewhere a multipart body is accepted and left unread, as the plugin does.
+  // Multipart bodies are parsed by the upload endpoint's own scope (routes/uploads.ts), where
+  // @fastify/multipart lives: its hooks (an async onRequest and onResponse per request) would
+  // otherwise run on every request of the API. Elsewhere a multipart body is accepted and left
+  // unread, as the plugin does.
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
 
   // The docs site (another origin) reads openapi.json and its reference page calls the API.
@@ -107,13 +114,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
           registerTaskEndpoint(scope, endpoint, { pool, publicUrl, statusReader });
           break;
         case 'upload':
-          await scope.register(async (uploads) => {
-            uploads.removeContentTypeParser('multipart/form-data');
-            await uploads.register(multipart, {
-              limits: { fileSize: MAX_UPLOAD_BYTES, files: MAX_UPLOAD_FILES, fields: 32, parts: 64 },
-            });
-            registerUploadEndpoint(uploads, endpoint, { pool, store, publicUrl });
-          });
+          await registerUploadEndpoint(scope, endpoint, { pool, store, publicUrl });
           break;
         case 'record':
           registerRecordEndpoint(scope, endpoint, { pool, publicUrl });

@@ -15,12 +15,13 @@ export class HttpError extends Error {
 }
 
 export const TASK_NOT_FOUND = 'Task not found';
+export const NOT_MULTIPART = 'Uploads must be multipart/form-data with image_files parts';
 
 /** Fastify's own errors, in words a client can act on. */
-function describeFastifyError(error: FastifyError, bodyLimit: number): [number, string] | undefined {
+function describeFastifyError(error: FastifyError, limits: BodyLimits): [number, string] | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return [413, `Request body is too large: the limit is ${formatBytes(bodyLimit)}`];
+      return [413, `Request body is too large: the limit is ${formatBytes(limits.json)}`];
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return [
         415,
@@ -29,12 +30,12 @@ function describeFastifyError(error: FastifyError, bodyLimit: number): [number, 
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return [400, 'Content-Length does not match the body received'];
     case 'FST_REQ_FILE_TOO_LARGE':
-      return [413, 'An uploaded file is too large: each image may be at most 20 MB'];
+      return [413, `An uploaded file is too large: each image may be at most ${formatBytes(limits.image)}`];
     case 'FST_FILES_LIMIT':
     case 'FST_PARTS_LIMIT':
       return [413, 'Too many parts in the upload'];
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-      return [415, 'Uploads must be multipart/form-data with image_files parts'];
+      return [415, NOT_MULTIPART];
     default:
       return undefined;
   }
@@ -44,12 +45,20 @@ function formatBytes(bytes: number): string {
   return bytes >= 1 << 20 ? `${Math.round(bytes / (1 << 20))} MiB` : `${Math.round(bytes / 1024)} KiB`;
 }
 
-export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): void {
+/** The size limits the error messages quote, in bytes. */
+export interface BodyLimits {
+  /** A JSON request body. */
+  readonly json: number;
+  /** One uploaded image. */
+  readonly image: number;
+}
+
+export function installErrorHandlers(app: FastifyInstance, limits: BodyLimits): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof HttpError) {
       return reply.code(error.statusCode).send({ detail: error.detail });
     }
-    const known = describeFastifyError(error, bodyLimit);
+    const known = describeFastifyError(error, limits);
     if (known) return reply.code(known[0]).send({ detail: known[1] });
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return reply.code(status).send({ detail: error.message });

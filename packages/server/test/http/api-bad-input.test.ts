@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
 
@@ -160,5 +161,119 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
     const response = await api.request('POST', '/upload_images/v1', { body: form });
     expect(response.status).toBe(422);
     expect(JSON.stringify(response.body)).toContain('image_files');
+    expect(response.body).toEqual({
+      detail: [{ loc: ['body', 'image_files'], msg: 'field required', type: 'value_error.missing' }],
+    });
+  });
+
+  it.each([
+    [
+      '0',
+      {
+        loc: ['query', 'limit'],
+        msg: 'ensure this value is greater than or equal to 1',
+        type: 'value_error.number.not_ge',
+        ctx: { limit_value: 1 },
+      },
+    ],
+    [
+      '101',
+      {
+        loc: ['query', 'limit'],
+        msg: 'ensure this value is less than or equal to 100',
+        type: 'value_error.number.not_le',
+        ctx: { limit_value: 100 },
+      },
+    ],
+    ['ten', { loc: ['query', 'limit'], msg: 'value is not a valid integer', type: 'type_error.integer' }],
+    ['2.5', { loc: ['query', 'limit'], msg: 'value is not a valid integer', type: 'type_error.integer' }],
+  ])(
+    'answers GET /images/v1?limit=%s with the 422 pydantic writes for Query(ge=1, le=100)',
+    async (limit, entry) => {
+      const response = await api.request('GET', `/images/v1?limit=${limit}`);
+      expect(response.status).toBe(422);
+      expect(response.body).toEqual({ detail: [entry] });
+    },
+  );
+
+  it('reads GET /images/v1?limit= at its bounds, and without it', async () => {
+    for (const query of ['?limit=1', '?limit=100', '', '?before=not-an-image-id']) {
+      const response = await api.request('GET', `/images/v1${query}`);
+      expect(response.status, query).toBe(200);
+    }
+  });
+
+  it('accepts /sync_model/v1 without server_id, as the contract makes it optional', async () => {
+    const load = await api.request('POST', '/load_model/v1', {
+      json: {
+        model_name: 'm',
+        pretrained_model_path: 'org/model',
+        model_url: null,
+        base_model: 'sdxl',
+        model_type: 'lora',
+        description: 'd',
+        sample_images: [],
+        visibility: 'private',
+      },
+    });
+    const loaded = await api.settle(
+      `/load_model/v1/status/${(load.body as { id: string }).id}`,
+      api.alice.key,
+    );
+    const response = await api.request('POST', '/sync_model/v1', { json: { model_id: loaded.model_id } });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body).toMatchObject({ status: 'PENDING' });
+  });
+
+  it("answers each failing upload part with the image inspector's reason at its index, and stores nothing", async () => {
+    const uploads = async () =>
+      Number((await api.db.pool.query('SELECT count(*) FROM uploads')).rows[0].count);
+    const before = await uploads();
+    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#123456' } })
+      .png()
+      .toBuffer();
+    const form = new FormData();
+    form.append('image_files', new Blob([png], { type: 'image/png' }), 'good.png');
+    form.append(
+      'image_files',
+      new Blob([png.subarray(0, png.length - 20)], { type: 'image/png' }),
+      'cut.png',
+    );
+    form.append('image_files', new Blob([]), 'empty.png');
+    const response = await api.request('POST', '/upload_images/v1', { body: form });
+    expect(response.status).toBe(422);
+    expect(response.body).toEqual({
+      detail: [
+        {
+          loc: ['body', 'image_files', 1],
+          msg: 'the image data is truncated or corrupt',
+          type: 'value_error.image',
+        },
+        { loc: ['body', 'image_files', 2], msg: 'the image is empty (0 bytes)', type: 'value_error.image' },
+      ],
+    });
+    expect(await uploads()).toBe(before);
+  });
+
+  it('answers an upload sent as JSON with 415', async () => {
+    const response = await api.request('POST', '/upload_images/v1', { json: { image_files: ['a.png'] } });
+    expect(response.status).toBe(415);
+    expect(response.body).toEqual({ detail: 'Uploads must be multipart/form-data with image_files parts' });
+  });
+
+  it('answers an upload part above the input image cap with 413, and more parts than allowed with 413', async () => {
+    const big = new FormData();
+    big.append('image_files', new Blob([new Uint8Array(21 * 1024 * 1024)], { type: 'image/png' }), 'big.png');
+    const tooBig = await api.request('POST', '/upload_images/v1', { body: big });
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body).toEqual({
+      detail: 'An uploaded file is too large: each image may be at most 20 MiB',
+    });
+
+    const many = new FormData();
+    for (let n = 0; n < 17; n++) many.append('image_files', new Blob([new Uint8Array(8)]), `${n}.png`);
+    const tooMany = await api.request('POST', '/upload_images/v1', { body: many });
+    expect(tooMany.status).toBe(413);
+    expect(tooMany.body).toEqual({ detail: 'Too many parts in the upload' });
   });
 });

@@ -36,6 +36,8 @@ export interface ApiHarness {
   readonly enterprise: Account;
   /** A loopback server with /photo.png (640×480), /face.png, /not-image.txt, /truncated.png. */
   readonly imagesUrl: string;
+  /** Every route the API registered, as Fastify wrote it (`GET /images/v1/:image_id`). */
+  readonly routes: readonly { method: string; url: string }[];
   request(method: string, route: string, options?: RequestOptions): Promise<ApiResponse>;
   /** Polls a status path until it leaves the pending states. */
   settle(statusPath: string, key: string): Promise<Record<string, unknown>>;
@@ -103,12 +105,16 @@ export async function startApiHarness(): Promise<ApiHarness> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const engines = createEngineRegistry([plainEngine()], { enabled: ['plain'], pinned: {} });
+  const routes: { method: string; url: string }[] = [];
   const app = await buildApi({
     pool: db.pool,
     authenticator: createAuthenticator(db.pool),
     store,
     publicUrl: url,
     engines: () => engines.describe(),
+    onRoute: (route) => {
+      for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+    },
   });
   await app.listen({ port, host: '127.0.0.1' });
 
@@ -171,6 +177,7 @@ export async function startApiHarness(): Promise<ApiHarness> {
     bob,
     enterprise,
     imagesUrl: images.url,
+    routes,
     request,
     settle,
     async close() {

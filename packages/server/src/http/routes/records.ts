@@ -17,6 +17,7 @@ import { listImages } from '../../records/sql/listImages.ts';
 import { listModels } from '../../records/sql/listModels.ts';
 import { listBatch, type TaskRecord, taskStatusBody } from '../../tasks/index.ts';
 import { callerOf } from '../api-key-auth.ts';
+import { routeSchema } from '../contract-validation.ts';
 import { HttpError } from '../http-errors.ts';
 import { fastifyPath } from './fastify-path.ts';
 
@@ -37,19 +38,11 @@ function recordHandlers(pool: Pool, publicUrl: string): Record<string, RecordHan
       return toUserModel(model);
     },
     '/images/v1': async (request, ownerId) => {
-      const query = request.query as { limit?: string; before?: string };
-      const limit = query.limit === undefined ? 20 : Number(query.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-        throw new HttpError(422, [
-          {
-            loc: ['query', 'limit'],
-            msg: 'ensure this value is an integer from 1 to 100',
-            type: 'value_error.number.not_in_range',
-          },
-        ]);
-      }
+      // The contract's query schema bounded `limit` and filled its default.
+      const query = request.query as { limit: number; before?: string };
+      // A cursor that is not an image id names no image: the listing starts from the newest.
       const before = query.before && isUuid(query.before) ? query.before : null;
-      return (await listImages(pool, ownerId, { limit, before })).map(toUserImage);
+      return (await listImages(pool, ownerId, { limit: query.limit, before })).map(toUserImage);
     },
     '/images/v1/{image_id}': async (request, ownerId) => {
       const id = param(request, 'image_id');
@@ -100,5 +93,7 @@ export function registerRecordEndpoint(
   const handler = recordHandlers(options.pool, options.publicUrl)[endpoint.path];
   // The contract is the list of routes: a new record endpoint without a handler must not go unnoticed.
   if (!handler) throw new Error(`no record handler for ${endpoint.method} ${endpoint.path}`);
-  app.get(fastifyPath(endpoint.path), (request) => handler(request, callerOf(request).ownerId));
+  app.get(fastifyPath(endpoint.path), { schema: routeSchema(endpoint) }, (request) =>
+    handler(request, callerOf(request).ownerId),
+  );
 }

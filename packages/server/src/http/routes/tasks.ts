@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { compileRequestValidator, type Endpoint } from '@imagegen/contract';
+import type { Endpoint } from '@imagegen/contract';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../../db/pool.ts';
 import { newModelId, registerLoadedModel, registerTrainedModel } from '../../records/model-registration.ts';
@@ -10,6 +10,7 @@ import type { ModelRow } from '../../records/sql/model-row.ts';
 import { setModelTask } from '../../records/sql/setModelTask.ts';
 import { RoutingError, submitTask, taskStatusBody } from '../../tasks/index.ts';
 import { callerOf } from '../api-key-auth.ts';
+import { routeSchema } from '../contract-validation.ts';
 import { HttpError, TASK_NOT_FOUND } from '../http-errors.ts';
 import type { TaskStatusReader } from '../task-status-reader.ts';
 import { fastifyPath } from './fastify-path.ts';
@@ -21,24 +22,20 @@ export interface TaskRouteOptions {
 }
 
 /**
- * A task-creating endpoint (generation, load_model, training): POST validates with the
- * contract's validator and queues the task; GET <status path> answers the task's status shape.
+ * A task-creating endpoint (generation, load_model, training): POST queues the task with the body
+ * the contract validated (defaults filled in); GET <status path> answers the task's status shape.
  */
 export function registerTaskEndpoint(
   app: FastifyInstance,
   endpoint: Endpoint,
   options: TaskRouteOptions,
 ): void {
-  const validate = compileRequestValidator(endpoint);
   const kind = endpoint.kind as 'generation' | 'load_model' | 'training';
   const { pool, publicUrl } = options;
 
-  app.post(endpoint.path, async (request, reply) => {
-    const caller = callerOf(request);
-    const checked = validate(request.body);
-    if (!checked.ok) return reply.code(422).send({ detail: checked.detail });
-    const input = checked.value;
-    const ownerId = caller.ownerId;
+  app.post(endpoint.path, { schema: routeSchema(endpoint) }, async (request) => {
+    const input = request.body as Record<string, unknown>;
+    const ownerId = callerOf(request).ownerId;
 
     // load_model and train_model register their model first, under the task's id, so the worker
     // that completes the task always finds it (even when it finishes before we answer).
@@ -50,11 +47,6 @@ export function registerTaskEndpoint(
     } else if (kind === 'training') {
       model = await registerTrainedModel(pool, ownerId, id, newModelId(), input);
     } else if (endpoint.path === '/sync_model/v1') {
-      if (typeof input.server_id !== 'string' || input.server_id === '') {
-        // Syncing needs a destination; the shared schema leaves server_id optional elsewhere.
-        const detail = [{ loc: ['body', 'server_id'], msg: 'field required', type: 'value_error.missing' }];
-        return reply.code(422).send({ detail });
-      }
       synced = await getModel(pool, ownerId, String(input.model_id));
       if (!synced) throw new HttpError(404, 'Model not found');
     }
@@ -81,7 +73,7 @@ export function registerTaskEndpoint(
   const status = endpoint.status;
   if (!status) return;
   const param = /\{([^}]+)\}/.exec(status.path)?.[1] ?? 'task_id';
-  app.get(fastifyPath(status.path), async (request) => {
+  app.get(fastifyPath(status.path), { schema: routeSchema(status) }, async (request) => {
     const caller = callerOf(request);
     const taskId = (request.params as Record<string, string>)[param] ?? '';
     const task = await options.statusReader.read(caller.ownerId, taskId);

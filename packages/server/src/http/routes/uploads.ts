@@ -1,61 +1,84 @@
-import { compileRequestValidator, type Endpoint } from '@imagegen/contract';
-import type { FastifyInstance } from 'fastify';
-import sharp from 'sharp';
+import multipart from '@fastify/multipart';
+import type { Endpoint, ValidationErrorEntry } from '@imagegen/contract';
+import type { InputImage } from '@imagegen/engines';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Pool } from '../../db/pool.ts';
-import {
-  describeStart,
-  SHARP_FORMAT,
-  type SniffedImageType,
-  sniffImageType,
-} from '../../fetch/image-sniff.ts';
+import { DEFAULT_MAX_IMAGE_BYTES, InputFetchError, inspectImage } from '../../fetch/image-fetcher.ts';
 import { insertUpload } from '../../records/sql/insertUpload.ts';
 import { downloadUrl, extensionFor, newBlobKeys } from '../../storage/blob-keys.ts';
 import type { BlobStore } from '../../tasks/types.ts';
 import { callerOf } from '../api-key-auth.ts';
+import { routeSchema } from '../contract-validation.ts';
+import { HttpError, NOT_MULTIPART } from '../http-errors.ts';
 
-/** The same caps the input fetcher applies, so an uploaded image always works as an input. */
-export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
-export const MAX_UPLOAD_FILES = 16;
-const MAX_PIXELS = 50_000_000;
+/** The most images one upload may carry. Each is capped like a fetched input image. */
+const MAX_UPLOAD_FILES = 16;
+
+/** The bytes of each `image_files` part, by request, from the moment the parts are read. */
+const uploadedFiles = new WeakMap<FastifyRequest, Buffer[]>();
+
+/**
+ * preValidation: reads the multipart parts, keeps the bytes of each `image_files` file aside and
+ * leaves in `request.body` the fields as the contract's multipart schema names them (a file part
+ * stands for its file by its name), so Fastify's validator hook checks the upload like any body:
+ * no `image_files` part answers 422 `field required` at ["body", "image_files"].
+ */
+async function readParts(request: FastifyRequest): Promise<void> {
+  if (!request.isMultipart()) throw new HttpError(415, NOT_MULTIPART);
+  const files: Buffer[] = [];
+  const names: string[] = [];
+  for await (const part of request.parts()) {
+    if (part.type !== 'file') continue;
+    const data = await part.toBuffer(); // every file part is drained, used or not
+    if (part.fieldname !== 'image_files') continue;
+    files.push(data);
+    names.push(part.filename || 'image');
+  }
+  uploadedFiles.set(request, files);
+  request.body = names.length > 0 ? { image_files: names } : {};
+}
 
 /**
  * POST the upload endpoint: multipart `image_files` parts → stored blobs → `image_urls` that work
- * as inputs of any request. Every part is read and checked before anything is stored, so a bad
- * part leaves nothing behind.
+ * as inputs of any request. Every part goes through the same inspection and caps as a fetched
+ * input image (size, sniffed type, pixel cap, one full decode) before anything is stored, so a bad
+ * part leaves nothing behind and an uploaded image always works as an input.
+ *
+ * The endpoint gets a scope of its own, where @fastify/multipart lives: its hooks would otherwise
+ * run on every request of the API.
  */
-export function registerUploadEndpoint(
+export async function registerUploadEndpoint(
+  app: FastifyInstance,
+  endpoint: Endpoint,
+  options: { pool: Pool; store: BlobStore; publicUrl: string },
+): Promise<void> {
+  await app.register(async (uploads) => {
+    uploads.removeContentTypeParser('multipart/form-data');
+    await uploads.register(multipart, {
+      limits: { fileSize: DEFAULT_MAX_IMAGE_BYTES, files: MAX_UPLOAD_FILES, fields: 32, parts: 64 },
+    });
+    registerUploadRoute(uploads, endpoint, options);
+  });
+}
+
+function registerUploadRoute(
   app: FastifyInstance,
   endpoint: Endpoint,
   options: { pool: Pool; store: BlobStore; publicUrl: string },
 ): void {
-  const validate = compileRequestValidator(endpoint);
-  app.post(endpoint.path, async (request, reply) => {
-    const caller = callerOf(request);
-    if (!request.isMultipart()) {
-      return reply.code(415).send({ detail: 'Uploads must be multipart/form-data with image_files parts' });
-    }
-    const files: { data: Buffer; filename: string }[] = [];
-    for await (const part of request.parts()) {
-      if (part.type === 'file' && part.fieldname === 'image_files') {
-        files.push({ data: await part.toBuffer(), filename: part.filename });
-      } else if (part.type === 'file') {
-        await part.toBuffer(); // drain parts we do not use
+  app.post(endpoint.path, { schema: routeSchema(endpoint), preValidation: readParts }, async (request) => {
+    const ownerId = callerOf(request).ownerId;
+    const problems: ValidationErrorEntry[] = [];
+    const images: Omit<InputImage, 'url'>[] = [];
+    for (const [n, data] of (uploadedFiles.get(request) ?? []).entries()) {
+      try {
+        images.push(await inspectImage(data, `image_files[${n}]`));
+      } catch (error) {
+        if (!(error instanceof InputFetchError)) throw error;
+        problems.push({ loc: ['body', 'image_files', n], msg: error.reason, type: 'value_error.image' });
       }
     }
-    const checked = validate({ image_files: files.map((file) => file.filename || 'image') });
-    if (!checked.ok) return reply.code(422).send({ detail: checked.detail });
-
-    const problems = [];
-    const images: { data: Buffer; contentType: SniffedImageType }[] = [];
-    for (const [n, file] of files.entries()) {
-      const verdict = await checkImage(file.data);
-      if ('problem' in verdict) {
-        problems.push({ loc: ['body', 'image_files', n], msg: verdict.problem, type: 'value_error.image' });
-      } else {
-        images.push({ data: file.data, contentType: verdict.type });
-      }
-    }
-    if (problems.length > 0) return reply.code(422).send({ detail: problems });
+    if (problems.length > 0) throw new HttpError(422, problems);
 
     const urls: string[] = [];
     const keys = newBlobKeys(images.map((image, n) => `upload${n}.${extensionFor(image.contentType)}`));
@@ -63,7 +86,7 @@ export function registerUploadEndpoint(
       const key = keys[n]!;
       await options.store.put(key, image.data, image.contentType);
       await insertUpload(options.pool, {
-        ownerId: caller.ownerId,
+        ownerId,
         blobKey: key,
         contentType: image.contentType,
         sizeBytes: image.data.length,
@@ -72,25 +95,4 @@ export function registerUploadEndpoint(
     }
     return { image_urls: urls };
   });
-}
-
-/** The sniffed type of a whole, decodable image, or why it is not one. */
-async function checkImage(data: Buffer): Promise<{ type: SniffedImageType } | { problem: string }> {
-  const problem = (text: string) => ({ problem: text });
-  if (data.length === 0) return problem('the file is empty');
-  const type = sniffImageType(data);
-  if (!type) return problem(`not a PNG, JPEG, WebP or GIF image (it starts with ${describeStart(data)})`);
-  try {
-    const metadata = await sharp(data, { limitInputPixels: false }).metadata();
-    if (metadata.format !== SHARP_FORMAT[type] || !metadata.width || !metadata.height) {
-      return problem('the image header is inconsistent');
-    }
-    if (metadata.width * metadata.height > MAX_PIXELS) {
-      return problem(`the image is ${metadata.width}×${metadata.height}, above the 50 megapixel limit`);
-    }
-    await sharp(data, { failOn: 'truncated', limitInputPixels: MAX_PIXELS }).stats();
-  } catch {
-    return problem('the image data is truncated or corrupt');
-  }
-  return { type };
 }
