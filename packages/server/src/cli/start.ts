@@ -5,6 +5,7 @@
  * DOCS_PORT (3000); the root `prestart` script builds the site when a fresh clone has no build. SIGINT/SIGTERM drain: running tasks finish or are released for another
  * worker, in-flight requests are answered, nothing acknowledged is lost.
  */
+import { setUpEngines } from '@imagegen/engines/engine-setup';
 import { createOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { createPool, type Pool } from '../db/pool.ts';
@@ -18,7 +19,6 @@ import { startWebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
 import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
 import { openDatabase } from './database.ts';
 import { docsBuilt, startDocsSite } from './docs-site.ts';
-import { setUpEngines } from './engine-setup.ts';
 import { readStartConfig } from './start-config.ts';
 
 const log = (line: string) => console.log(`[imagegen] ${line}`);

@@ -8,9 +8,7 @@
  *   listBatch(pool, ownerId, batchId)   → TaskRecord[]
  *   taskStatusBody(task, publicUrl)     → the status response (and webhook body) for the task
  *   startWorker({pool, engines, fetcher, store, publicUrl, signal, ...}) → {id, stopped}
- *   createEngineRegistry(engines, engineConfigFromEnv())  → which engine serves which pipeline
  */
-export { createEngineRegistry, type EngineConfig, engineConfigFromEnv } from './engine-registry.ts';
 export { getTaskForOwner, listBatch } from './read.ts';
 export { type Route, RoutingError, resolveRoute } from './routing.ts';
 export { type TrainingStatus, taskStatusBody, trainingStatus } from './status-body.ts';
@@ -18,7 +16,6 @@ export { drawSeed, submitTask } from './submit.ts';
 export { TASKS_CHANNEL } from './task-notifications.ts';
 export type {
   BlobStore,
-  EngineRegistry,
   EnqueueWebhook,
   ImageFetcher,
   SubmitTaskParams,

@@ -1,4 +1,5 @@
-import type { Engine, Preflight, SafetyChecker } from '@imagegen/engines';
+import type { Preflight, SafetyChecker } from '@imagegen/engines';
+import type { EngineRegistry } from '@imagegen/engines/registry';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { ImageFetcher } from '../fetch/image-fetcher.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
@@ -124,14 +125,4 @@ export interface Worker {
   readonly id: string;
   /** Resolves once the worker has stopped (after its signal aborted and it drained). */
   readonly stopped: Promise<void>;
-}
-
-/** Which engine serves which pipeline: built from configuration (engine-registry.ts). */
-export interface EngineRegistry {
-  engineFor(pipeline: string): Engine | undefined;
-  /** For `GET /health`: every configured engine and the pipelines it serves here. */
-  describe(): { name: string; pipelines: string[] }[];
-  /** Starts every engine (loads models); called by the worker before its first claim. */
-  start(): Promise<void>;
-  close(): Promise<void>;
 }
