@@ -5,6 +5,7 @@
  *   submitTask(pool, {ownerId, endpoint, kind, input, publicUrl})  → {id, seed?, outputUrls?}
  *     (durable on return; concurrent submits share one INSERT; RoutingError for server_id refusals)
  *   getTaskForOwner(pool, ownerId, id)  → TaskRecord | null      (another owner's id: null)
+ *   new TaskStatusReader(pool).read(ownerId, id) → the fields a status poll needs (batched reads)
  *   listBatch(pool, ownerId, batchId)   → TaskRecord[]
  *   taskStatusBody(task, publicUrl)     → the status response (and webhook body) for the task
  *   startWorker({pool, engines, fetcher, store, publicUrl, signal, ...}) → {id, stopped}
@@ -14,6 +15,7 @@ export { type Route, RoutingError, resolveRoute } from './routing.ts';
 export { type TrainingStatus, taskStatusBody, trainingStatus } from './status-body.ts';
 export { drawSeed, submitTask } from './submit.ts';
 export { TASKS_CHANNEL } from './task-notifications.ts';
+export { TaskStatusReader } from './task-status-reader.ts';
 export type {
   BlobStore,
   EnqueueWebhook,

@@ -8,10 +8,9 @@ import { getModel } from '../../records/sql/getModel.ts';
 import { insertModelSync } from '../../records/sql/insertModelSync.ts';
 import type { ModelRow } from '../../records/sql/model-row.ts';
 import { setModelTask } from '../../records/sql/setModelTask.ts';
-import { RoutingError, submitTask, taskStatusBody } from '../../tasks/index.ts';
+import { RoutingError, submitTask, type TaskStatusReader, taskStatusBody } from '../../tasks/index.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { HttpError, TASK_NOT_FOUND } from '../http-errors.ts';
-import type { TaskStatusReader } from '../task-status-reader.ts';
 import { fastifyPath } from './fastify-path.ts';
 
 export interface TaskRouteOptions {
