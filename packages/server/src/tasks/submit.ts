@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { Pool } from '../db/pool.ts';
+import type { Pool, PoolClient, Queryable } from '../db/pool.ts';
 import { allocateOutputKeys, downloadUrl } from '../storage/blob-keys.ts';
 import { Batcher, type Pending } from './batcher.ts';
 import { resolveRoute } from './routing.ts';
@@ -33,7 +33,31 @@ export function drawSeed(): number {
  * turns 64 commits into a few; alone, a submission goes at once.
  */
 export async function submitTask(pool: Pool, params: SubmitTaskParams): Promise<SubmittedTask> {
-  const route = await resolveRoute(pool, params.ownerId, params.input.server_id);
+  const { row, submitted } = await prepareTask(pool, params);
+  await groupFor(pool).add(row);
+  return submitted;
+}
+
+/**
+ * Queues a task inside the caller's transaction, with rows that must commit together with it
+ * (a model task's model row). The caller wakes the workers after the commit (`announceTasks`).
+ */
+export async function queueTaskIn(client: PoolClient, params: SubmitTaskParams): Promise<SubmittedTask> {
+  const { row, submitted } = await prepareTask(client, params);
+  await insertTasks(client, [row]);
+  return submitted;
+}
+
+/**
+ * The row a submission inserts and the answer its submitter gets: the route its `server_id`
+ * allows (RoutingError otherwise), the seed drawn for `seed: -1`, the pre-allocated output keys
+ * of `queued_image_urls`.
+ */
+async function prepareTask(
+  db: Queryable,
+  params: SubmitTaskParams,
+): Promise<{ row: NewTaskRow; submitted: SubmittedTask }> {
+  const route = await resolveRoute(db, params.ownerId, params.input.server_id);
   const input: Record<string, unknown> = { ...params.input };
   let seed: number | undefined;
   if ('seed' in input) {
@@ -46,7 +70,7 @@ export async function submitTask(pool: Pool, params: SubmitTaskParams): Promise<
     outputKeys = allocateOutputKeys(samples, input.file_prefix);
   }
   const id = params.id ?? randomUUID();
-  await groupFor(pool).add({
+  const row: NewTaskRow = {
     id,
     owner_id: params.ownerId,
     endpoint: params.endpoint,
@@ -57,14 +81,15 @@ export async function submitTask(pool: Pool, params: SubmitTaskParams): Promise<
     batch_id: typeof input.batch_id === 'string' && input.batch_id !== '' ? input.batch_id : null,
     max_attempts: params.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     output_keys: outputKeys,
-  });
-  return {
+  };
+  const submitted: SubmittedTask = {
     id,
     ...(seed === undefined ? {} : { seed }),
     ...(outputKeys.length > 0
       ? { outputUrls: outputKeys.map((key) => downloadUrl(params.publicUrl, key)) }
       : {}),
   };
+  return { row, submitted };
 }
 
 /**

@@ -27,10 +27,7 @@ export interface SubmitTaskParams {
   readonly publicUrl: string;
   /** Attempts before FAILURE (default 3). */
   readonly maxAttempts?: number;
-  /**
-   * The task's id, when the caller must know it before the task exists (load_model and
-   * train_model register their model row under it first). Default: a new random uuid.
-   */
+  /** The task's id, when the caller must know it before the task exists. Default: a new random uuid. */
   readonly id?: string;
 }
 
