@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createEngineRegistry } from '@imagegen/engines/registry';
 import { removeBackground as imglyRemoveBackground } from '@imgly/background-removal-node';
 import sharp from 'sharp';
 import { createCpuEngine, createSafetyChecker, facePreflight } from '../packages/engines/src/cpu/index.ts';
@@ -32,7 +33,7 @@ import { createPool } from '../packages/server/src/db/pool.ts';
 import { createImageFetcher } from '../packages/server/src/fetch/image-fetcher.ts';
 import { buildApi } from '../packages/server/src/http/api-app.ts';
 import { LocalBlobStore } from '../packages/server/src/storage/local-blob-store.ts';
-import { createEngineRegistry, startWorker } from '../packages/server/src/tasks/index.ts';
+import { startWorker } from '../packages/server/src/tasks/index.ts';
 import { benchDatabase } from './bench-database.ts';
 import { percentile } from './percentile.ts';
 

@@ -475,7 +475,8 @@ const generations: Endpoint[] = [
     summary: 'Sync a model to a server',
     description:
       'Designed path (the spec names `SyncModelPrompt` but no path): copies model `model_id` onto the ' +
-      'enterprise server `server_id`. Its status answers like /load_model/v1.',
+      'enterprise server `server_id` (`any`: whichever of your servers is free first), or onto the shared ' +
+      'servers when `server_id` is left out. Its status answers like /load_model/v1.',
     request: SyncModelPrompt,
     success: LoadModelCompletedResponse,
   }),

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { endpoints } from '@imagegen/contract';
-import { defaultEngineFor, engineCatalog } from '@imagegen/engines/catalog';
+import { engineCatalog, shippedEngines } from '@imagegen/engines/catalog';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
@@ -86,17 +86,19 @@ describe('the engine note', () => {
     for (const page of await pages(DOCS)) {
       for (const notePath of notedPaths(page.text)) {
         const html = rendered(catalog, [notePath]);
-        const engine = defaultEngineFor(catalog, notePath);
+        const answer = catalog.paths[notePath];
+        expect(answer, notePath).toBeDefined();
         expect(html, notePath).toContain(`data-engine-path="${notePath}"`);
-        expect(html, notePath).toContain(`data-engine="${engine?.name ?? 'none'}"`);
+        expect(html, notePath).toContain(`data-engine="${answer?.engine ?? 'none'}"`);
+        expect(html, notePath).toContain(`data-engine-kind="${answer?.kind}"`);
         const text = plain(html);
-        if (engine?.real) {
-          expect(text, notePath).toContain(`${notePath} is served for real by the ${engine.name} engine`);
-          expect(text, notePath).toContain(plain(engine.runs?.[notePath]?.replaceAll('`', '') ?? ''));
-        } else if (engine) {
-          expect(text, notePath).toContain(`answered by the ${engine.name} engine on every deployment`);
+        if (answer?.kind === 'real') {
+          expect(text, notePath).toContain(`${notePath} is served for real by the ${answer.engine} engine`);
+          expect(text, notePath).toContain(plain(answer.runs?.replaceAll('`', '') ?? ''));
+        } else if (answer?.kind === 'placeholder') {
+          expect(text, notePath).toContain(`answered by the ${answer.engine} engine on every deployment`);
           expect(text, notePath).toContain('Request and response shapes are final');
-        } else if (catalog.registersWithoutEngine.includes(notePath)) {
+        } else if (answer?.kind === 'registration') {
           expect(text, notePath).toContain('records the model and marks it ready');
         } else {
           expect(text, notePath).toContain(`no engine serves ${notePath}`);
@@ -113,11 +115,12 @@ describe('the engine note', () => {
       kind: 'placeholder',
     });
     expect(engineNote(catalog, '/sdxl/text2image/v1').text).toContain('visibly labelled placeholder images');
+    expect(engineNote(catalog, '/train_model/v1').text).toContain('registers a model tagged `sandbox`');
     expect(engineNote(catalog, '/load_model/v1')).toMatchObject({ engine: null, kind: 'registration' });
   });
 
   it('says the task fails with no engine serves <path> where the catalogue has no engine for it', () => {
-    const withoutSandbox = { ...catalog, engines: catalog.engines.filter((e) => e.name !== 'sandbox') };
+    const withoutSandbox = engineCatalog(shippedEngines().filter((e) => e.name !== 'sandbox'));
     const note = engineNote(withoutSandbox, '/sd/text2image/v1');
     expect(note).toMatchObject({ engine: null, kind: 'none' });
     expect(plain(rendered(withoutSandbox, ['/sd/text2image/v1']))).toContain(
@@ -125,12 +128,21 @@ describe('the engine note', () => {
     );
   });
 
-  it('follows the default engine order: the first engine that serves a path answers it', () => {
-    const sandboxFirst = { ...catalog, defaultOrder: ['sandbox', 'cpu'] };
-    const drawing = { ...sandboxFirst.engines[1]!, pipelines: ['/bgremover/v1'] };
-    const both = { ...sandboxFirst, engines: [sandboxFirst.engines[0]!, drawing] };
-    expect(engineNote(both, '/bgremover/v1').engine).toBe('sandbox');
+  it('prints the answer the catalogue resolved, never deciding again', () => {
+    const [cpu, sandbox] = shippedEngines();
+    const sandboxFirst = engineCatalog(
+      [cpu!, { ...sandbox!, pipelines: ['/bgremover/v1'] }],
+      ['sandbox', 'cpu'],
+    );
+    expect(engineNote(sandboxFirst, '/bgremover/v1')).toMatchObject({
+      engine: 'sandbox',
+      kind: 'placeholder',
+    });
     expect(engineNote(catalog, '/bgremover/v1').engine).toBe('cpu');
+  });
+
+  it('refuses a path that is not a task endpoint', () => {
+    expect(() => engineNote(catalog, '/models/v1')).toThrow('/models/v1 is not a task endpoint');
   });
 });
 

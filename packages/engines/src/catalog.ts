@@ -1,14 +1,18 @@
 import { endpoints } from '@imagegen/contract';
 import { SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from '@imagegen/contract/engine-notes';
+import {
+  DEFAULT_ENGINE_ORDER,
+  registersWithoutEngine,
+  type ServesPipelines,
+  servingEngine,
+} from './registry.ts';
 
 /**
  * Which engine of this release serves which pipeline, as data: no model is loaded to read it.
- * The engines declare their pipelines from here and the docs site prints its engine notes from
- * here (`npm run --silent engines` writes it as JSON), so what the docs promise is what runs.
+ * The engines declare their pipelines from here, and the docs site prints its engine notes from
+ * the answers `engineCatalog()` resolves here (`npm run --silent engines` writes them as JSON),
+ * so what the docs promise is what runs.
  */
-
-/** The engine names in order of preference when IMAGEGEN_ENGINES is unset. */
-export const DEFAULT_ENGINE_ORDER = ['cpu', 'sandbox'] as const;
 
 /** What the cpu engine runs for each pipeline it serves, in one Markdown line for the docs. */
 export const CPU_PIPELINE_MODELS = {
@@ -46,44 +50,60 @@ export function sandboxPipelines(): string[] {
   return [...drawingPipelines(), SANDBOX_TRAINING_PIPELINE];
 }
 
-export interface EngineEntry {
-  readonly name: string;
+export interface EngineEntry extends ServesPipelines {
   /** true: real models; false: labelled placeholders for integration work. */
   readonly real: boolean;
-  readonly pipelines: readonly string[];
   /** Per pipeline, what the engine runs (Markdown), where it runs something real. */
   readonly runs?: Readonly<Record<string, string>>;
 }
 
+/** Every engine this release ships. */
+export function shippedEngines(): EngineEntry[] {
+  return [
+    { name: 'cpu', real: true, pipelines: [...CPU_PIPELINES], runs: { ...CPU_PIPELINE_MODELS } },
+    { name: 'sandbox', real: false, pipelines: sandboxPipelines() },
+  ];
+}
+
+/**
+ * How a task path is answered: for real by an engine, with labelled placeholders by the sandbox,
+ * by registering the model without an engine, or not at all (its tasks fail).
+ */
+export type AnswerKind = 'real' | 'placeholder' | 'registration' | 'none';
+
+export interface PathAnswer {
+  /** The engine that serves the path, or null. */
+  readonly engine: string | null;
+  readonly kind: AnswerKind;
+  /** What the engine runs for the path (Markdown), where it runs something real. */
+  readonly runs?: string;
+}
+
 export interface EngineCatalog {
   readonly defaultOrder: readonly string[];
-  readonly engines: readonly EngineEntry[];
-  /**
-   * Model-loading paths (load_model, sync_model): registering a model is bookkeeping, so without
-   * an engine that loads weights the worker marks the model ready instead of failing the task.
-   */
-  readonly registersWithoutEngine: readonly string[];
+  /** Every task path of the contract (generation, load_model, training), answered. */
+  readonly paths: Readonly<Record<string, PathAnswer>>;
 }
 
-/** The catalogue the docs print: every engine this release ships, in the default order. */
-export function engineCatalog(): EngineCatalog {
-  return {
-    defaultOrder: [...DEFAULT_ENGINE_ORDER],
-    engines: [
-      { name: 'cpu', real: true, pipelines: [...CPU_PIPELINES], runs: { ...CPU_PIPELINE_MODELS } },
-      { name: 'sandbox', real: false, pipelines: sandboxPipelines() },
-    ],
-    registersWithoutEngine: endpoints
-      .filter((endpoint) => endpoint.kind === 'load_model')
-      .map((endpoint) => endpoint.path),
-  };
-}
-
-/** The engine that serves `pipeline` with the default engine order, if any. */
-export function defaultEngineFor(catalog: EngineCatalog, pipeline: string): EngineEntry | undefined {
-  for (const name of catalog.defaultOrder) {
-    const engine = catalog.engines.find((entry) => entry.name === name);
-    if (engine?.pipelines.includes(pipeline)) return engine;
+/**
+ * The catalogue the docs print: every task path answered with the registry's own rule
+ * (`servingEngine`) and the default engine order, so the docs never decide it again.
+ */
+export function engineCatalog(
+  engines: readonly EngineEntry[] = shippedEngines(),
+  order: readonly string[] = DEFAULT_ENGINE_ORDER,
+): EngineCatalog {
+  const enabled = order.flatMap((name) => engines.filter((engine) => engine.name === name));
+  const paths: Record<string, PathAnswer> = {};
+  for (const endpoint of endpoints) {
+    if (endpoint.kind !== 'generation' && endpoint.kind !== 'load_model' && endpoint.kind !== 'training') {
+      continue;
+    }
+    const engine = servingEngine(enabled, {}, endpoint.path);
+    const runs = engine?.runs?.[endpoint.path];
+    paths[endpoint.path] = engine
+      ? { engine: engine.name, kind: engine.real ? 'real' : 'placeholder', ...(runs ? { runs } : {}) }
+      : { engine: null, kind: registersWithoutEngine(endpoint.path) ? 'registration' : 'none' };
   }
-  return undefined;
+  return { defaultOrder: [...order], paths };
 }

@@ -43,11 +43,27 @@ export interface OutputImage {
   readonly height: number;
 }
 
+/** What an engine produced for the model record of its task (load_model, train_model). */
+export interface ModelOutput {
+  /** Tags added to the model's comma-separated `tags`. */
+  readonly tags?: readonly string[];
+  /** Text put in front of the model's description. */
+  readonly descriptionNote?: string;
+}
+
 export interface EngineResult {
   readonly images: readonly OutputImage[];
   /** Text output, for pipelines that describe rather than draw (image2prompt). */
   readonly text?: string;
-  /** Facts the engine wants recorded with the task (model used, timings). Never secrets. */
+  /**
+   * For a task that produces or registers a model: how the worker marks its model record when
+   * the task succeeds (e.g. the sandbox's training output is tagged as a sandbox model).
+   */
+  readonly model?: ModelOutput;
+  /**
+   * Facts the engine wants recorded with the task (model used, timings). Never secrets. The
+   * worker stores them and reads nothing from them.
+   */
   readonly meta?: Readonly<Record<string, unknown>>;
 }
 

@@ -3,19 +3,19 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { endpoints } from '@imagegen/contract';
 import { describe, expect, it } from 'vitest';
-import {
-  CPU_PIPELINE_MODELS,
-  DEFAULT_ENGINE_ORDER,
-  defaultEngineFor,
-  engineCatalog,
-} from '../src/catalog.ts';
+import { CPU_PIPELINE_MODELS, engineCatalog, shippedEngines } from '../src/catalog.ts';
 import { createCpuEngine } from '../src/cpu/index.ts';
+import { setUpEngines } from '../src/engine-setup.ts';
+import { DEFAULT_ENGINE_ORDER } from '../src/registry.ts';
 import { createSandboxEngine } from '../src/sandbox/index.ts';
 
 const run = promisify(execFile);
 const TSX = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
 const catalog = engineCatalog();
-const entry = (name: string) => catalog.engines.find((engine) => engine.name === name);
+const entry = (name: string) => shippedEngines().find((engine) => engine.name === name);
+const TASK_PATHS = endpoints
+  .filter((e) => e.kind === 'generation' || e.kind === 'training' || e.kind === 'load_model')
+  .map((e) => e.path);
 
 describe('the engine catalogue', () => {
   it('lists the pipelines the cpu and sandbox engines declare, and in the default order cpu, sandbox', () => {
@@ -33,16 +33,54 @@ describe('the engine catalogue', () => {
 
   it('gives every image-drawing generation endpoint an engine, and never a placeholder for image2prompt', () => {
     for (const endpoint of endpoints.filter((e) => e.kind === 'generation')) {
-      expect(defaultEngineFor(catalog, endpoint.path), endpoint.path).toBeDefined();
+      expect(catalog.paths[endpoint.path]?.engine, endpoint.path).toBeTruthy();
     }
     expect(entry('sandbox')?.pipelines).not.toContain('/image2prompt/v1');
-    expect(defaultEngineFor(catalog, '/image2prompt/v1')?.name).toBe('cpu');
-    expect(defaultEngineFor(catalog, '/bgremover/v1')?.name).toBe('cpu');
-    expect(defaultEngineFor(catalog, '/sd/text2image/v1')?.name).toBe('sandbox');
+    expect(catalog.paths['/image2prompt/v1']).toMatchObject({ engine: 'cpu', kind: 'real' });
+    expect(catalog.paths['/bgremover/v1']).toEqual({
+      engine: 'cpu',
+      kind: 'real',
+      runs: CPU_PIPELINE_MODELS['/bgremover/v1'],
+    });
+    expect(catalog.paths['/sd/text2image/v1']).toEqual({ engine: 'sandbox', kind: 'placeholder' });
+    expect(catalog.paths['/train_model/v1']).toEqual({ engine: 'sandbox', kind: 'placeholder' });
   });
 
-  it('names load_model and sync_model as the paths that register a model without an engine', () => {
-    expect([...catalog.registersWithoutEngine].sort()).toEqual(['/load_model/v1', '/sync_model/v1']);
+  it('answers every task path of the contract, and only those', () => {
+    expect(Object.keys(catalog.paths).sort()).toEqual([...TASK_PATHS].sort());
+  });
+
+  it('answers load_model and sync_model as registering a model without an engine', () => {
+    const registering = Object.entries(catalog.paths).filter(([, answer]) => answer.kind === 'registration');
+    expect(registering.map(([path]) => path).sort()).toEqual(['/load_model/v1', '/sync_model/v1']);
+    expect(catalog.paths['/load_model/v1']).toEqual({ engine: null, kind: 'registration' });
+  });
+
+  it('answers none where no shipped engine serves a path', () => {
+    const withoutSandbox = engineCatalog(shippedEngines().filter((engine) => engine.name !== 'sandbox'));
+    expect(withoutSandbox.paths['/sd/text2image/v1']).toEqual({ engine: null, kind: 'none' });
+    expect(withoutSandbox.paths['/bgremover/v1']?.engine).toBe('cpu');
+  });
+
+  it('follows the engine order: the first engine that serves a path answers it', () => {
+    const [cpu, sandbox] = shippedEngines();
+    const drawsEverything = { ...sandbox!, pipelines: [...sandbox!.pipelines, '/bgremover/v1'] };
+    expect(engineCatalog([cpu!, drawsEverything]).paths['/bgremover/v1']?.engine).toBe('cpu');
+    const sandboxFirst = engineCatalog([cpu!, drawsEverything], ['sandbox', 'cpu']);
+    expect(sandboxFirst.defaultOrder).toEqual(['sandbox', 'cpu']);
+    expect(sandboxFirst.paths['/bgremover/v1']).toEqual({ engine: 'sandbox', kind: 'placeholder' });
+  });
+
+  it('answers each path with the engine the default registry of `npm start` serves it with', async () => {
+    const { registry, safety } = await setUpEngines({});
+    try {
+      for (const path of TASK_PATHS) {
+        expect(registry.engineFor(path)?.name ?? null, path).toBe(catalog.paths[path]?.engine);
+      }
+    } finally {
+      await registry.close();
+      await safety?.close?.();
+    }
   });
 
   it('prints as JSON exactly what engineCatalog() returns (the docs prebuild writes this)', async () => {

@@ -4,8 +4,9 @@ import { sleep } from './abortable-sleep.ts';
 /**
  * `/train_model/v1` on the sandbox engine: no weights are trained. It walks through the training
  * states a real trainer reports (initialising while it "loads the base model", then running with
- * progress per step), takes a moment proportional to `max_train_steps`, and asks the worker to mark
- * the registered model as a sandbox model, so nobody mistakes it for a trained one.
+ * progress per step), takes a moment proportional to `max_train_steps`, and answers `model` marks
+ * that make the worker tag the registered model as a sandbox model, so nobody mistakes it for a
+ * trained one.
  */
 
 /** The tag the model record gets, and the note its description starts with. */
@@ -65,10 +66,8 @@ export async function sandboxTraining(
       max_train_steps: steps,
       training_images: photoCount,
       simulated_ms: Date.now() - started,
-      // Read by the worker when it settles the model record (tags and description).
-      model_tags: [SANDBOX_MODEL_TAG],
-      model_description: SANDBOX_MODEL_NOTE,
     },
+    model: { tags: [SANDBOX_MODEL_TAG], descriptionNote: SANDBOX_MODEL_NOTE },
   };
 }
 

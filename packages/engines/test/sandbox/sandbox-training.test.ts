@@ -75,9 +75,9 @@ describe('training on the sandbox engine', () => {
       sandbox: true,
       max_train_steps: 5,
       training_images: 2,
-      model_tags: [SANDBOX_MODEL_TAG],
-      model_description: SANDBOX_MODEL_NOTE,
     });
+    expect(result.model).toEqual({ tags: [SANDBOX_MODEL_TAG], descriptionNote: SANDBOX_MODEL_NOTE });
+    expect(result.meta).not.toHaveProperty('model_tags');
     expect(result.meta).not.toHaveProperty('model_id');
     expect(SANDBOX_MODEL_NOTE).toContain('no weights were trained');
   });

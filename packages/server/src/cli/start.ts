@@ -6,6 +6,7 @@
  * worker, in-flight requests are answered, nothing acknowledged is lost.
  */
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
+import { setUpEngines } from '@imagegen/engines/engine-setup';
 import { createOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { createPool, type Pool } from '../db/pool.ts';
@@ -17,7 +18,6 @@ import { startWorker } from '../tasks/index.ts';
 import { startWebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
 import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
 import { openDatabase } from './database.ts';
-import { setUpEngines } from './engine-setup.ts';
 import { readStartConfig } from './start-config.ts';
 
 const log = (line: string) => console.log(`[imagegen] ${line}`);

@@ -4,6 +4,7 @@ import { analyticsRoutes } from '../analytics/analytics-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { Pool } from '../db/pool.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../fetch/image-fetcher.ts';
+import { TaskStatusReader } from '../tasks/index.ts';
 import type { BlobStore } from '../tasks/types.ts';
 import { apiKeyHook } from './api-key-auth.ts';
 import { contractValidatorCompiler } from './contract-validation.ts';
@@ -13,7 +14,6 @@ import { registerRecordEndpoint } from './routes/records.ts';
 import { type HealthSource, registerServiceInfoRoutes } from './routes/service-info.ts';
 import { registerTaskEndpoint } from './routes/tasks.ts';
 import { registerUploadEndpoint } from './routes/uploads.ts';
-import { TaskStatusReader } from './task-status-reader.ts';
 
 /** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
 export const JSON_BODY_LIMIT = 1024 * 1024;

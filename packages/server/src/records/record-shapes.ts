@@ -1,6 +1,6 @@
 import type { SubscriptionRow } from '../auth/sql/insertSubscription.ts';
+import type { ModelRow } from '../tasks/index.ts';
 import type { ImageRow } from './sql/image-row.ts';
-import type { ModelRow } from './sql/model-row.ts';
 
 /** Database rows → the spec's record shapes (section 3). Timestamps are ISO 8601 strings. */
 

@@ -1,24 +1,34 @@
 /**
  * The task service: submit, read and run tasks. The tasks table is the queue (see
- * ../db/migrations/0002_tasks.sql); every statement is a named operation under ./sql.
+ * ../db/migrations/0002_tasks.sql); every statement is a named operation under ./sql. The models
+ * that load_model, train_model and sync_model tasks register live in ./models, which holds every
+ * statement on the `models` and `model_syncs` tables.
  *
  *   submitTask(pool, {ownerId, endpoint, kind, input, publicUrl})  → {id, seed?, outputUrls?}
  *     (durable on return; concurrent submits share one INSERT; RoutingError for server_id refusals)
+ *   submitModelTask(pool, {...})        → the same, for a model task, with its models row in one
+ *     transaction (ModelNotFoundError for a sync of a model that is not the caller's)
+ *   getModel(pool, ownerId, modelId), listModels(pool, ownerId) → the owner's model rows
  *   getTaskForOwner(pool, ownerId, id)  → TaskRecord | null      (another owner's id: null)
+ *   new TaskStatusReader(pool).read(ownerId, id) → the fields a status poll needs (batched reads)
  *   listBatch(pool, ownerId, batchId)   → TaskRecord[]
  *   taskStatusBody(task, publicUrl)     → the status response (and webhook body) for the task
  *   startWorker({pool, engines, fetcher, store, publicUrl, signal, ...}) → {id, stopped}
- *   createEngineRegistry(engines, engineConfigFromEnv())  → which engine serves which pipeline
  */
-export { createEngineRegistry, type EngineConfig, engineConfigFromEnv } from './engine-registry.ts';
+
+export { getModel } from './models/sql/getModel.ts';
+export { listModels } from './models/sql/listModels.ts';
+export type { ModelRow } from './models/sql/model-row.ts';
+export { ModelNotFoundError, submitModelTask } from './models/submit-model-task.ts';
 export { getTaskForOwner, listBatch } from './read.ts';
+export { SubmitRefusedError } from './refusal.ts';
 export { type Route, RoutingError, resolveRoute } from './routing.ts';
 export { type TrainingStatus, taskStatusBody, trainingStatus } from './status-body.ts';
 export { drawSeed, submitTask } from './submit.ts';
 export { TASKS_CHANNEL } from './task-notifications.ts';
+export { TaskStatusReader } from './task-status-reader.ts';
 export type {
   BlobStore,
-  EngineRegistry,
   EnqueueWebhook,
   ImageFetcher,
   SubmitTaskParams,

@@ -1,16 +1,11 @@
 import { ENTERPRISE_PLANS, isEnterprisePlan } from '../auth/plans.ts';
 import type { Queryable } from '../db/pool.ts';
+import { SubmitRefusedError } from './refusal.ts';
 import { getRoutingFacts } from './sql/getRoutingFacts.ts';
 
-/** A submission the routing rules refuse; `status` is the HTTP status to answer with. */
-export class RoutingError extends Error {
+/** A submission the routing rules refuse (its `server_id`). */
+export class RoutingError extends SubmitRefusedError {
   override readonly name = 'RoutingError';
-  constructor(
-    readonly status: 403 | 404 | 409,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export interface Route {

@@ -1,6 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { Pool } from '../db/pool.ts';
+import type { Pool, PoolClient, Queryable } from '../db/pool.ts';
 import { allocateOutputKeys, downloadUrl } from '../storage/blob-keys.ts';
+import { Batcher, type Pending } from './batcher.ts';
 import { resolveRoute } from './routing.ts';
 import { insertTasks, type NewTaskRow } from './sql/insertTasks.ts';
 import { announceTasks } from './task-notifications.ts';
@@ -32,7 +33,31 @@ export function drawSeed(): number {
  * turns 64 commits into a few; alone, a submission goes at once.
  */
 export async function submitTask(pool: Pool, params: SubmitTaskParams): Promise<SubmittedTask> {
-  const route = await resolveRoute(pool, params.ownerId, params.input.server_id);
+  const { row, submitted } = await prepareTask(pool, params);
+  await groupFor(pool).add(row);
+  return submitted;
+}
+
+/**
+ * Queues a task inside the caller's transaction, with rows that must commit together with it
+ * (a model task's model row). The caller wakes the workers after the commit (`announceTasks`).
+ */
+export async function queueTaskIn(client: PoolClient, params: SubmitTaskParams): Promise<SubmittedTask> {
+  const { row, submitted } = await prepareTask(client, params);
+  await insertTasks(client, [row]);
+  return submitted;
+}
+
+/**
+ * The row a submission inserts and the answer its submitter gets: the route its `server_id`
+ * allows (RoutingError otherwise), the seed drawn for `seed: -1`, the pre-allocated output keys
+ * of `queued_image_urls`.
+ */
+async function prepareTask(
+  db: Queryable,
+  params: SubmitTaskParams,
+): Promise<{ row: NewTaskRow; submitted: SubmittedTask }> {
+  const route = await resolveRoute(db, params.ownerId, params.input.server_id);
   const input: Record<string, unknown> = { ...params.input };
   let seed: number | undefined;
   if ('seed' in input) {
@@ -45,7 +70,7 @@ export async function submitTask(pool: Pool, params: SubmitTaskParams): Promise<
     outputKeys = allocateOutputKeys(samples, input.file_prefix);
   }
   const id = params.id ?? randomUUID();
-  await groupFor(pool).add({
+  const row: NewTaskRow = {
     id,
     owner_id: params.ownerId,
     endpoint: params.endpoint,
@@ -56,87 +81,45 @@ export async function submitTask(pool: Pool, params: SubmitTaskParams): Promise<
     batch_id: typeof input.batch_id === 'string' && input.batch_id !== '' ? input.batch_id : null,
     max_attempts: params.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     output_keys: outputKeys,
-  });
-  return {
+  };
+  const submitted: SubmittedTask = {
     id,
     ...(seed === undefined ? {} : { seed }),
     ...(outputKeys.length > 0
       ? { outputUrls: outputKeys.map((key) => downloadUrl(params.publicUrl, key)) }
       : {}),
   };
+  return { row, submitted };
 }
 
-interface Waiting {
-  row: NewTaskRow;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
-class GroupCommit {
-  private waiting: Waiting[] = [];
-  private inFlight = 0;
-  /** Lanes waiting for the end of this event-loop turn before they take a group. */
-  private gathering = 0;
-
-  constructor(
-    private readonly pool: Pool,
-    private readonly lanes: number,
-  ) {}
-
-  add(row: NewTaskRow): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ row, resolve, reject });
-      if (this.gathering === 0 && this.inFlight < this.lanes) void this.flush();
-    });
+/**
+ * One multi-row INSERT per batch. A failed batch is retried row by row, so one bad row (a foreign
+ * key, a constraint) fails only its own submission, not its neighbours.
+ */
+async function insertBatch(pool: Pool, batch: Pending<NewTaskRow, void>[]): Promise<void> {
+  try {
+    await insertTasks(
+      pool,
+      batch.map((pending) => pending.item),
+    );
+  } catch (error) {
+    if (batch.length === 1) throw error;
+    await Promise.all(
+      batch.map((pending) => insertTasks(pool, [pending.item]).then(() => pending.resolve(), pending.reject)),
+    );
+    announceTasks(pool);
+    return;
   }
-
-  /**
-   * One lane: inserts what has gathered, then what gathered meanwhile, until nothing waits. Before
-   * taking a group it lets the current event-loop turn finish, so that the submissions of every
-   * request read in this turn go together instead of the first one going alone.
-   */
-  private async flush(): Promise<void> {
-    this.inFlight += 1;
-    try {
-      for (;;) {
-        this.gathering += 1;
-        await endOfTurn();
-        this.gathering -= 1;
-        if (this.waiting.length === 0) break;
-        const group = this.waiting.splice(0, MAX_GROUP);
-        try {
-          await insertTasks(
-            this.pool,
-            group.map((w) => w.row),
-          );
-          announceTasks(this.pool);
-          for (const w of group) w.resolve();
-        } catch (error) {
-          if (group.length === 1) group[0]!.reject(error);
-          else {
-            // One bad row must not fail its neighbours: retry them one by one.
-            const inserted = group.map((w) => insertTasks(this.pool, [w.row]).then(w.resolve, w.reject));
-            await Promise.all(inserted);
-            announceTasks(this.pool);
-          }
-        }
-      }
-    } finally {
-      this.inFlight -= 1;
-    }
-  }
+  announceTasks(pool);
+  for (const pending of batch) pending.resolve();
 }
 
-function endOfTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
+const groups = new WeakMap<Pool, Batcher<NewTaskRow, void>>();
 
-const groups = new WeakMap<Pool, GroupCommit>();
-
-function groupFor(pool: Pool): GroupCommit {
+function groupFor(pool: Pool): Batcher<NewTaskRow, void> {
   let group = groups.get(pool);
   if (!group) {
-    group = new GroupCommit(pool, LANES);
+    group = new Batcher({ lanes: LANES, maxBatch: MAX_GROUP, run: (batch) => insertBatch(pool, batch) });
     groups.set(pool, group);
   }
   return group;

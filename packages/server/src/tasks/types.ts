@@ -1,4 +1,5 @@
-import type { Engine, Preflight, SafetyChecker } from '@imagegen/engines';
+import type { Preflight, SafetyChecker } from '@imagegen/engines';
+import type { EngineRegistry } from '@imagegen/engines/registry';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import type { ImageFetcher } from '../fetch/image-fetcher.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
@@ -26,10 +27,7 @@ export interface SubmitTaskParams {
   readonly publicUrl: string;
   /** Attempts before FAILURE (default 3). */
   readonly maxAttempts?: number;
-  /**
-   * The task's id, when the caller must know it before the task exists (load_model and
-   * train_model register their model row under it first). Default: a new random uuid.
-   */
+  /** The task's id, when the caller must know it before the task exists. Default: a new random uuid. */
   readonly id?: string;
 }
 
@@ -124,14 +122,4 @@ export interface Worker {
   readonly id: string;
   /** Resolves once the worker has stopped (after its signal aborted and it drained). */
   readonly stopped: Promise<void>;
-}
-
-/** Which engine serves which pipeline: built from configuration (engine-registry.ts). */
-export interface EngineRegistry {
-  engineFor(pipeline: string): Engine | undefined;
-  /** For `GET /health`: every configured engine and the pipelines it serves here. */
-  describe(): { name: string; pipelines: string[] }[];
-  /** Starts every engine (loads models); called by the worker before its first claim. */
-  start(): Promise<void>;
-  close(): Promise<void>;
 }

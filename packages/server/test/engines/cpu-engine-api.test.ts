@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createCpuEngine, createSafetyChecker, facePreflight } from '@imagegen/engines/cpu/index';
+import { createEngineRegistry } from '@imagegen/engines/registry';
 import { createSandboxEngine } from '@imagegen/engines/sandbox/index';
 import { channel, facePhoto, iou, landscape, photoCrop, productScene } from '@imagegen/engines/testing';
 import sharp from 'sharp';
@@ -13,7 +14,7 @@ import { createAuthenticator } from '../../src/auth/authenticator.ts';
 import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
 import { buildApi } from '../../src/http/api-app.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
-import { createEngineRegistry, startWorker } from '../../src/tasks/index.ts';
+import { startWorker } from '../../src/tasks/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 /**

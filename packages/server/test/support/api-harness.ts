@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { endpoints } from '@imagegen/contract';
 import type { Engine, EngineJob } from '@imagegen/engines';
+import { createEngineRegistry } from '@imagegen/engines/registry';
 import sharp from 'sharp';
 import { createOwner } from '../../src/auth/accounts.ts';
 import { createAuthenticator } from '../../src/auth/authenticator.ts';
@@ -19,7 +20,7 @@ import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
 import { withStoredFiles } from '../../src/fetch/stored-files.ts';
 import { buildApi } from '../../src/http/api-app.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
-import { createEngineRegistry, startWorker } from '../../src/tasks/index.ts';
+import { startWorker } from '../../src/tasks/index.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
 export interface Account {

@@ -2,8 +2,10 @@
  * A worker in its own process, for the SIGKILL test: it claims tasks on `/sd/text2image/v1` and
  * hangs inside the engine after printing `RUNNING <task id>`, until it is killed.
  */
+
+import { createEngineRegistry } from '@imagegen/engines/registry';
 import { createPool } from '../../src/db/pool.ts';
-import { createEngineRegistry, startWorker } from '../../src/tasks/index.ts';
+import { startWorker } from '../../src/tasks/index.ts';
 import { FakeBlobStore, FakeImageFetcher, fakeEngine } from './fakes.ts';
 
 const url = process.env.WORKER_DATABASE_URL;

@@ -1,5 +1,6 @@
+import { createEngineRegistry } from '@imagegen/engines/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngineRegistry, getTaskForOwner, startWorker, submitTask } from '../../src/tasks/index.ts';
+import { getTaskForOwner, startWorker, submitTask } from '../../src/tasks/index.ts';
 import { claimTask } from '../../src/tasks/sql/claimTask.ts';
 import { completeTask } from '../../src/tasks/sql/completeTask.ts';
 import {

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createEngineRegistry } from '@imagegen/engines/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngineRegistry, getTaskForOwner, startWorker, submitTask } from '../../src/tasks/index.ts';
+import { getTaskForOwner, startWorker, submitTask } from '../../src/tasks/index.ts';
 import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
 import { createOwner, eventually, FakeBlobStore, FakeImageFetcher, fakeEngine } from '../support/fakes.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';

@@ -5,12 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { EngineInputError, type SafetyChecker, type SafetyVerdict } from '@imagegen/engines';
+import { createEngineRegistry } from '@imagegen/engines/registry';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 import {
-  createEngineRegistry,
   getTaskForOwner,
   startWorker,
   submitTask,

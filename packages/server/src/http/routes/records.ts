@@ -12,10 +12,8 @@ import {
   toUserSubscription,
 } from '../../records/record-shapes.ts';
 import { getImage } from '../../records/sql/getImage.ts';
-import { getModel } from '../../records/sql/getModel.ts';
 import { listImages } from '../../records/sql/listImages.ts';
-import { listModels } from '../../records/sql/listModels.ts';
-import { listBatch, type TaskRecord, taskStatusBody } from '../../tasks/index.ts';
+import { getModel, listBatch, listModels, type TaskRecord, taskStatusBody } from '../../tasks/index.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
 import { HttpError } from '../http-errors.ts';

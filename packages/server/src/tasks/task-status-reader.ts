@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/pool.ts';
 import { isUuid } from '../db/uuid.ts';
-import { getTaskStatusesByIds, type TaskStatusRow } from '../tasks/sql/getTaskStatusesByIds.ts';
-import type { TaskRecord } from '../tasks/types.ts';
+import { Batcher, type Pending } from './batcher.ts';
+import { getTaskStatusesByIds, type TaskStatusRow } from './sql/getTaskStatusesByIds.ts';
+import type { TaskRecord } from './types.ts';
 
 /** A task as a status poll sees it: what `taskStatusBody` reads, and whose it is. */
 export type TaskStatus = Pick<
@@ -36,11 +37,9 @@ const MAX_BATCH = 256;
  */
 const MAX_IN_FLIGHT = 3;
 
-interface Waiting {
-  ownerId: string;
-  id: string;
-  resolve(task: TaskStatus | null): void;
-  reject(error: unknown): void;
+interface StatusQuery {
+  readonly ownerId: string;
+  readonly id: string;
 }
 
 /**
@@ -50,53 +49,28 @@ interface Waiting {
  * answer is read after its request arrived.
  */
 export class TaskStatusReader {
-  private waiting: Waiting[] = [];
-  private inFlight = 0;
-  /** Statements waiting for the end of this event-loop turn before they take their ids. */
-  private gathering = 0;
+  private readonly batcher: Batcher<StatusQuery, TaskStatus | null>;
 
-  constructor(private readonly db: Queryable) {}
+  constructor(db: Queryable) {
+    this.batcher = new Batcher({
+      lanes: MAX_IN_FLIGHT,
+      maxBatch: MAX_BATCH,
+      run: (batch) => readBatch(db, batch),
+    });
+  }
 
   /** The owner's task, or null for a missing id, a malformed id and another owner's id alike. */
   read(ownerId: string, id: string): Promise<TaskStatus | null> {
     if (!isUuid(id)) return Promise.resolve(null);
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ ownerId, id: id.toLowerCase(), resolve, reject });
-      if (this.gathering === 0 && this.inFlight < MAX_IN_FLIGHT) void this.flush();
-    });
-  }
-
-  /**
-   * One statement lane. Before each statement it lets the current event-loop turn finish, so the
-   * polls of every request read in this turn share the statement instead of the first going alone
-   * (without this, statements carried 3 ids on average at 64 connections).
-   */
-  private async flush(): Promise<void> {
-    this.inFlight++;
-    try {
-      for (;;) {
-        this.gathering++;
-        await endOfTurn();
-        this.gathering--;
-        if (this.waiting.length === 0) break;
-        const group = this.waiting.splice(0, MAX_BATCH);
-        try {
-          const rows = await getTaskStatusesByIds(this.db, [...new Set(group.map((w) => w.id))]);
-          const byId = new Map(rows.map((row) => [row.id, row]));
-          for (const w of group) {
-            const row = byId.get(w.id);
-            w.resolve(row && row.owner_id === w.ownerId ? toTaskStatus(row) : null);
-          }
-        } catch (error) {
-          for (const w of group) w.reject(error);
-        }
-      }
-    } finally {
-      this.inFlight--;
-    }
+    return this.batcher.add({ ownerId, id: id.toLowerCase() });
   }
 }
 
-function endOfTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+async function readBatch(db: Queryable, batch: Pending<StatusQuery, TaskStatus | null>[]): Promise<void> {
+  const rows = await getTaskStatusesByIds(db, [...new Set(batch.map((pending) => pending.item.id))]);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  for (const pending of batch) {
+    const row = byId.get(pending.item.id);
+    pending.resolve(row && row.owner_id === pending.item.ownerId ? toTaskStatus(row) : null);
+  }
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
-import { TaskStatusReader } from '../../src/http/task-status-reader.ts';
 import { submitTask } from '../../src/tasks/index.ts';
+import { TaskStatusReader } from '../../src/tasks/task-status-reader.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 describe('batched status reads', () => {

@@ -1,24 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../db/pool.ts';
-import { insertModel } from './sql/insertModel.ts';
-import type { ModelRow } from './sql/model-row.ts';
+import type { NewModel } from './sql/insertModel.ts';
 
 /** Public model ids are lower-case hex, so requests can name them where the contract takes `{hash}`. */
-export function newModelId(): string {
+function newModelId(): string {
   return randomBytes(16).toString('hex');
 }
 
+type Input = Readonly<Record<string, unknown>>;
+
 /** The UserModel a load_model request registers (status 'loading' until its task completes). */
-export function registerLoadedModel(
-  db: Queryable,
-  ownerId: string,
-  taskId: string,
-  modelId: string,
-  input: Readonly<Record<string, unknown>>,
-): Promise<ModelRow> {
-  return insertModel(db, {
+export function loadedModel(ownerId: string, taskId: string, input: Input): NewModel {
+  return {
     ownerId,
-    modelId,
+    modelId: newModelId(),
     modelName: String(input.model_name),
     modelUrl: (input.model_url as string | null | undefined) ?? null,
     pretrainedModelPath: (input.pretrained_model_path as string | null | undefined) ?? null,
@@ -34,20 +28,14 @@ export function registerLoadedModel(
     nsfw: input.nsfw === true,
     visibility: String(input.visibility ?? 'private'),
     taskId,
-  });
+  };
 }
 
 /** The UserModel a train_model request will produce: a LoRA on the chosen base model. */
-export function registerTrainedModel(
-  db: Queryable,
-  ownerId: string,
-  taskId: string,
-  modelId: string,
-  input: Readonly<Record<string, unknown>>,
-): Promise<ModelRow> {
-  return insertModel(db, {
+export function trainedModel(ownerId: string, taskId: string, input: Input): NewModel {
+  return {
     ownerId,
-    modelId,
+    modelId: newModelId(),
     modelName: String(input.model_name),
     modelUrl: null,
     pretrainedModelPath: null,
@@ -63,5 +51,5 @@ export function registerTrainedModel(
     nsfw: input.nsfw === true,
     visibility: String(input.visibility ?? 'private'),
     taskId,
-  });
+  };
 }

@@ -1,8 +1,13 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '../../../db/pool.ts';
 
+/**
+ * Records that a model is synced to a destination: one of the owner's servers (`any` for all of
+ * them), or the shared servers (`serverId` null, 0007_shared_model_syncs.sql). Syncing again to
+ * the same destination refreshes `synced_at`.
+ */
 export async function insertModelSync(
   db: Queryable,
-  sync: { modelRowId: string; ownerId: string; serverId: string },
+  sync: { modelRowId: string; ownerId: string; serverId: string | null },
 ): Promise<{ synced_at: Date }> {
   const { rows } = await db.query<{ synced_at: Date }>({
     name: 'insertModelSync',

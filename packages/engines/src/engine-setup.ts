@@ -1,7 +1,6 @@
-import type { Engine, Preflight, SafetyChecker } from '@imagegen/engines';
-import { DEFAULT_ENGINE_ORDER } from '@imagegen/engines/catalog';
-import { createSandboxEngine } from '@imagegen/engines/sandbox/index';
-import { createEngineRegistry, type EngineRegistry, engineConfigFromEnv } from '../tasks/index.ts';
+import type { Engine, Preflight, SafetyChecker } from './engine.ts';
+import { createEngineRegistry, type EngineRegistry, engineConfigFromEnv } from './registry.ts';
+import { createSandboxEngine } from './sandbox/index.ts';
 
 export interface EngineSetup {
   registry: EngineRegistry;
@@ -17,7 +16,7 @@ export interface EngineSetup {
  * would serve fails with `no engine serves <pipeline>` rather than with fake output.
  */
 export async function setUpEngines(env: NodeJS.ProcessEnv = process.env): Promise<EngineSetup> {
-  const config = engineConfigFromEnv(env, DEFAULT_ENGINE_ORDER);
+  const config = engineConfigFromEnv(env);
   const available: Engine[] = [];
   const preflights: Preflight[] = [];
   const warnings: string[] = [];
@@ -25,7 +24,7 @@ export async function setUpEngines(env: NodeJS.ProcessEnv = process.env): Promis
   if (config.enabled.includes('sandbox')) available.push(createSandboxEngine());
   if (config.enabled.includes('cpu')) {
     try {
-      const cpu = await import('@imagegen/engines/cpu/index');
+      const cpu = await import('./cpu/index.ts');
       available.push(cpu.createCpuEngine());
       preflights.push(cpu.facePreflight);
       safety = cpu.createSafetyChecker();

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import type { Engine } from '../src/engine.ts';
+import { createEngineRegistry, engineConfigFromEnv, registersWithoutEngine } from '../src/registry.ts';
+
+/** An engine that only names its pipelines: the registry never runs it. */
+function namedEngine(name: string, pipelines: string[]): Engine {
+  return {
+    name,
+    pipelines,
+    run: () => Promise.reject(new Error(`${name} is not run in these tests`)),
+  };
+}
+
+const cpu = namedEngine('cpu', ['/bgremover/v1', '/superresolution/v1']);
+const sandbox = namedEngine('sandbox', ['/sd/text2image/v1', '/bgremover/v1', '/superresolution/v1']);
+
+describe('the engine registry', () => {
+  it('gives a pipeline to the first enabled engine that serves it', () => {
+    const registry = createEngineRegistry(
+      [sandbox, cpu],
+      engineConfigFromEnv({ IMAGEGEN_ENGINES: 'cpu,sandbox' }),
+    );
+    expect(registry.engineFor('/bgremover/v1')?.name).toBe('cpu');
+    expect(registry.engineFor('/sd/text2image/v1')?.name).toBe('sandbox');
+    expect(registry.engineFor('/faceswap/v1')).toBeUndefined();
+  });
+
+  it('honours a pipeline pinned to an engine', () => {
+    const config = engineConfigFromEnv({
+      IMAGEGEN_ENGINES: 'cpu,sandbox',
+      IMAGEGEN_PIPELINE_ENGINES: '/superresolution/v1=sandbox',
+    });
+    const registry = createEngineRegistry([sandbox, cpu], config);
+    expect(registry.engineFor('/superresolution/v1')?.name).toBe('sandbox');
+    expect(registry.describe()).toEqual([
+      { name: 'cpu', pipelines: ['/bgremover/v1'] },
+      { name: 'sandbox', pipelines: ['/sd/text2image/v1', '/superresolution/v1'] },
+    ]);
+  });
+
+  it('serves nothing through engines that are available but not enabled', () => {
+    const registry = createEngineRegistry([sandbox, cpu], engineConfigFromEnv({ IMAGEGEN_ENGINES: 'cpu' }));
+    expect(registry.engineFor('/sd/text2image/v1')).toBeUndefined();
+    expect(registry.describe().map((e) => e.name)).toEqual(['cpu']);
+  });
+
+  it('defaults to the one default order: the cpu engine, then the sandbox', () => {
+    expect(engineConfigFromEnv({})).toEqual({ enabled: ['cpu', 'sandbox'], pinned: {} });
+    const registry = createEngineRegistry([sandbox, cpu], engineConfigFromEnv({}));
+    expect(registry.engineFor('/bgremover/v1')?.name).toBe('cpu');
+    expect(registry.engineFor('/sd/text2image/v1')?.name).toBe('sandbox');
+  });
+
+  it('names the load_model kind of the contract as registering a model without an engine', () => {
+    expect(registersWithoutEngine('/load_model/v1')).toBe(true);
+    expect(registersWithoutEngine('/sync_model/v1')).toBe(true);
+    expect(registersWithoutEngine('/train_model/v1')).toBe(false);
+    expect(registersWithoutEngine('/sd/text2image/v1')).toBe(false);
+  });
+
+  it('starts each enabled engine once, and closes them', async () => {
+    const calls: string[] = [];
+    const counted = (engine: Engine): Engine => ({
+      ...engine,
+      start: async () => void calls.push(`start ${engine.name}`),
+      close: async () => void calls.push(`close ${engine.name}`),
+    });
+    const registry = createEngineRegistry(
+      [counted(sandbox), counted(cpu)],
+      engineConfigFromEnv({ IMAGEGEN_ENGINES: 'sandbox' }),
+    );
+    await Promise.all([registry.start(), registry.start()]);
+    await registry.close();
+    expect(calls).toEqual(['start sandbox', 'close sandbox']);
+  });
+
+  it('refuses configuration naming an unknown engine or a malformed pin', () => {
+    expect(() =>
+      createEngineRegistry([sandbox], engineConfigFromEnv({ IMAGEGEN_ENGINES: 'comfyui' })),
+    ).toThrow('engine "comfyui" is configured but not available (available: sandbox)');
+    expect(() => engineConfigFromEnv({ IMAGEGEN_PIPELINE_ENGINES: '/bgremover/v1' })).toThrow(
+      /not <pipeline>=<engine>/,
+    );
+    expect(() =>
+      createEngineRegistry(
+        [sandbox, cpu],
+        engineConfigFromEnv({ IMAGEGEN_ENGINES: 'sandbox', IMAGEGEN_PIPELINE_ENGINES: '/bgremover/v1=cpu' }),
+      ),
+    ).toThrow(/pinned to engine "cpu", which is not enabled/);
+  });
+});

@@ -1,0 +1,61 @@
+import { heartbeatTask } from './sql/heartbeatTask.ts';
+import type { WorkerContext } from './worker-context.ts';
+
+/** Why a running attempt was aborted: the worker no longer owns it, or is shutting down. */
+export const LEASE_LOST = 'lease lost';
+export const SHUTDOWN = 'worker shutting down';
+
+/** How often recorded progress is written when no heartbeat is due. */
+const PROGRESS_FLUSH_MS = 500;
+
+export interface AttemptLease {
+  /** Records the engine's progress; written with the next heartbeat or flush. */
+  progress(fraction: number, message?: string): void;
+  /** The attempt has run: stop renewing. Its settling write checks the lease itself. */
+  stop(): void;
+}
+
+/**
+ * Holds the lease of a running attempt: renews it every third of its length (with the progress),
+ * writes new progress at most every 500 ms, and aborts `controller` when the lease was lost to
+ * another worker or the attempt outran its time limit.
+ */
+export function holdLease(
+  ctx: WorkerContext,
+  taskId: string,
+  leaseOwner: string,
+  controller: AbortController,
+): AttemptLease {
+  let progress: number | null = null;
+  let message: string | null = null;
+  let dirty = false;
+  const beat = async () => {
+    dirty = false;
+    const held = await heartbeatTask(ctx.pool, {
+      id: taskId,
+      leaseOwner,
+      leaseMs: ctx.leaseMs,
+      progress,
+      message,
+    }).catch(() => true); // a failed heartbeat is retried; the lease decides, not one query
+    if (!held) controller.abort(new Error(LEASE_LOST));
+  };
+  const heartbeat = setInterval(() => void beat(), Math.max(100, ctx.leaseMs / 3));
+  const progressFlush = setInterval(() => dirty && void beat(), PROGRESS_FLUSH_MS);
+  const deadline = setTimeout(
+    () => controller.abort(new Error(`the attempt took longer than ${ctx.attemptTimeoutMs / 1000} s`)),
+    ctx.attemptTimeoutMs,
+  );
+  return {
+    progress(fraction, text) {
+      progress = Math.min(1, Math.max(0, fraction));
+      message = text ?? null;
+      dirty = true;
+    },
+    stop() {
+      clearInterval(heartbeat);
+      clearInterval(progressFlush);
+      clearTimeout(deadline);
+    },
+  };
+}

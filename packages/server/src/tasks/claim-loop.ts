@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import { inTransaction } from '../db/pool.ts';
+import { holdLease, SHUTDOWN } from './attempt-lease.ts';
+import { ownerPool, SHARED_POOL } from './routing.ts';
+import { runTask, type TaskOutcome } from './run-task.ts';
+import { settleError, settleFailure, settleSuccess } from './settle-task.ts';
+import { announceServer } from './sql/announceServer.ts';
+import { claimTask } from './sql/claimTask.ts';
+import { reclaimExpired } from './sql/reclaimExpired.ts';
+import { setServerStatus } from './sql/setServerStatus.ts';
+import { type TaskRow, toTaskRecord } from './sql/task-row.ts';
+import { listenForTasks } from './task-notifications.ts';
+import type { TaskRecord } from './types.ts';
+import type { WorkerContext } from './worker-context.ts';
+
+/**
+ * The worker's loop: keeps up to `concurrency` attempts running, claiming the next task (fairly,
+ * by routing) whenever a slot frees, a notification arrives or the poll interval passes; requeues
+ * or fails tasks whose lease expired; and on shutdown drains what runs.
+ */
+export class ClaimLoop {
+  private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private wakeFlag = false;
+  private wakeUp: (() => void) | undefined;
+  /** What this worker claims: its pool, and its own server's tasks when it serves one. */
+  private routes: string[] = [SHARED_POOL];
+
+  constructor(private readonly ctx: WorkerContext) {}
+
+  async run(): Promise<void> {
+    const { signal, pool } = this.ctx;
+    await this.ctx.engines.start();
+    await this.announce();
+    const onAbort = () => this.wake();
+    signal.addEventListener('abort', onAbort);
+    const listener = await listenForTasks(pool, () => this.wake(), this.ctx.log);
+    const reclaimer = setInterval(
+      () => void this.reclaim().then(() => this.announce()),
+      Math.max(250, Math.min(5_000, this.ctx.leaseMs / 2)),
+    );
+    try {
+      await this.reclaim();
+      while (!signal.aborted) {
+        this.wakeFlag = false;
+        await this.fillSlots();
+        await this.sleep(this.ctx.pollMs);
+      }
+    } finally {
+      clearInterval(reclaimer);
+      signal.removeEventListener('abort', onAbort);
+      await listener.close();
+      await this.drain();
+      if (this.ctx.serverId !== undefined) {
+        await setServerStatus(pool, this.ctx.serverId, 'offline').catch(() => {});
+      }
+    }
+  }
+
+  /**
+   * A server's worker keeps its row's last_seen_at fresh and follows its owner: an operator may
+   * assign the server to an enterprise owner while the worker runs.
+   */
+  private async announce(): Promise<void> {
+    const { serverId } = this.ctx;
+    if (serverId === undefined) return;
+    try {
+      const server = await announceServer(this.ctx.pool, serverId);
+      this.routes = [`server:${serverId}`, server.owner_id ? ownerPool(server.owner_id) : SHARED_POOL];
+    } catch (error) {
+      this.ctx.log(`announcing server ${serverId} failed: ${(error as Error).message}`);
+    }
+  }
+
+  private async fillSlots(): Promise<void> {
+    while (this.running.size < this.ctx.concurrency && !this.ctx.signal.aborted) {
+      const leaseOwner = `${this.ctx.id}/${randomBytes(6).toString('hex')}`;
+      let row: TaskRow | null;
+      try {
+        row = await claimTask(this.ctx.pool, { leaseOwner, routes: this.routes, leaseMs: this.ctx.leaseMs });
+      } catch (error) {
+        this.ctx.log(`claim failed: ${(error as Error).message}`);
+        return;
+      }
+      if (!row) return;
+      const task = toTaskRecord(row);
+      const controller = new AbortController();
+      const done = this.attempt(task, leaseOwner, controller)
+        .catch((error) => this.ctx.log(`task ${task.id}: ${(error as Error).message}`))
+        .finally(() => {
+          this.running.delete(task.id);
+          this.wake();
+        });
+      this.running.set(task.id, { controller, done });
+    }
+  }
+
+  /** One attempt of a claimed task: run under a held lease, then settled either way. */
+  private async attempt(task: TaskRecord, leaseOwner: string, controller: AbortController): Promise<void> {
+    const lease = holdLease(this.ctx, task.id, leaseOwner, controller);
+    let outcome: TaskOutcome;
+    try {
+      outcome = await runTask(this.ctx, task, controller.signal, lease.progress);
+    } catch (error) {
+      lease.stop();
+      await settleError(this.ctx, task, leaseOwner, controller.signal, error);
+      return;
+    }
+    lease.stop();
+    await settleSuccess(this.ctx, task, leaseOwner, outcome);
+  }
+
+  private wake(): void {
+    this.wakeFlag = true;
+    this.wakeUp?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.wakeFlag || this.ctx.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = undefined;
+        done();
+      };
+    });
+  }
+
+  /** Expired leases: the task goes back to the queue, or fails for good when its attempts ran out. */
+  private async reclaim(): Promise<void> {
+    try {
+      await inTransaction(this.ctx.pool, async (client) => {
+        const rows = await reclaimExpired(client);
+        for (const row of rows) {
+          this.ctx.log(
+            `task ${row.id}: lease expired, ${row.state === 'failed' ? 'failed' : 'queued again'}`,
+          );
+          if (row.state === 'failed') await settleFailure(this.ctx, client, toTaskRecord(row));
+        }
+      });
+    } catch (error) {
+      this.ctx.log(`reclaim failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** Running attempts get `drainMs` to finish; then they are aborted and released to the queue. */
+  private async drain(): Promise<void> {
+    const all = [...this.running.values()];
+    if (all.length === 0) return;
+    const timeout = new Promise<'timeout'>((resolve) =>
+      setTimeout(() => resolve('timeout'), this.ctx.drainMs).unref(),
+    );
+    const finished = await Promise.race([
+      Promise.all(all.map((r) => r.done)).then(() => 'done' as const),
+      timeout,
+    ]);
+    if (finished === 'timeout') {
+      for (const r of this.running.values()) r.controller.abort(new Error(SHUTDOWN));
+      await Promise.all([...this.running.values()].map((r) => r.done));
+    }
+  }
+}

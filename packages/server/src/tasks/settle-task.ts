@@ -1,0 +1,132 @@
+import { EngineInputError } from '@imagegen/engines';
+import { inTransaction, type PoolClient } from '../db/pool.ts';
+import { downloadUrl } from '../storage/blob-keys.ts';
+import { LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
+import { settleModel } from './models/sql/settleModel.ts';
+import { FinalError, type TaskOutcome } from './run-task.ts';
+import { completeTask } from './sql/completeTask.ts';
+import { failTask } from './sql/failTask.ts';
+import { insertImages } from './sql/insertImages.ts';
+import { releaseTask } from './sql/releaseTask.ts';
+import { toTaskRecord } from './sql/task-row.ts';
+import { taskStatusBody } from './status-body.ts';
+import type { TaskRecord } from './types.ts';
+import type { WorkerContext } from './worker-context.ts';
+
+/** The completing write found the task claimed by another attempt: roll back, change nothing. */
+class LeaseLostError extends Error {}
+
+/**
+ * Finishes a task that ran, in one transaction: its model row (load_model, train_model) becomes
+ * ready with the engine's marks, the task succeeds, its images are recorded and its webhook is
+ * queued. If another worker took the task meanwhile, nothing is written and the outputs this
+ * attempt stored are removed (unless they are the pre-allocated links the task already answers).
+ */
+export async function settleSuccess(
+  ctx: WorkerContext,
+  task: TaskRecord,
+  leaseOwner: string,
+  outcome: TaskOutcome,
+): Promise<void> {
+  let { result } = outcome;
+  const completed = await inTransaction(ctx.pool, async (client) => {
+    if (task.kind === 'load_model' || task.kind === 'training') {
+      const tags = outcome.model?.tags?.filter((tag) => tag !== '') ?? [];
+      const note = outcome.model?.descriptionNote ?? '';
+      const model = await settleModel(client, {
+        ownerId: task.ownerId,
+        taskId: task.id,
+        status: 'ready',
+        ...(tags.length > 0 ? { addTags: tags } : {}),
+        ...(note ? { descriptionNote: note } : {}),
+      });
+      // sync_model names an existing model in its input; load and train registered a row.
+      const named = typeof task.input.model_id === 'string' ? task.input.model_id : null;
+      result = { ...result, model_id: model?.model_id ?? named };
+    }
+    const row = await completeTask(client, {
+      id: task.id,
+      leaseOwner,
+      result,
+      outputKeys: outcome.outputKeys,
+    });
+    if (!row) throw new LeaseLostError();
+    const done = toTaskRecord(row);
+    if (done.kind === 'generation' && done.outputKeys.length > 0) {
+      await insertImages(client, {
+        ownerId: done.ownerId,
+        taskId: done.id,
+        modelId: typeof done.input.model_id === 'string' ? done.input.model_id : null,
+        images: done.outputKeys.map((key) => ({
+          blobKey: key,
+          downloadUrl: downloadUrl(ctx.publicUrl, key),
+        })),
+        json: { endpoint: done.endpoint, input: done.input, seed: done.result?.meta?.seed },
+      });
+    }
+    await enqueueWebhook(ctx, client, done);
+    return true;
+  }).catch((error) => {
+    if (error instanceof LeaseLostError) return false;
+    throw error;
+  });
+  if (!completed) {
+    ctx.log(`task ${task.id}: finished after its lease was lost; another worker owns it`);
+    if (task.outputKeys.length === 0)
+      await Promise.all(outcome.outputKeys.map((key) => ctx.store.delete(key)));
+  }
+}
+
+/**
+ * Settles an attempt that threw. Aborted because the lease was lost: another worker owns the task,
+ * leave it. Aborted by shutdown: release it to the queue without counting the attempt. Otherwise
+ * the attempt fails: an input error or a FinalError at once, anything else is retried with
+ * backoff until the task's attempts run out.
+ */
+export async function settleError(
+  ctx: WorkerContext,
+  task: TaskRecord,
+  leaseOwner: string,
+  signal: AbortSignal,
+  error: unknown,
+): Promise<void> {
+  const reason = signal.aborted ? (signal.reason as Error | undefined)?.message : undefined;
+  if (reason === LEASE_LOST) {
+    ctx.log(`task ${task.id}: lease lost, abandoned`);
+    return;
+  }
+  if (reason === SHUTDOWN) {
+    await releaseTask(ctx.pool, { id: task.id, leaseOwner });
+    ctx.log(`task ${task.id}: released for another worker (shutdown)`);
+    return;
+  }
+  const final = error instanceof FinalError || error instanceof EngineInputError;
+  // Timed out: the engine saw the abort; the reason says why it was aborted.
+  const cause = reason ?? (error as Error)?.message ?? String(error);
+  const text = final ? (error as Error).message : `engine error: ${cause}`;
+  const backoffMs = ctx.retryBaseMs * 2 ** Math.max(0, task.attempts - 1);
+  await inTransaction(ctx.pool, async (client) => {
+    const row = await failTask(client, { id: task.id, leaseOwner, error: text, final, backoffMs });
+    if (row?.state === 'failed') await settleFailure(ctx, client, toTaskRecord(row));
+  });
+  ctx.log(`task ${task.id}: attempt ${task.attempts} failed: ${text}`);
+}
+
+/** Inside the transaction that failed the task for good: its model row fails, its webhook is queued. */
+export async function settleFailure(ctx: WorkerContext, client: PoolClient, task: TaskRecord): Promise<void> {
+  if (task.kind === 'load_model' || task.kind === 'training') {
+    await settleModel(client, { ownerId: task.ownerId, taskId: task.id, status: 'failed' });
+  }
+  await enqueueWebhook(ctx, client, task);
+}
+
+async function enqueueWebhook(ctx: WorkerContext, client: PoolClient, task: TaskRecord): Promise<void> {
+  const url = task.input.webhook;
+  if (typeof url !== 'string' || url === '' || !ctx.enqueueWebhook) return;
+  await ctx.enqueueWebhook(client, {
+    ownerId: task.ownerId,
+    taskId: task.id,
+    url,
+    body: taskStatusBody(task, ctx.publicUrl),
+  });
+}

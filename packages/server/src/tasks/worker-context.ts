@@ -1,0 +1,36 @@
+import { endpointByPath } from '@imagegen/contract';
+import type { WorkerOptions } from './types.ts';
+
+/** The worker's options with every default filled: what its parts (claim loop, lease, run, settle) read. */
+export interface WorkerContext extends WorkerOptions {
+  /** This worker's name; each claim's lease owner starts with it. */
+  readonly id: string;
+  readonly leaseMs: number;
+  readonly concurrency: number;
+  readonly pollMs: number;
+  readonly drainMs: number;
+  readonly attemptTimeoutMs: number;
+  readonly retryBaseMs: number;
+  readonly imageFields: (pipeline: string) => readonly string[];
+  readonly log: (line: string) => void;
+}
+
+export function workerContext(id: string, options: WorkerOptions): WorkerContext {
+  return {
+    ...options,
+    id,
+    leaseMs: options.leaseMs ?? 30_000,
+    concurrency: Math.max(1, options.concurrency ?? 1),
+    pollMs: options.pollMs ?? 1_000,
+    drainMs: options.drainMs ?? 10_000,
+    attemptTimeoutMs: options.attemptTimeoutMs ?? 60 * 60_000,
+    retryBaseMs: options.retryBaseMs ?? 1_000,
+    imageFields: options.imageFields ?? contractImageFields,
+    log: options.log ?? (() => {}),
+  };
+}
+
+/** The request fields that hold image URLs, from the contract's endpoint table. */
+function contractImageFields(pipeline: string): readonly string[] {
+  return endpointByPath(pipeline)?.imageFields ?? [];
+}
