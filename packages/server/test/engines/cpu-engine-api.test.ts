@@ -128,7 +128,8 @@ async function download(state: Record<string, unknown>): Promise<Buffer> {
   return Buffer.from(await response.arrayBuffer());
 }
 
-describe('the cpu engine through the API', () => {
+// Real inference on a shared CPU: a first run loads its model; the engines project's 120 s budget.
+describe('the cpu engine through the API', { timeout: 120_000 }, () => {
   it('removes the background of a submitted scene and serves the cut-out', async () => {
     const state = await runTask('/bgremover/v1', { init_image: `${images.url}/scene.png` });
     expect(state.status).toBe('SUCCESS');
