@@ -1,4 +1,5 @@
-import type { Pool, PoolClient } from '../db/pool.ts';
+import { listen } from '../db/listen.ts';
+import type { Pool } from '../db/pool.ts';
 import type { AddressPolicy } from '../fetch/address-policy.ts';
 import { GuardError, guardedFetch, type Resolver } from '../fetch/ssrf-guard.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry-schedule.ts';
@@ -46,7 +47,6 @@ class Dispatcher {
   private wakeUp: (() => void) | null = null;
   /** A wake-up that came while nobody slept (during a claim): the next sleep returns at once. */
   private woken = false;
-  private listener: PoolClient | null = null;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
 
@@ -61,9 +61,15 @@ class Dispatcher {
     signal.addEventListener('abort', onAbort, { once: true });
     const inFlight = new Set<Promise<void>>();
     const concurrency = this.o.concurrency ?? 8;
+    // New deliveries wake the loop at once; if the connection is lost, polling carries on meanwhile.
+    const listener = await listen(
+      this.o.pool,
+      CHANNEL,
+      () => this.wake(),
+      (line) => this.log(`webhooks: ${line}`),
+    );
     try {
       while (!signal.aborted) {
-        await this.listen();
         const free = concurrency - inFlight.size;
         const claimed =
           free > 0
@@ -91,7 +97,7 @@ class Dispatcher {
     } finally {
       signal.removeEventListener('abort', onAbort);
       await Promise.all(inFlight);
-      await this.unlisten();
+      await listener.close();
     }
   }
 
@@ -157,31 +163,6 @@ class Dispatcher {
           (delayMs === null ? '; giving up' : `; next in ${Math.round(delayMs / 1000)} s`),
       );
     }
-  }
-
-  /** LISTEN for new deliveries; if the connection is lost, polling carries on and we re-listen. */
-  private async listen(): Promise<void> {
-    if (this.listener) return;
-    try {
-      const client = await this.o.pool.connect();
-      client.on('notification', () => this.wake());
-      client.on('error', () => {
-        if (this.listener === client) this.listener = null;
-        client.release(true);
-      });
-      await client.query(`LISTEN ${CHANNEL}`);
-      this.listener = client;
-    } catch (error) {
-      this.log(`webhook LISTEN failed, polling only: ${(error as Error).message}`);
-    }
-  }
-
-  private async unlisten(): Promise<void> {
-    const client = this.listener;
-    this.listener = null;
-    if (!client) return;
-    await client.query(`UNLISTEN ${CHANNEL}`).catch(() => {});
-    client.release();
   }
 
   private sleep(): Promise<void> {
