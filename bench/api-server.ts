@@ -4,10 +4,8 @@
  * are the API's own (the dispatch benchmark measures the worker side).
  */
 import path from 'node:path';
-import { createAuthenticator } from '../packages/server/src/auth/authenticator.ts';
-import { createPool } from '../packages/server/src/db/pool.ts';
-import { buildApi } from '../packages/server/src/http/api-app.ts';
-import { LocalBlobStore } from '../packages/server/src/storage/local-blob-store.ts';
+import { createPool } from '@imagegen/db';
+import { buildApi, createAuthenticator, LocalBlobStore } from '@imagegen/server';
 
 const [portText, databaseUrl, dataDir] = process.argv.slice(2);
 const port = Number(portText);

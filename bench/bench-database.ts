@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { startEmbeddedCluster } from '@imagegen/db';
 import pg from 'pg';
-import { startEmbeddedCluster } from '../packages/server/src/db/embedded-cluster.ts';
 
 export interface BenchDatabase {
   url: string;

@@ -1,10 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { createPool } from '@imagegen/db';
 import type { Engine } from '@imagegen/engines';
 import { createEngineRegistry } from '@imagegen/engines/registry';
-import { migrate } from '../packages/server/src/db/migrate.ts';
-import { createPool } from '../packages/server/src/db/pool.ts';
-import { startWorker, submitTask } from '../packages/server/src/tasks/index.ts';
+import { migrate, startWorker, submitTask } from '@imagegen/server';
 import { benchDatabase } from './bench-database.ts';
 import { percentile } from './percentile.ts';
 

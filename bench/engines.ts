@@ -18,7 +18,17 @@ import type { AddressInfo } from 'node:net';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createPool } from '@imagegen/db';
 import { createEngineRegistry } from '@imagegen/engines/registry';
+import {
+  buildApi,
+  createAuthenticator,
+  createImageFetcher,
+  createOwner,
+  LocalBlobStore,
+  migrate,
+  startWorker,
+} from '@imagegen/server';
 import { removeBackground as imglyRemoveBackground } from '@imgly/background-removal-node';
 import sharp from 'sharp';
 import { createCpuEngine, createSafetyChecker, facePreflight } from '../packages/engines/src/cpu/index.ts';
@@ -26,14 +36,6 @@ import { esrganModelJson } from '../packages/engines/src/cpu/model-files.ts';
 import { tfjs } from '../packages/engines/src/cpu/tfjs-runtime.ts';
 import type { EngineJob, InputImage } from '../packages/engines/src/engine.ts';
 import { facePhoto, photoCrop, productScene } from '../packages/engines/test/support/fixtures.ts';
-import { createOwner } from '../packages/server/src/auth/accounts.ts';
-import { createAuthenticator } from '../packages/server/src/auth/authenticator.ts';
-import { migrate } from '../packages/server/src/db/migrate.ts';
-import { createPool } from '../packages/server/src/db/pool.ts';
-import { createImageFetcher } from '../packages/server/src/fetch/image-fetcher.ts';
-import { buildApi } from '../packages/server/src/http/api-app.ts';
-import { LocalBlobStore } from '../packages/server/src/storage/local-blob-store.ts';
-import { startWorker } from '../packages/server/src/tasks/index.ts';
 import { benchDatabase } from './bench-database.ts';
 import { percentile } from './percentile.ts';
 

@@ -16,9 +16,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startDocsHost } from '@imagegen/docs/host';
+import { modalQuery } from '@imagegen/docs/modal-query';
 import { createSearchService, parseSearchRequest, recordsOfBuild, SEARCH_DEFAULTS } from '@imagegen/search';
 import { chromium } from 'playwright-core';
-import { modalQuery } from '../packages/docs/src/theme/SearchBar/modal-query.ts';
 import { percentile } from './percentile.ts';
 
 const QUERIES = [

@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startEmbeddedCluster } from '../packages/server/src/db/embedded-cluster.ts';
+import { startEmbeddedCluster } from '@imagegen/db';
 
 /**
  * Vitest global setup: one PostgreSQL cluster for the whole test run. Suites create their own
- * database in it (see packages/server/test/support/test-database.ts). The URL reaches the test workers
+ * database in it (see packages/db/test/support/test-database.ts). The URL reaches the test workers
  * through the environment, which they inherit because they start after this runs.
  *
  * With TEST_DATABASE_URL set, that server is used instead and nothing is started.

@@ -1,11 +1,11 @@
 import { buildOpenApi } from '@imagegen/contract';
 import { type DocsHost, startDocsSite } from '@imagegen/docs/host';
+import { siteLinks } from '@imagegen/docs/site-links';
 import { listSearchEvents, type SearchSettings } from '@imagegen/search';
+import { createTestDatabase, type TestDatabase } from '@imagegen/server/testing';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { siteLinks } from '../../packages/docs/site-links.ts';
-import { createTestDatabase, type TestDatabase } from '../../packages/server/test/support/test-database.ts';
 import { DESKTOP } from '../support/chromium.ts';
 import { BUILD_DIR } from '../support/docs-site.ts';
 import { siteAndBrowser } from '../support/site-and-browser.ts';

@@ -8,8 +8,8 @@ import {
   SEARCH_DEFAULTS,
   type SearchService,
 } from '@imagegen/search';
+import { createTestDatabase, type TestDatabase } from '@imagegen/server/testing';
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
-import { createTestDatabase, type TestDatabase } from '../../packages/server/test/support/test-database.ts';
 import { DESKTOP } from '../support/chromium.ts';
 import { BUILD_DIR } from '../support/docs-site.ts';
 

@@ -1,19 +1,15 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { buildOpenApi } from '@imagegen/contract';
-import { type DocsHost, startDocsHost } from '@imagegen/docs/host';
+import { DOCS_BUILD_DIR, type DocsHost, startDocsHost } from '@imagegen/docs/host';
+import { siteLinks } from '@imagegen/docs/site-links';
+import { analyticsRoutes } from '@imagegen/server';
+import { createTestDatabase, type TestDatabase } from '@imagegen/server/testing';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
-import { siteLinks } from '../../packages/docs/site-links.ts';
-import { analyticsRoutes } from '../../packages/server/src/analytics/analytics-routes.ts';
-import { createTestDatabase, type TestDatabase } from '../../packages/server/test/support/test-database.ts';
 import { DESKTOP } from './chromium.ts';
 
-export const BUILD_DIR = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '../../packages/docs/build',
-);
+export const BUILD_DIR = DOCS_BUILD_DIR;
 
 export interface DocsSite {
   /** The built site, served by the product's docs host on a free loopback port. */

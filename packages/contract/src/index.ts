@@ -1,6 +1,15 @@
 /** What other packages use of the contract; the modules say the rest. */
 export type { Endpoint, RequestPart, StatusOperation, ValidationErrorEntry } from './endpoint.ts';
 export { endpointByPath, endpoints } from './endpoints.ts';
+export {
+  type EsrganChoice,
+  type EsrganScale,
+  type EsrganSize,
+  FACE_CHECKED_FIELDS,
+  NSFW_UNSAFE_RULE,
+  SUPERRESOLUTION_MODEL_MAP,
+  UPSCALER_DEBLUR,
+} from './engine-notes.ts';
 export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
 export { buildOpenApi } from './openapi.ts';
 export { ENTERPRISE_PLANS, PLANS } from './schemas/records.ts';

@@ -6,12 +6,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  type Queryable,
-  type SearchSettings,
-  searchSettingsFromEnv,
-  startDocsSearch,
-} from '@imagegen/search';
+import type { Queryable } from '@imagegen/db';
+import { type SearchSettings, searchSettingsFromEnv, startDocsSearch } from '@imagegen/search';
 import { type DocsHost, startDocsHost } from './docs-host.ts';
 
 /** The Docusaurus build of this package. */

@@ -1,5 +1,4 @@
-import { endpoints } from '@imagegen/contract';
-import { SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from '@imagegen/contract/engine-notes';
+import { endpoints, SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from '@imagegen/contract';
 import {
   DEFAULT_ENGINE_ORDER,
   registersWithoutEngine,

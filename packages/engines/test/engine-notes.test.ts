@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { buildOpenApi } from '@imagegen/contract';
 import {
+  buildOpenApi,
   FACE_CHECKED_FIELDS,
   NSFW_UNSAFE_RULE,
   SUPERRESOLUTION_MODEL_MAP,
-} from '@imagegen/contract/engine-notes';
+} from '@imagegen/contract';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuEngine, FACE_FIELDS, facePreflight, UNSAFE_RULE } from '../src/cpu/index.ts';

@@ -9,9 +9,9 @@
  */
 import { unwatchFile, watchFile } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Queryable } from '@imagegen/db';
 import { loadSearchIndexFile, recordsOfBuild, searchIndexFileOf } from './index-file.ts';
 import { createInsightsStore } from './insights.ts';
-import type { Queryable } from './queryable.ts';
 import { createSearchService, type SearchService } from './search-service.ts';
 import { type SearchSettings, searchSettingsFromEnv } from './search-settings.ts';
 

@@ -8,7 +8,7 @@ export { type DocsSearch, type DocsSearchOptions, startDocsSearch } from './docs
 export { loadSearchIndexFile, recordsOfBuild, searchIndexFileOf } from './index-file.ts';
 export { indexBuiltSite, recordsOfPage } from './indexer.ts';
 export { createInsightsStore, type InsightsStore } from './insights.ts';
-export type { Queryable } from './queryable.ts';
+export { SEARCH_MIGRATIONS } from './migrations.ts';
 export type { DocSearchRecord, SearchIndexFile } from './records.ts';
 export { parseSearchRequest } from './search-request.ts';
 export { createSearchService, type SearchService, type SearchServiceOptions } from './search-service.ts';

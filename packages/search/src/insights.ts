@@ -2,8 +2,9 @@
  * Search insights (Algolia Insights API, `POST /1/events`): view, click and conversion events
  * from the documentation site's search, validated as Algolia does and stored in PostgreSQL.
  */
+
+import type { Queryable } from '@imagegen/db';
 import { AlgoliaError } from './algolia-error.ts';
-import type { Queryable } from './queryable.ts';
 import { isObject } from './search-request.ts';
 import { insertSearchEvents, type SearchEventRow } from './sql/insertSearchEvents.ts';
 

@@ -11,12 +11,12 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
+import { createPool, type Pool, runMigrations } from '@imagegen/db';
 import { loadSearchIndexFile } from './index-file.ts';
 import { createInsightsStore } from './insights.ts';
+import { SEARCH_MIGRATIONS } from './migrations.ts';
 import { createSearchService, type SearchService } from './search-service.ts';
 import type { SearchSettings } from './search-settings.ts';
-import { searchEventsTableExists } from './sql/searchEventsTableExists.ts';
 
 export interface SearchServerOptions {
   /** The index file (packages/docs/build/search-index.json). */
@@ -79,21 +79,18 @@ export async function startSearchServer(options: SearchServerOptions): Promise<S
   };
 }
 
-async function openInsightsPool(url: string): Promise<pg.Pool> {
-  const pool = new pg.Pool({ connectionString: url, max: 4, application_name: 'imagegen-search' });
-  // An idle connection that drops (a database restart) is replaced; without a listener it would crash.
-  pool.on('error', () => {});
+/**
+ * The insights database: its table is created by this package's own migrations, which the
+ * product's migration run also applies, so the service can start on an empty database as well as
+ * on the product's.
+ */
+async function openInsightsPool(url: string): Promise<Pool> {
+  const pool = createPool(url, { max: 4, applicationName: 'imagegen-search' });
   try {
-    if (!(await searchEventsTableExists(pool))) {
-      throw new Error(
-        'the database at DATABASE_URL has no search_events table. Apply the product migrations to it ' +
-          'first (the API applies them when it starts: DATABASE_URL=... npm start), or leave ' +
-          'DATABASE_URL unset to serve searches without insights.',
-      );
-    }
+    await runMigrations(pool, [SEARCH_MIGRATIONS]);
     return pool;
   } catch (error) {
     await pool.end();
-    throw error;
+    throw new Error(`the insights database at DATABASE_URL is not usable: ${(error as Error).message}`);
   }
 }

@@ -1,4 +1,4 @@
-import { FACE_CHECKED_FIELDS } from '@imagegen/contract/engine-notes';
+import { FACE_CHECKED_FIELDS } from '@imagegen/contract';
 import { EngineInputError, type EngineJob, type Preflight } from '../engine.ts';
 import { findFaces } from './face-detection.ts';
 import { acquirePool, type InferencePool } from './inference-pool.ts';

@@ -7,10 +7,10 @@ import {
   SUPERRESOLUTION_MODEL_MAP as CONTRACT_MODEL_MAP,
   type EsrganChoice,
   type EsrganScale,
-} from '@imagegen/contract/engine-notes';
+} from '@imagegen/contract';
 
-export type { EsrganChoice, EsrganScale, EsrganSize } from '@imagegen/contract/engine-notes';
-export { UPSCALER_DEBLUR } from '@imagegen/contract/engine-notes';
+export type { EsrganChoice, EsrganScale, EsrganSize } from '@imagegen/contract';
+export { UPSCALER_DEBLUR } from '@imagegen/contract';
 
 /** Keyed by any string, so a request's `model_name` (a hash, too) can be looked up directly. */
 export const SUPERRESOLUTION_MODEL_MAP: Readonly<Record<string, EsrganChoice | undefined>> =

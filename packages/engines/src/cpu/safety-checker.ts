@@ -1,4 +1,4 @@
-import { NSFW_UNSAFE_RULE } from '@imagegen/contract/engine-notes';
+import { NSFW_UNSAFE_RULE } from '@imagegen/contract';
 import sharp from 'sharp';
 import type { OutputImage, SafetyChecker, SafetyVerdict } from '../engine.ts';
 import { acquirePool, type InferencePool, releasePool } from './inference-pool.ts';

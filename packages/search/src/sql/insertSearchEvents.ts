@@ -1,4 +1,4 @@
-import type { Queryable } from '../queryable.ts';
+import type { Queryable } from '@imagegen/db';
 
 export interface SearchEventRow {
   event_type: 'view' | 'click' | 'conversion';

@@ -1,4 +1,4 @@
-import type { Queryable } from '../queryable.ts';
+import type { Queryable } from '@imagegen/db';
 
 export interface StoredSearchEvent {
   event_type: string;

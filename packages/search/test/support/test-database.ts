@@ -1,3 +1,9 @@
-// Insights live in the product's database: a suite's database carries the product's migrations,
-// which the API package owns, so this package's tests use the API's test database.
-export { createTestDatabase, type TestDatabase } from '../../../server/test/support/test-database.ts';
+import { createTestDatabase as createDatabase, type TestDatabase } from '@imagegen/db/testing';
+import { SEARCH_MIGRATIONS } from '../../src/migrations.ts';
+
+export type { TestDatabase };
+
+/** A suite's own database with the insights table (or none, with `migrate: false`). */
+export function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  return createDatabase({ migrations: options.migrate === false ? [] : [SEARCH_MIGRATIONS] });
+}

@@ -1,5 +1,5 @@
+import type { Queryable } from '@imagegen/db';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { Queryable } from '../db/pool.ts';
 import { EventRateLimiter } from './event-rate-limiter.ts';
 import { type AnalyticsEventRow, insertAnalyticsEvents } from './sql/insertAnalyticsEvents.ts';
 

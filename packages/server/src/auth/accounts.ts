@@ -1,4 +1,4 @@
-import { inTransaction, type Pool, type Queryable } from '../db/pool.ts';
+import { inTransaction, type Pool, type Queryable } from '@imagegen/db';
 import { newWebhookSecret } from '../webhooks/webhook-signing.ts';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyPrefix } from './api-key.ts';
 import { isPlan, type Plan } from './plans.ts';

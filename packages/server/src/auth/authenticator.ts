@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 import { hashApiKey } from './api-key.ts';
 import { isEnterprisePlan } from './plans.ts';
 import { findOwnerByKeyHash } from './sql/findOwnerByKeyHash.ts';

@@ -1,4 +1,6 @@
 /** The CLI's commands (main.ts parses the command line and opens the database). */
+
+import { isUuid, type Pool } from '@imagegen/db';
 import { createApiKey, createOwner, setSubscription } from '../auth/accounts.ts';
 import { isPlan, PLANS, type Plan } from '../auth/plans.ts';
 import { currentSubscription } from '../auth/sql/currentSubscription.ts';
@@ -8,8 +10,6 @@ import { listOwners } from '../auth/sql/listOwners.ts';
 import { listServers } from '../auth/sql/listServers.ts';
 import { revokeApiKeys } from '../auth/sql/revokeApiKeys.ts';
 import { upsertServer } from '../auth/sql/upsertServer.ts';
-import type { Pool } from '../db/pool.ts';
-import { isUuid } from '../db/uuid.ts';
 
 export const USAGE = `usage: npm run --silent cli -- <command> [options]
 

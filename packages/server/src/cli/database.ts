@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createPool, type EmbeddedCluster, type Pool, startEmbeddedCluster } from '@imagegen/db';
 import pg from 'pg';
-import { type EmbeddedCluster, startEmbeddedCluster } from '../db/embedded-cluster.ts';
 import { migrate } from '../db/migrate.ts';
-import { createPool, type Pool } from '../db/pool.ts';
 
 /** The product's database inside the bundled cluster (the cluster's `postgres` db stays empty). */
 const DATABASE_NAME = 'imagegen';

@@ -5,11 +5,12 @@
  * DOCS_PORT (3000); the root `prestart` script builds the site when a fresh clone has no build. SIGINT/SIGTERM drain: running tasks finish or are released for another
  * worker, in-flight requests are answered, nothing acknowledged is lost.
  */
+
+import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
 import { setUpEngines } from '@imagegen/engines/engine-setup';
 import { createOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
-import { createPool, type Pool } from '../db/pool.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
 import { withStoredFiles } from '../fetch/stored-files.ts';
 import { buildApi } from '../http/api-app.ts';

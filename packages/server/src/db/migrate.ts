@@ -1,49 +1,18 @@
-import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Pool } from './pool.ts';
+import { type Pool, runMigrations } from '@imagegen/db';
+import { SEARCH_MIGRATIONS } from '@imagegen/search';
 
-const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
-// Any constant works; it only has to be the same for every process migrating this database.
-const MIGRATION_LOCK = 7_315_201;
+/** The API's own tables: accounts, tasks, webhooks, analytics (numbered .sql files, never edited). */
+const API_MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 /**
- * Applies the numbered `.sql` files of ./migrations in name order, each in its own transaction,
- * and records them in `schema_migrations`. A session advisory lock lets several API processes and
- * workers start at once against one database. Landed files are never edited: add a new one.
+ * Every table of the product, in one numbered order: the API's, and the docs search's insights
+ * (which the search package owns, so it can run alone). Every process that opens the product's
+ * database applies them; the runner's lock lets several start at once.
  */
-export async function migrate(pool: Pool): Promise<string[]> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((name) => /^\d{4}_.+\.sql$/.test(name)).sort();
-  const client = await pool.connect();
-  const applied: string[] = [];
-  try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS schema_migrations (
-         name text PRIMARY KEY,
-         applied_at timestamptz NOT NULL DEFAULT now()
-       )`,
-    );
-    const done = new Set(
-      (await client.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name),
-    );
-    for (const name of files) {
-      if (done.has(name)) continue;
-      const sql = await readFile(path.join(MIGRATIONS_DIR, name), 'utf8');
-      try {
-        await client.query('BEGIN');
-        await client.query(sql);
-        await client.query('INSERT INTO schema_migrations (name) VALUES ($1)', [name]);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw new Error(`migration ${name} failed: ${(error as Error).message}`);
-      }
-      applied.push(name);
-    }
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
-    client.release();
-  }
-  return applied;
+export const PRODUCT_MIGRATIONS: readonly string[] = [API_MIGRATIONS, SEARCH_MIGRATIONS];
+
+export function migrate(pool: Pool): Promise<string[]> {
+  return runMigrations(pool, PRODUCT_MIGRATIONS);
 }

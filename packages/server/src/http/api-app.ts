@@ -1,8 +1,8 @@
 import { buildOpenApi, endpoints, parseJsonBody } from '@imagegen/contract';
+import type { Pool } from '@imagegen/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import { analyticsRoutes } from '../analytics/analytics-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import type { Pool } from '../db/pool.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../fetch/image-fetcher.ts';
 import { TaskStatusReader } from '../tasks/index.ts';
 import type { BlobStore } from '../tasks/types.ts';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { inTransaction } from '../db/pool.ts';
+import { inTransaction } from '@imagegen/db';
 import { holdLease, SHUTDOWN } from './attempt-lease.ts';
 import { ownerPool, SHARED_POOL } from './routing.ts';
 import { runTask, type TaskOutcome } from './run-task.ts';

@@ -1,5 +1,4 @@
-import type { Queryable } from '../db/pool.ts';
-import { isUuid } from '../db/uuid.ts';
+import { isUuid, type Queryable } from '@imagegen/db';
 import { getTaskForOwner as selectTaskForOwner } from './sql/getTaskForOwner.ts';
 import { listBatchTasks } from './sql/listBatchTasks.ts';
 import { toTaskRecord } from './sql/task-row.ts';

@@ -1,5 +1,5 @@
+import type { Queryable } from '@imagegen/db';
 import { ENTERPRISE_PLANS, isEnterprisePlan } from '../auth/plans.ts';
-import type { Queryable } from '../db/pool.ts';
 import { SubmitRefusedError } from './refusal.ts';
 import { getRoutingFacts } from './sql/getRoutingFacts.ts';
 

@@ -1,5 +1,5 @@
+import { inTransaction, type PoolClient } from '@imagegen/db';
 import { EngineInputError } from '@imagegen/engines';
-import { inTransaction, type PoolClient } from '../db/pool.ts';
 import { downloadUrl } from '../storage/blob-keys.ts';
 import { LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
 import { settleModel } from './models/sql/settleModel.ts';

@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { Pool, PoolClient, Queryable } from '../db/pool.ts';
+import type { Pool, PoolClient, Queryable } from '@imagegen/db';
 import { allocateOutputKeys, downloadUrl } from '../storage/blob-keys.ts';
 import { Batcher, type Pending } from './batcher.ts';
 import { resolveRoute } from './routing.ts';

@@ -1,5 +1,4 @@
-import { type Listener, listen } from '../db/listen.ts';
-import type { Pool } from '../db/pool.ts';
+import { type Listener, listen, type Pool } from '@imagegen/db';
 import { notifyTasks } from './sql/notifyTasks.ts';
 
 /**

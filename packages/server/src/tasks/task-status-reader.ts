@@ -1,5 +1,4 @@
-import type { Queryable } from '../db/pool.ts';
-import { isUuid } from '../db/uuid.ts';
+import { isUuid, type Queryable } from '@imagegen/db';
 import { Batcher, type Pending } from './batcher.ts';
 import { getTaskStatusesByIds, type TaskStatusRow } from './sql/getTaskStatusesByIds.ts';
 import type { TaskRecord } from './types.ts';

@@ -1,6 +1,6 @@
+import type { Pool, PoolClient } from '@imagegen/db';
 import type { Preflight, SafetyChecker } from '@imagegen/engines';
 import type { EngineRegistry } from '@imagegen/engines/registry';
-import type { Pool, PoolClient } from '../db/pool.ts';
 import type { ImageFetcher } from '../fetch/image-fetcher.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 

@@ -1,5 +1,4 @@
-import { listen } from '../db/listen.ts';
-import type { Pool } from '../db/pool.ts';
+import { listen, type Pool } from '@imagegen/db';
 import type { AddressPolicy } from '../fetch/address-policy.ts';
 import { GuardError, guardedFetch, type Resolver } from '../fetch/ssrf-guard.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry-schedule.ts';

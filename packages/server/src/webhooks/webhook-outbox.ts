@@ -1,4 +1,4 @@
-import type { PoolClient } from '../db/pool.ts';
+import type { PoolClient } from '@imagegen/db';
 import { insertDelivery } from './sql/insertDelivery.ts';
 
 export interface WebhookMessage {

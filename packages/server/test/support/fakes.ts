@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import type { Pool } from '@imagegen/db';
 import type { Engine, EngineJob, InputImage, OutputImage, RunContext } from '@imagegen/engines';
 import sharp from 'sharp';
 import { createOwner as createAccount } from '../../src/auth/accounts.ts';
 import type { Plan } from '../../src/auth/plans.ts';
-import type { Pool } from '../../src/db/pool.ts';
 import type { BlobStore, ImageFetcher } from '../../src/tasks/index.ts';
 
 /** An owner with a subscription (and a key the queue tests do not use); answers the owner id. */

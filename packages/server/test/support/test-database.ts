@@ -1,46 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { migrate } from '../../src/db/migrate.ts';
-import { createPool, type Pool } from '../../src/db/pool.ts';
+import { createTestDatabase as createDatabase, type TestDatabase } from '@imagegen/db/testing';
+import { PRODUCT_MIGRATIONS } from '../../src/db/migrate.ts';
 
-export interface TestDatabase {
-  /** Connection string of this suite's own database. */
-  readonly url: string;
-  readonly pool: Pool;
-  drop(): Promise<void>;
-}
+export type { TestDatabase };
 
-/**
- * A fresh, migrated database for one test suite, in the cluster the run's global setup started
- * (TEST_DATABASE_URL). Suites never share tables, so they can run in parallel.
- */
-export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
-  const adminUrl = process.env.TEST_DATABASE_URL;
-  if (!adminUrl) throw new Error('TEST_DATABASE_URL is unset: run tests through vitest (root config)');
-  const name = `test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client(adminUrl);
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const pool = createPool(url.toString(), { max: 10, applicationName: name });
-  if (options.migrate !== false) await migrate(pool);
-  return {
-    url: url.toString(),
-    pool,
-    async drop() {
-      await pool.end();
-      const client = new pg.Client(adminUrl);
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
+/** A suite's own database with the product's tables (or none, with `migrate: false`). */
+export function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  return createDatabase({ migrations: options.migrate === false ? [] : PRODUCT_MIGRATIONS });
 }

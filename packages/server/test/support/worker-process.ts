@@ -3,8 +3,8 @@
  * hangs inside the engine after printing `RUNNING <task id>`, until it is killed.
  */
 
+import { createPool } from '@imagegen/db';
 import { createEngineRegistry } from '@imagegen/engines/registry';
-import { createPool } from '../../src/db/pool.ts';
 import { startWorker } from '../../src/tasks/index.ts';
 import { FakeBlobStore, FakeImageFetcher, fakeEngine } from './fakes.ts';
 

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { inTransaction } from '@imagegen/db';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { inTransaction } from '../../src/db/pool.ts';
 import {
   DEFAULT_RETRY_POLICY,
   type RetryPolicy,

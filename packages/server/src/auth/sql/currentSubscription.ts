@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 import type { SubscriptionRow } from './insertSubscription.ts';
 
 /** The owner's newest subscription (active first), or null. */

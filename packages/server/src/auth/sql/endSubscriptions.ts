@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /** Cancels the owner's active subscriptions, so a new one becomes the current one alone. */
 export async function endSubscriptions(db: Queryable, ownerId: string): Promise<number> {

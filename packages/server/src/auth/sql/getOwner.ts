@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 import type { OwnerRow } from './insertOwner.ts';
 
 export async function getOwner(db: Queryable, ownerId: string): Promise<OwnerRow | null> {

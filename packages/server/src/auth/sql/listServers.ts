@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 import type { ServerRow } from './upsertServer.ts';
 
 export async function listServers(db: Queryable): Promise<ServerRow[]> {

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /** Revokes the owner's unrevoked keys whose prefix starts with `prefix` (all of them for ''). */
 export async function revokeApiKeys(db: Queryable, ownerId: string, prefix: string): Promise<number> {

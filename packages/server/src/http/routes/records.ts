@@ -1,9 +1,8 @@
 import type { Endpoint } from '@imagegen/contract';
+import { isUuid, type Pool } from '@imagegen/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentSubscription } from '../../auth/sql/currentSubscription.ts';
 import { getOwner } from '../../auth/sql/getOwner.ts';
-import type { Pool } from '../../db/pool.ts';
-import { isUuid } from '../../db/uuid.ts';
 import {
   toImageInfo,
   toUserImage,

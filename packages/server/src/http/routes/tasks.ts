@@ -1,6 +1,6 @@
 import type { Endpoint } from '@imagegen/contract';
+import type { Pool } from '@imagegen/db';
 import type { FastifyInstance } from 'fastify';
-import type { Pool } from '../../db/pool.ts';
 import {
   SubmitRefusedError,
   submitModelTask,

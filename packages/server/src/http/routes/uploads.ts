@@ -1,8 +1,8 @@
 import multipart from '@fastify/multipart';
 import type { Endpoint, ValidationErrorEntry } from '@imagegen/contract';
+import type { Pool } from '@imagegen/db';
 import type { InputImage } from '@imagegen/engines';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Pool } from '../../db/pool.ts';
 import { DEFAULT_MAX_IMAGE_BYTES, InputFetchError, inspectImage } from '../../fetch/image-fetcher.ts';
 import { insertUpload } from '../../records/sql/insertUpload.ts';
 import { downloadUrl, extensionFor, newBlobKeys } from '../../storage/blob-keys.ts';

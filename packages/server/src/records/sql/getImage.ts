@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 import { IMAGE_COLUMNS, type ImageRow } from './image-row.ts';
 
 export async function getImage(db: Queryable, ownerId: string, imageId: string): Promise<ImageRow | null> {

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 import { IMAGE_COLUMNS, type ImageRow } from './image-row.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { inTransaction, type Pool, type PoolClient } from '../../db/pool.ts';
+import { inTransaction, type Pool, type PoolClient } from '@imagegen/db';
 import { SubmitRefusedError } from '../refusal.ts';
 import { queueTaskIn } from '../submit.ts';
 import { announceTasks } from '../task-notifications.ts';

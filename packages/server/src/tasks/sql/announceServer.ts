@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /**
  * A worker serving a server id says it is alive and learns whose server it is. A server nobody

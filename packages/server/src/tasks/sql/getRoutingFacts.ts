@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 export interface RoutingFacts {
   /** The plan of the owner's newest active subscription, or null. */

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 import { TASK_COLUMNS, type TaskRow } from './task-row.ts';
 
 /** One task, only if it belongs to the owner: another owner's id reads exactly like a missing one. */

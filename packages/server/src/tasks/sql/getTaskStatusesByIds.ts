@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 import type { TaskKind, TaskResult, TaskState } from '../types.ts';
 
 /** What a status answer needs of a task (tasks/status-body.ts), and no more. */

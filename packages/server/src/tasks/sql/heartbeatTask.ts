@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /** Renews the lease and stores progress; false when the lease was lost (reclaimed by another). */
 export async function heartbeatTask(

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /** The owner's image records (ImageInfo / UserImage), one per stored output of a task. */
 export async function insertImages(

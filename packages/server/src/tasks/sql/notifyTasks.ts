@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /**
  * Wakes the workers listening on imagegen_tasks. The transaction of this statement carries

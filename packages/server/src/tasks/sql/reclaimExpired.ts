@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 import { TASKS_DOT_COLUMNS, type TaskRow } from './task-row.ts';
 
 /**

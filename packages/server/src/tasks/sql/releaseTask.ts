@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /**
  * Gives a running task back to the queue at shutdown, for another worker at once; the interrupted

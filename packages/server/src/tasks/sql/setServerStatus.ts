@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /** A server's worker stopped (`offline`); the next start announces it `online` again. */
 export async function setServerStatus(

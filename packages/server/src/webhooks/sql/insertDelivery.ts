@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /** Adds a delivery to the outbox and wakes the dispatchers when the transaction commits. */
 export async function insertDelivery(

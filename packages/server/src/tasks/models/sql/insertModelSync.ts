@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /**
  * Records that a model is synced to a destination: one of the owner's servers (`any` for all of

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 import { MODEL_COLUMNS, type ModelRow } from './model-row.ts';
 
 /** The owner's models that did not fail to load, newest first. */

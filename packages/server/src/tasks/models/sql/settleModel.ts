@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../db/pool.ts';
+import type { Queryable } from '@imagegen/db';
 
 /**
  * The model row a load_model or train_model task registered becomes ready (or failed). An engine

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listen } from '../../src/db/listen.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { listen } from '../src/listen.ts';
+import { createTestDatabase, type TestDatabase } from './support/test-database.ts';
 
 const CHANNEL = 'listen_test';
 
 describe('listening on a pooled connection', () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase({ migrate: false });
+    db = await createTestDatabase();
   });
   afterAll(() => db.drop());
 

@@ -2,14 +2,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSearchService, indexBuiltSite, SEARCH_DEFAULTS } from '@imagegen/search';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOCS_BUILD_DIR } from '../host/index.ts';
 import {
   createHostsCache,
   createSearchClient,
   parseHosts,
   SEARCH_TIMEOUTS,
   type SearchHost,
-} from '../../packages/docs/src/theme/SearchBar/search-client.ts';
-import { SITE_DIR } from './search-site.ts';
+} from '../src/theme/SearchBar/search-client.ts';
 
 /**
  * The site's search client (algoliasearch 5's lite client with our hosts and timeouts) against
@@ -47,7 +47,7 @@ describe('search client hosts', () => {
   let refusedHost: SearchHost;
 
   beforeAll(async () => {
-    const { records } = await indexBuiltSite({ buildDir: SITE_DIR });
+    const { records } = await indexBuiltSite({ buildDir: DOCS_BUILD_DIR });
     const service = createSearchService({ records, ...SEARCH_DEFAULTS });
     healthy = await listen(() => (req, res) => {
       service.handle(req, res);

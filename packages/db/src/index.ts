@@ -1,0 +1,21 @@
+/**
+ * PostgreSQL, as every part of imagegen uses it: one kind of pool, one migration runner (each
+ * package that owns tables passes its own folder of numbered .sql files), one LISTEN helper, and
+ * the bundled cluster `npm start` and the tests run when no DATABASE_URL is given.
+ */
+export {
+  type EmbeddedCluster,
+  type EmbeddedClusterOptions,
+  startEmbeddedCluster,
+} from './embedded-cluster.ts';
+export { type Listener, listen } from './listen.ts';
+export { runMigrations } from './migrate.ts';
+export {
+  createPool,
+  inTransaction,
+  type Pool,
+  type PoolClient,
+  type PoolOptions,
+  type Queryable,
+} from './pool.ts';
+export { isUuid } from './uuid.ts';

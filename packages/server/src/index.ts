@@ -1,0 +1,14 @@
+/**
+ * @imagegen/server: the API and the queue worker, and `npm start` (src/cli/start.ts), which runs
+ * them with the docs site in one process. What other parts of the repository (benchmarks, browser
+ * tests) build on; everything else is internal.
+ */
+export { analyticsRoutes } from './analytics/analytics-routes.ts';
+export { createOwner } from './auth/accounts.ts';
+export { createAuthenticator } from './auth/authenticator.ts';
+export { migrate, PRODUCT_MIGRATIONS } from './db/migrate.ts';
+export { createImageFetcher } from './fetch/image-fetcher.ts';
+export { type ApiOptions, buildApi } from './http/api-app.ts';
+export type { BlobStore } from './storage/blob-store.ts';
+export { LocalBlobStore } from './storage/local-blob-store.ts';
+export { startWorker, submitTask, type WorkerOptions } from './tasks/index.ts';
