@@ -232,7 +232,3 @@ function cleanText(text: string): string {
       .trim()
   );
 }
-
-export function levelsOf(record: DocSearchRecord): string[] {
-  return LEVELS.map((level) => record.hierarchy[level] ?? '');
-}

@@ -8,8 +8,8 @@ import { AlgoliaError } from './algolia-error.ts';
 import type { SearchParams } from './search-index.ts';
 
 export const MAX_QUERY_LENGTH = 64;
-export const MAX_HITS_PER_PAGE = 100;
-export const MAX_PAGE = 1000;
+const MAX_HITS_PER_PAGE = 100;
+const MAX_PAGE = 1000;
 export const MAX_REQUESTS = 50;
 const MAX_TAG_LENGTH = 64;
 

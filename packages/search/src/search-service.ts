@@ -19,7 +19,7 @@ import type { DocSearchRecord } from './records.ts';
 import { SearchIndex } from './search-index.ts';
 import { isObject, MAX_REQUESTS, parseSearchRequest } from './search-request.ts';
 
-export const MAX_BODY_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = 64 * 1024;
 
 export interface SearchServiceOptions {
   records: DocSearchRecord[];

@@ -8,7 +8,7 @@
 /** Letters and digits; '_' joins words as Algolia's separatorsToIndex '_' (DocSearch's setting). */
 const WORD = /[\p{L}\p{N}]+(?:_+[\p{L}\p{N}]+)*/gu;
 
-export function tokenize(text: string): string[] {
+function tokenize(text: string): string[] {
   return (text.toLowerCase().match(WORD) ?? []) as string[];
 }
 
@@ -144,7 +144,7 @@ export class QueryMatcher implements WordMatcher {
 }
 
 /** Algolia's ignorePlurals, for English: 'controlnet' finds 'controlnets' and back. */
-export function isPlural(word: string, q: string): boolean {
+function isPlural(word: string, q: string): boolean {
   return word === `${q}s` || word === `${q}es` || q === `${word}s` || q === `${word}es`;
 }
 
@@ -161,7 +161,7 @@ function better(a: WordMatch, b: WordMatch): boolean {
 }
 
 /** Levenshtein distance (as MiniSearch's fuzzy search counts it), or limit + 1 once it is exceeded. */
-export function boundedDistance(a: string, b: string, limit: number): number {
+function boundedDistance(a: string, b: string, limit: number): number {
   if (Math.abs(a.length - b.length) > limit) return limit + 1;
   const rows = a.length + 1;
   const cols = b.length + 1;

@@ -8,7 +8,7 @@
 import type { ClientModule } from '@docusaurus/types';
 import { runtimeSettings } from './runtime-settings.ts';
 
-export function pageViewEvent(path: string, referrer: string | null) {
+function pageViewEvent(path: string, referrer: string | null) {
   return { type: 'page_view', path, referrer, occurred_at: new Date().toISOString() };
 }
 

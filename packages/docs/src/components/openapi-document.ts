@@ -129,7 +129,7 @@ function variants(schema: JsonSchema): JsonSchema[] {
   return list ? list.flatMap(variants) : [s];
 }
 
-export function typeLabel(schema: JsonSchema): string {
+function typeLabel(schema: JsonSchema): string {
   const labels = variants(schema).map((v) => {
     if (v.const !== undefined) return JSON.stringify(v.const);
     const types = Array.isArray(v.type) ? v.type : v.type ? [v.type] : [];
@@ -151,7 +151,7 @@ function num(n: number): string {
 }
 
 /** "> 0, ≤ 4" style bounds, including those of list items ("each > -10, ≤ 10"). */
-export function boundsLabel(schema: JsonSchema): string {
+function boundsLabel(schema: JsonSchema): string {
   const parts: string[] = [];
   for (const v of variants(schema)) {
     const own: string[] = [];
@@ -172,7 +172,7 @@ export function boundsLabel(schema: JsonSchema): string {
   return [...new Set(parts)].join('; ');
 }
 
-export function allowedLabel(schema: JsonSchema): string {
+function allowedLabel(schema: JsonSchema): string {
   const values: string[] = [];
   for (const v of variants(schema)) {
     if (v.enum) values.push(...v.enum.map(String));

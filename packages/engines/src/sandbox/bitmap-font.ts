@@ -121,7 +121,7 @@ const LOOK_ALIKES: Readonly<Record<string, string>> = {
 };
 
 /** The five column bytes of a character's glyph. */
-export function glyphColumns(char: string): readonly number[] {
+function glyphColumns(char: string): readonly number[] {
   const mapped = LOOK_ALIKES[char] ?? char;
   let code = mapped.length === 1 ? mapped.charCodeAt(0) : 0;
   if (code < 0x20 || code > 0x7e) code = 0x3f; // '?'

@@ -5,8 +5,8 @@ import { type AnalyticsEventRow, insertAnalyticsEvents } from './sql/insertAnaly
 
 export const ANALYTICS_PATH = '/analytics/v1/events';
 /** A page view is ~200 bytes; a batch of the most events allowed fits well inside this. */
-export const ANALYTICS_BODY_LIMIT = 8 * 1024;
-export const MAX_EVENTS_PER_REQUEST = 20;
+const ANALYTICS_BODY_LIMIT = 8 * 1024;
+const MAX_EVENTS_PER_REQUEST = 20;
 const MAX_TEXT = 2048;
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -1,6 +1,7 @@
 /** The CLI's commands (main.ts parses the command line and opens the database). */
 
 import { isUuid, type Pool } from '@imagegen/db';
+import { countPageViews } from '../analytics/sql/countPageViews.ts';
 import { createApiKey, createOwner, setSubscription } from '../auth/accounts.ts';
 import { isPlan, PLANS, type Plan } from '../auth/plans.ts';
 import { currentSubscription } from '../auth/sql/currentSubscription.ts';
@@ -22,6 +23,7 @@ export const USAGE = `usage: npm run --silent cli -- <command> [options]
   servers add --id SERVER_ID [--owner OWNER_ID]           routing target; with --owner an enterprise server
   servers list
   servers remove --id SERVER_ID
+  analytics page-views [--days 7] [--limit 50]             the documentation pages viewed most
 
 Plans: ${PLANS.join(', ')} (EP plans are enterprise: they may route with server_id).
 Add --json for machine-readable output. Database: DATABASE_URL, else the bundled one under IMAGEGEN_DATA_DIR.`;
@@ -29,6 +31,15 @@ Add --json for machine-readable output. Database: DATABASE_URL, else the bundled
 export class UsageError extends Error {}
 
 export type Options = Record<string, string | boolean | undefined>;
+
+/** A positive whole number option, or its default. */
+function count(options: Options, name: string, fallback: number): number {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} takes a whole number above 0`);
+  return n;
+}
 
 function required(options: Options, name: string): string {
   const value = options[name];
@@ -143,6 +154,20 @@ export async function runCommand(
       const removed = await deleteServer(pool, required(options, 'id'));
       if (!removed) throw new UsageError(`no server ${options.id}`);
       return { json: { removed: options.id }, text: `removed server ${options.id}` };
+    }
+    case 'analytics page-views': {
+      const days = count(options, 'days', 7);
+      const views = await countPageViews(
+        pool,
+        new Date(Date.now() - days * 86_400_000),
+        count(options, 'limit', 50),
+      );
+      return {
+        json: views,
+        text:
+          views.map((v) => `${String(v.views).padStart(7)}  ${v.path}`).join('\n') ||
+          `no page views in ${days} days`,
+      };
     }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');

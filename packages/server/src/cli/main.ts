@@ -19,6 +19,8 @@ async function main(): Promise<number> {
       id: { type: 'string' },
       'pod-id': { type: 'string' },
       'period-end': { type: 'string' },
+      days: { type: 'string' },
+      limit: { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

@@ -38,7 +38,7 @@ export class InputFetchError extends Error {
 }
 
 export const DEFAULT_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
-export const DEFAULT_MAX_PIXELS = 50_000_000;
+const DEFAULT_MAX_PIXELS = 50_000_000;
 
 export function createImageFetcher(options: ImageFetcherOptions = {}): ImageFetcher {
   checkRanges(options.allowedRanges ?? []);

@@ -21,7 +21,7 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address it has. Injected in tests; DNS otherwise. */
 export type Resolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
 
-export const systemResolver: Resolver = async (hostname) =>
+const systemResolver: Resolver = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((a) => ({
     address: a.address,
     family: a.family === 6 ? 6 : 4,
@@ -69,8 +69,8 @@ export class GuardError extends Error {
   }
 }
 
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-export const DEFAULT_TOTAL_TIMEOUT_MS = 30_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_TOTAL_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 

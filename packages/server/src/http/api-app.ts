@@ -16,7 +16,7 @@ import { registerTaskEndpoint } from './routes/tasks.ts';
 import { registerUploadEndpoint } from './routes/uploads.ts';
 
 /** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
-export const JSON_BODY_LIMIT = 1024 * 1024;
+const JSON_BODY_LIMIT = 1024 * 1024;
 
 export interface ApiOptions {
   pool: Pool;

@@ -17,7 +17,7 @@ export function allocateOutputKeys(count: number, filePrefix: unknown, extension
 }
 
 /** file_prefix as a file-name fragment: path separators and odd characters cannot reach a key. */
-export function safeFilePrefix(filePrefix: unknown): string {
+function safeFilePrefix(filePrefix: unknown): string {
   if (typeof filePrefix !== 'string') return '';
   return filePrefix
     .replace(/[^A-Za-z0-9._-]+/g, '_')

@@ -153,6 +153,10 @@ describe('npm start and the CLI', () => {
     });
     const revoked = await cli('keys', 'revoke', '--owner', owner.owner_id);
     expect(revoked.revoked).toBe(2);
+    // The page view the docs test above sent through the API.
+    expect(await cli('analytics', 'page-views', '--days', '1')).toEqual([
+      { path: '/Introduction/getting-started', views: 1 },
+    ]);
   });
 
   it('refuses an unknown plan with a clear message and exit status 2', async () => {

@@ -12,7 +12,7 @@ import type { InsightsEvent, LiteClient } from './search-client.ts';
 import type { StoredHit, StoredSearches } from './stored-searches.ts';
 
 export const MAX_QUERY_LENGTH = 64;
-export const STALL_THRESHOLD_MS = 300;
+const STALL_THRESHOLD_MS = 300;
 const SUGGESTIONS = 3;
 const VIEW_DELAY_MS = 400;
 

@@ -1,6 +1,6 @@
 /** Search hits as the modal shows them: grouped by page, in ranking order, at most 5 per group. */
 export const HITS_PER_PAGE = 20;
-export const HITS_PER_GROUP = 5;
+const HITS_PER_GROUP = 5;
 
 export interface Highlighted {
   value: string;
@@ -23,7 +23,7 @@ export interface HitGroup {
   hits: SearchHit[];
 }
 
-export function pageOf(url: string): string {
+function pageOf(url: string): string {
   const hash = url.indexOf('#');
   return hash < 0 ? url : url.slice(0, hash);
 }
@@ -96,6 +96,6 @@ export function pathText(hit: SearchHit): string {
   return above.length > 0 ? above.join(' › ') : (hit.hierarchy.lvl0 ?? '');
 }
 
-export function escapeText(text: string): string {
+function escapeText(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -36,7 +36,7 @@ export function parseHosts(configured: readonly string[] | undefined, origin: st
   });
 }
 
-export function hostUrl(host: SearchHost): string {
+function hostUrl(host: SearchHost): string {
   return `${host.protocol}://${host.url}${host.port ? `:${host.port}` : ''}`;
 }
 

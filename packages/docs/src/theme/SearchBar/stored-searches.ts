@@ -13,9 +13,9 @@ export interface StoredHit {
   hierarchy: Record<string, string | null>;
 }
 
-export const RECENT_LIMIT = 7;
-export const RECENT_LIMIT_WITH_FAVORITES = 4;
-export const FAVORITE_LIMIT = 10;
+const RECENT_LIMIT = 7;
+const RECENT_LIMIT_WITH_FAVORITES = 4;
+const FAVORITE_LIMIT = 10;
 
 export interface StoredSearches {
   recent(): StoredHit[];
@@ -28,10 +28,10 @@ export interface StoredSearches {
   removeFavorite(hit: StoredHit): void;
 }
 
-export function recentKey(indexName: string): string {
+function recentKey(indexName: string): string {
   return `__DOCSEARCH_RECENT_SEARCHES__${indexName}`;
 }
-export function favoriteKey(indexName: string): string {
+function favoriteKey(indexName: string): string {
   return `__DOCSEARCH_FAVORITE_SEARCHES__${indexName}`;
 }
 
