@@ -4,7 +4,7 @@ import { siteAndBrowser } from '../support/site-and-browser.ts';
 
 const env = siteAndBrowser(startDocsSite);
 
-describe('error states of spec section 8', () => {
+describe('the error states: a failed page load, a crash, an unknown route', () => {
   it('shows "This page crashed." when a page throws while rendering, and Try again renders it', async () => {
     const context = await env.site.newContext(env.browser);
     // A render-time failure, injected without touching the product: while the flag is set, the
@@ -70,7 +70,7 @@ describe('error states of spec section 8', () => {
     await alert.waitFor();
     expect(await alert.textContent()).toMatch(/chunk/i);
     expect(new URL(page.url()).pathname).toBe('/Introduction/getting-started');
-    // The spec's behaviour, not a full reload: the page state survived and a warning was logged.
+    // The promised behaviour, not a full reload: the page state survived and a warning was logged.
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(
       true,
     );

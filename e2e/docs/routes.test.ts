@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startDocsSite } from '../support/docs-site.ts';
 import { siteAndBrowser } from '../support/site-and-browser.ts';
 
-/** Every route of spec section 2 with the title its page carries, spelled exactly as the spec does. */
+/** Every route of the site with the title its page carries, spelled exactly as the site's paths are. */
 const ROUTES: [string, string][] = [
   ['/', 'Introduction'],
   ['/guide', 'Guides'],
@@ -87,7 +87,7 @@ function titleOf(html: string): string | undefined {
 
 const env = siteAndBrowser(startDocsSite);
 
-describe('the routes of spec section 2', () => {
+describe('the routes of the site', () => {
   it('answer every listed route with its page and title', async () => {
     const wrong: string[] = [];
     for (const [route, title] of ROUTES) {

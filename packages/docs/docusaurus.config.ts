@@ -9,8 +9,8 @@ const links = siteLinks();
 
 /**
  * Docusaurus reloads the whole page when a route's chunks fail to load during client navigation.
- * The spec wants the lazy page to show the error and a Retry button instead, so this plugin swaps
- * core's PendingNavigation (not a theme component, hence not swizzlable) for ours, which differs
+ * The site shows the error and a Retry button instead, so this plugin swaps core's
+ * PendingNavigation (not a theme component, hence not swizzlable) for ours, which differs
  * only in that failure branch.
  */
 function retryableNavigation(): Plugin {
@@ -65,8 +65,8 @@ function schemaStylesStayOnSchemaPage(): Plugin {
 
 /**
  * The classic theme's inline colour-mode script picks dark only when the system says dark, so a
- * system with no preference gets light. Our default is dark (spec section 9) while following an
- * explicit system preference until the reader chooses (section 4): this script runs right after
+ * system with no preference gets light. Our default is dark while following an
+ * explicit system preference until the reader chooses: this script runs right after
  * it and applies dark unless the reader chose a mode or the system asks for light.
  */
 function darkUnlessSystemPrefersLight(): Plugin {
@@ -161,7 +161,7 @@ const config: Config = {
           showReadingTime: true,
           onInlineAuthors: 'ignore',
           onUntruncatedBlogPosts: 'ignore',
-          // Spec section 2 lists the blog's routes exactly: no feeds, no tag pages.
+          // The blog's routes are exactly the index, the archive and the posts: no feeds, no tag pages.
           feedOptions: { type: null },
         },
         theme: { customCss: './src/css/custom.css' },

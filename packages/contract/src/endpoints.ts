@@ -274,8 +274,8 @@ const generations: Endpoint[] = [
     tag: 'Optimised base models',
     summary: 'Generate (SDXL)',
     description:
-      'The one-call SDXL generator. Served by `SDXLGenPrompt` (the spec leaves the path implicit), with ' +
-      'the Generate v1 defaults of spec section 9: 4 samples, 30 steps, clip_skip 2.',
+      'The one-call SDXL generator. Served by `SDXLGenPrompt` (the original API leaves the path implicit), with ' +
+      'the Generate v1 defaults: 4 samples, 30 steps, clip_skip 2.',
     request: SDXLGenPrompt,
   }),
   task({
@@ -284,7 +284,7 @@ const generations: Endpoint[] = [
     summary: 'Generate (Flux)',
     description:
       'Flux text and image generation with style, palette and prompt enhancement. Served by the ' +
-      'spec\'s "Flux/StylePrompt" (`StylePrompt`); sizes up to 1440, 30 steps by default.',
+      'original API\'s "Flux/StylePrompt" (`StylePrompt`); sizes up to 1440, 30 steps by default.',
     request: StylePrompt,
   }),
   task({
@@ -292,7 +292,7 @@ const generations: Endpoint[] = [
     tag: 'Optimised base models',
     summary: 'Generate (Stable Cascade)',
     description:
-      'Stable Cascade generation. Served by `StableCascadePrompt`: the spec names the schema but no ' +
+      'Stable Cascade generation. Served by `StableCascadePrompt`: the original API names the schema but no ' +
       'path, and Generate v3 is the generate path no other schema takes. At most 2 samples.',
     request: StableCascadePrompt,
   }),
@@ -301,7 +301,7 @@ const generations: Endpoint[] = [
     tag: 'Optimised base models',
     summary: 'Stable Diffusion 3',
     description:
-      'Stable Diffusion 3 (medium). Served by `SD35Prompt`, like /sd3_5/v1: the spec gives one schema ' +
+      'Stable Diffusion 3 (medium). Served by `SD35Prompt`, like /sd3_5/v1: the original API gives one schema ' +
       'for both; the path picks the model. At most 2 samples, guidance_scale from 0.',
     request: SD35Prompt,
   }),
@@ -334,7 +334,7 @@ const generations: Endpoint[] = [
     tag: 'Face control',
     summary: 'Face lock (SD1.5)',
     description:
-      'Keeps the identity of `input_face` in new images. v1 and v2 share `FaceLockPrompt` (the spec ' +
+      'Keeps the identity of `input_face` in new images. v1 and v2 share `FaceLockPrompt` (the original API ' +
       `gives one schema); v1 runs SD1.5-family models. ${faceCheckNote('/facelock/v1')}`,
     request: FaceLockPrompt,
   }),
@@ -367,7 +367,7 @@ const generations: Endpoint[] = [
     tag: 'Fashion',
     summary: 'Virtual try-on: upper body',
     description:
-      'Designed path (the spec names the upper-body prompt but no path), in the style of ' +
+      'Designed path (the original API names the upper-body prompt but no path), in the style of ' +
       '/fashion_lower/v1. Served by `FashionUpperPrompt`.',
     request: FashionUpperPrompt,
   }),
@@ -453,7 +453,7 @@ const generations: Endpoint[] = [
     tag: 'Utilities',
     summary: 'Inpaint anything',
     description:
-      'Designed path (the spec names `InpaintAnythingPrompt` but no path): fills, replaces or removes ' +
+      'Designed path (the original API names `InpaintAnythingPrompt` but no path): fills, replaces or removes ' +
       'the object at `input_coords`.',
     request: InpaintAnythingPrompt,
   }),
@@ -474,7 +474,7 @@ const generations: Endpoint[] = [
     kind: 'load_model',
     summary: 'Sync a model to a server',
     description:
-      'Designed path (the spec names `SyncModelPrompt` but no path): copies model `model_id` onto the ' +
+      'Designed path (the original API names `SyncModelPrompt` but no path): copies model `model_id` onto the ' +
       'enterprise server `server_id` (`any`: whichever of your servers is free first), or onto the shared ' +
       'servers when `server_id` is left out. Its status answers like /load_model/v1.',
     request: SyncModelPrompt,
@@ -520,7 +520,7 @@ const upload: Endpoint = {
   tag: 'Utilities',
   summary: 'Upload images',
   description:
-    'Designed path (the spec names the upload but no path). multipart/form-data with one ' +
+    'Designed path (the original API names the upload but no path). multipart/form-data with one ' +
     '`image_files` part per image; answers the public URLs to use in other requests.',
   multipart: UploadImagesBody,
   requestName: 'Body_upload_images',

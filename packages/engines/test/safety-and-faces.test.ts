@@ -70,7 +70,7 @@ describe('face preflight', () => {
     ).rejects.toThrow(/input_face shows no face/);
   });
 
-  it('covers the face pipelines of the spec', () => {
+  it('covers every face pipeline of the contract', () => {
     expect([...facePreflight.pipelines].sort()).toEqual([
       '/facelock/v1',
       '/facelock/v2',

@@ -60,7 +60,7 @@ describe('superresolution', () => {
     expect(darkRows).toBe(0);
   });
 
-  it('maps every spec model name to a shipped ESRGAN model', () => {
+  it('maps every superresolution model_name to a shipped ESRGAN model', () => {
     expect(Object.keys(SUPERRESOLUTION_MODEL_MAP).sort()).toEqual([
       'RealESRGAN_x2plus',
       'RealESRGAN_x4plus',

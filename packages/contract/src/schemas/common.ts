@@ -128,11 +128,11 @@ const SCHEDULERS = [
 export function Scheduler(dflt: 'EulerDiscreteScheduler' | 'UniPCMultistepScheduler') {
   const reading =
     dflt === 'EulerDiscreteScheduler'
-      ? 'the spec names EulerDiscreteScheduler for text2image and Photomaker'
-      : 'the spec names UniPCMultistepScheduler for image2image; we use it wherever text2image and Photomaker are not meant';
+      ? 'the original API names EulerDiscreteScheduler for text2image and Photomaker'
+      : 'the original API names UniPCMultistepScheduler for image2image; we use it wherever text2image and Photomaker are not meant';
   return Enum(SCHEDULERS, {
     default: dflt,
-    description: `Sampler. Default ${dflt}: the spec gives two readings of the scheduler default; ${reading}.`,
+    description: `Sampler. Default ${dflt}: the original API gives two readings of the scheduler default; ${reading}.`,
   });
 }
 

@@ -2,7 +2,7 @@
  * Replaces @docusaurus/core's client/PendingNavigation (wired by the plugin in
  * docusaurus.config.ts). Identical except for one branch: when a route's chunks fail to load,
  * core calls `window.location.reload()`, which loses the user's place and, if the chunk is still
- * unavailable, leaves a page without JavaScript. The spec wants the failure shown with a Retry
+ * unavailable, leaves a page without JavaScript. The site shows the failure with a Retry
  * button, so we log the warning and render the route: its lazy loader then renders
  * `@theme/Loading` with the error and a Retry that loads the chunks again.
  */

@@ -24,7 +24,7 @@ export interface SandboxEngineOptions {
   readonly training?: SandboxTrainingOptions;
 }
 
-/** "1024 (SDXL and most others)", spec section 9: for pipelines whose request has no size. */
+/** The contract's default size of 1024 ("SDXL and most others"), for pipelines whose request has no size. */
 const FALLBACK_SIZE = 1024;
 const MAX_SAMPLES = 16;
 

@@ -1,6 +1,6 @@
 import { ENTERPRISE_PLANS, PLANS } from '@imagegen/contract';
 
-/** The spec's plans (section 5), as the contract lists them. EP plans are the enterprise ones. */
+/** The subscription plans, as the contract lists them; the EP plans are the enterprise ones. */
 export { ENTERPRISE_PLANS, PLANS };
 
 export type Plan = (typeof PLANS)[number];

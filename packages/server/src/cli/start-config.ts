@@ -11,7 +11,7 @@ export interface StartConfig {
   serverId: string | undefined;
 }
 
-/** The handles of DESIGN.md's table, with their defaults. */
+/** The settings `npm start` reads (README's configuration table), with their defaults. */
 export function readStartConfig(env: NodeJS.ProcessEnv): StartConfig {
   const apiPort = port(env.API_PORT, 8000, 'API_PORT');
   return {

@@ -2,7 +2,7 @@ import type { SubscriptionRow } from '../auth/sql/insertSubscription.ts';
 import type { ModelRow } from '../tasks/index.ts';
 import type { ImageRow } from './sql/image-row.ts';
 
-/** Database rows → the spec's record shapes (section 3). Timestamps are ISO 8601 strings. */
+/** Database rows → the contract's record shapes. Timestamps are ISO 8601 strings. */
 
 export function toUserModel(row: ModelRow) {
   return {

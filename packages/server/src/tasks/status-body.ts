@@ -1,7 +1,7 @@
 import { downloadUrl } from '../storage/blob-keys.ts';
 import type { TaskRecord } from './types.ts';
 
-/** The training states of spec section 4 as `GET /train_model/v1/status/{id}` answers them. */
+/** The training states (queued, initialising, running, completed, failed) as `GET /train_model/v1/status/{id}` answers them. */
 export type TrainingStatus = 'queued' | 'initialising' | 'running' | 'completed' | 'failed';
 
 /**

@@ -28,7 +28,7 @@ export async function png(
   return { data, contentType: 'image/png', width, height };
 }
 
-/** Stand-in for the EDGES blob store: keeps blobs in memory. */
+/** Stand-in for the blob store: keeps blobs in memory. */
 export class FakeBlobStore implements BlobStore {
   readonly blobs = new Map<string, { data: Buffer; contentType: string }>();
   async put(key: string, data: Buffer, contentType: string): Promise<void> {
@@ -46,7 +46,7 @@ export class FakeInputFetchError extends Error {
   override readonly name = 'InputFetchError';
 }
 
-/** Stand-in for the EDGES fetcher: serves the images registered for a URL, refuses the rest. */
+/** Stand-in for the image fetcher: serves the images registered for a URL, refuses the rest. */
 export class FakeImageFetcher implements ImageFetcher {
   readonly images = new Map<string, InputImage>();
   readonly fetched: string[] = [];

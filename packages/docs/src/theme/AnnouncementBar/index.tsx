@@ -2,7 +2,7 @@
  * Wraps the stock announcement bar. The stock bar hides itself before React runs through an
  * `<html data-announcement-bar-initially-dismissed>` flag read from storage; when the configured
  * bar id changes, React notices the new bar but leaves that flag set, so the new bar stays hidden
- * until a second reload. The spec says a changed id shows the bar again, so once React decides
+ * until a second reload. A changed id must show the bar again, so once React decides
  * the bar is active we clear the flag.
  */
 import { useAnnouncementBar } from '@docusaurus/theme-common/internal';

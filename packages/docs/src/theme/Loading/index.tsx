@@ -2,7 +2,7 @@
  * Replaces core's fallback `@theme/Loading` (the classic theme has none to wrap). The stock one
  * shows the lazy-load error and Retry as white text on a light red box, which fails contrast
  * checks; this one uses the theme's danger alert, announces the error to screen readers and keeps
- * the spec's behaviour: the error text and a Retry button that loads the page again.
+ * what the site promises: the error text and a Retry button that loads the page again.
  */
 import type { ReactNode } from 'react';
 

@@ -1,6 +1,6 @@
 /**
  * Wraps the stock version dropdown. With a single docs version (ours: current, labelled Next) the
- * stock item renders a plain link, but the spec wants the version dropdown in the navbar even
+ * stock item renders a plain link, but the site shows the version dropdown in the navbar even
  * then, so readers see which version they read and where others will appear. With two or more
  * versions the stock component is used unchanged.
  */

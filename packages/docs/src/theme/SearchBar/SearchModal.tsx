@@ -1,6 +1,7 @@
 /**
  * The search modal, in DocSearch's markup and classes (its stylesheet dresses it), with the
- * behaviour of spec sections 2, 4, 8 and 9. Why not DocSearch's own modal: 4.7.0 cannot show
+ * behaviour the site promises (recent and favourite searches, hits grouped by page, no-results
+ * and error screens, keyboard use, the stalled state after 300 ms). Why not DocSearch's own modal: 4.7.0 cannot show
  * 'Unable to fetch results' (autocomplete-core resets the error status to idle in a `finally`),
  * writes its search suggestions as an object so 'Try searching for' never appears, has no
  * 'No recent searches' start screen, and ships a client hard-wired to algolia.net.

@@ -5,7 +5,7 @@ const LEVELS = ['lvl0', 'lvl1', 'lvl2', 'lvl3', 'lvl4', 'lvl5', 'lvl6'] as const
 export interface ModalQueryOptions {
   indexName: string;
   query: string;
-  /** Words in each snippet: 10, or 5 on narrow screens (spec section 9). */
+  /** Words in each snippet: 10, or 5 on narrow screens (as DocSearch does). */
   snippetWords: number;
   clickAnalytics: boolean;
   facetFilters: (string | string[])[];

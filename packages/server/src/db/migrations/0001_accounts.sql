@@ -48,7 +48,7 @@ CREATE TABLE servers (
 );
 CREATE INDEX servers_owner ON servers (owner_id);
 
--- UserModel (spec section 3). model_id is a lower-case hex hash, so a request can name it where
+-- UserModel (the contract's record). model_id is a lower-case hex hash, so a request can name it where
 -- the contract admits `{hash}`.
 CREATE TABLE models (
   id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
