@@ -5,6 +5,17 @@
 
 const img = (name: string) => `https://images.example.com/${name}.png`;
 
+/** Face lock v1 and v2 take the same request; only the family of `model_id` differs. */
+const faceLock = (modelId: string) => ({
+  model_id: modelId,
+  input_face: img('face'),
+  prompt: 'astronaut portrait',
+  negative_prompt: 'blurry',
+  num_inference_steps: 30,
+  samples: 1,
+  guidance_scale: 7.5,
+});
+
 const sd = { prompt: 'a lighthouse at dawn, oil painting', negative_prompt: 'blurry, low quality' };
 
 export const EXAMPLES: Readonly<Record<string, Record<string, unknown>>> = {
@@ -50,24 +61,8 @@ export const EXAMPLES: Readonly<Record<string, Record<string, unknown>>> = {
   '/faceswap/v1': { input_face: img('face'), input_image: img('portrait') },
   '/relight/v1': { init_image: img('portrait'), prompt: 'golden hour', samples: 1, light: 'right' },
   '/instamodel/v1': { input_face: img('face'), prompt: 'studio portrait', negative_prompt: 'cartoon' },
-  '/facelock/v1': {
-    model_id: 'sd1.5',
-    input_face: img('face'),
-    prompt: 'astronaut portrait',
-    negative_prompt: 'blurry',
-    num_inference_steps: 30,
-    samples: 1,
-    guidance_scale: 7.5,
-  },
-  '/facelock/v2': {
-    model_id: 'sdxl',
-    input_face: img('face'),
-    prompt: 'astronaut portrait',
-    negative_prompt: 'blurry',
-    num_inference_steps: 30,
-    samples: 1,
-    guidance_scale: 7.5,
-  },
+  '/facelock/v1': faceLock('sd1.5'),
+  '/facelock/v2': faceLock('sdxl'),
   '/bgremover/v1': { init_image: img('product') },
   '/bgchanger/v1': { init_image: img('product'), prompt: 'on a marble table', negative_prompt: 'clutter' },
   '/photomaker/v1': {

@@ -24,6 +24,14 @@ const BOUND_WORDS: Record<string, [string, string]> = {
   maximum: ['ensure this value is less than or equal to', 'value_error.number.not_le'],
 };
 
+/** Size limits on lists and strings: pydantic's words for the bound, the unit and the type. */
+const SIZE_WORDS: Record<string, [string, string, string]> = {
+  maxItems: ['at most', 'items', 'value_error.list.max_items'],
+  minItems: ['at least', 'items', 'value_error.list.min_items'],
+  maxLength: ['at most', 'characters', 'value_error.any_str.max_length'],
+  minLength: ['at least', 'characters', 'value_error.any_str.min_length'],
+};
+
 const NOT_NONE: Omit<ValidationErrorEntry, 'loc'> = {
   msg: 'none is not an allowed value',
   type: 'type_error.none.not_allowed',
@@ -82,29 +90,16 @@ function describe(error: ErrorObject): Omit<ValidationErrorEntry, 'loc'> | undef
       return { msg: `${msg} ${params.limit}`, type, ctx: { limit_value: params.limit } };
     }
     case 'maxItems':
-      return {
-        msg: `ensure this value has at most ${params.limit} items`,
-        type: 'value_error.list.max_items',
-        ctx: { limit_value: params.limit },
-      };
     case 'minItems':
-      return {
-        msg: `ensure this value has at least ${params.limit} items`,
-        type: 'value_error.list.min_items',
-        ctx: { limit_value: params.limit },
-      };
     case 'maxLength':
+    case 'minLength': {
+      const [bound, unit, type] = SIZE_WORDS[error.keyword]!;
       return {
-        msg: `ensure this value has at most ${params.limit} characters`,
-        type: 'value_error.any_str.max_length',
+        msg: `ensure this value has ${bound} ${params.limit} ${unit}`,
+        type,
         ctx: { limit_value: params.limit },
       };
-    case 'minLength':
-      return {
-        msg: `ensure this value has at least ${params.limit} characters`,
-        type: 'value_error.any_str.min_length',
-        ctx: { limit_value: params.limit },
-      };
+    }
     case 'pattern':
       return {
         msg: `string does not match regex "${params.pattern}"`,

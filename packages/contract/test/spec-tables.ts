@@ -3,6 +3,7 @@
  * independently of the schemas: the tests check every schema against these rows, so a bound or
  * default typed wrong in a schema fails a test.
  */
+import LISTS from './fixtures/reference-lists.json' with { type: 'json' };
 
 export interface BoundRow {
   field: string;
@@ -74,20 +75,7 @@ export interface EnumRow {
 export const ENUMS: readonly EnumRow[] = [
   {
     field: 'scheduler',
-    members: [
-      'EulerDiscreteScheduler',
-      'DDIMScheduler',
-      'DDPMScheduler',
-      'HeunDiscreteScheduler',
-      'UniPCMultistepScheduler',
-      'DPMSolverMultistepScheduler',
-      'DEISMultistepScheduler',
-      'PNDMScheduler',
-      'EulerAncestralDiscreteScheduler',
-      'KDPM2DiscreteScheduler',
-      'LCMScheduler',
-      'DPMSolverMultistepSchedulerSDE',
-    ],
+    members: LISTS.schedulers,
     only: [...SD15, ...SDXL, 'PhotomakerPrompt'],
   },
   { field: 'revision', members: ['fp16', 'fp32'], only: ['LoadModelPrompt'] },
@@ -126,20 +114,7 @@ export const ENUMS: readonly EnumRow[] = [
   { field: 'type', members: ['deblur', 'variation'], only: ['UpscalerPrompt'] },
 ];
 
-export const PLANS = [
-  'FREE',
-  'TRIAL',
-  'BASIC',
-  'STANDARD',
-  'SUPERCHARGE',
-  'EPTRIAL',
-  'EPBASIC',
-  'EPSTANDARD',
-  'EPPREMIUM',
-  'WEEKLY',
-  'MONTHLY',
-  'UNLIMITED',
-];
+export const PLANS = LISTS.plans;
 
 export interface DefaultRow {
   field: string;
@@ -207,82 +182,13 @@ export const DEFAULTS: readonly DefaultRow[] = [
 export const EVERY_SCHEMA = ALL;
 
 /** The reference's paths, verbatim. */
-export const SPEC_PATHS = [
-  '/sd/text2image/v1',
-  '/sd/image2image/v1',
-  '/sd/inpainting/v1',
-  '/sd/controlnet/v1',
-  '/sdxl/text2image/v1',
-  '/sdxl/image2image/v1',
-  '/sdxl/inpainting/v1',
-  '/sdxl/controlnet/v1',
-  '/superresolution/v1',
-  '/image2prompt/v1',
-  '/faceswap/v1',
-  '/relight/v1',
-  '/instamodel/v1',
-  '/facelock/v1',
-  '/facelock/v2',
-  '/bgremover/v1',
-  '/bgchanger/v1',
-  '/photomaker/v1',
-  '/outpainting/v1',
-  '/sd3/v1',
-  '/sd3_5/v1',
-  '/logo/v1',
-  '/fashion_lower/v1',
-  '/fashion_dress/v1',
-  '/modelswitch/v1',
-  '/generate/v1',
-  '/generate/v2',
-  '/generate/v3',
-  '/upscaler/v1',
-  '/load_model/v1',
-  '/train_model/v1',
-];
+export const SPEC_PATHS = LISTS.paths;
 
 /**
- * Issue 6: "`safety_checker: true` on any pipeline". Every task path whose output is images
- * (the reference's paths plus the designed paths), so each must accept the field and default it to false.
+ * Every task path whose output is images (the reference's paths plus the designed ones): each
+ * accepts `safety_checker` and defaults it to false.
  */
-export const IMAGE_PRODUCING_PATHS = [
-  '/sd/text2image/v1',
-  '/sd/image2image/v1',
-  '/sd/inpainting/v1',
-  '/sd/controlnet/v1',
-  '/sdxl/text2image/v1',
-  '/sdxl/image2image/v1',
-  '/sdxl/inpainting/v1',
-  '/sdxl/controlnet/v1',
-  '/generate/v1',
-  '/generate/v2',
-  '/generate/v3',
-  '/sd3/v1',
-  '/sd3_5/v1',
-  '/faceswap/v1',
-  '/instamodel/v1',
-  '/facelock/v1',
-  '/facelock/v2',
-  '/photomaker/v1',
-  '/fashion_lower/v1',
-  '/fashion_upper/v1',
-  '/fashion_dress/v1',
-  '/modelswitch/v1',
-  '/superresolution/v1',
-  '/upscaler/v1',
-  '/bgremover/v1',
-  '/bgchanger/v1',
-  '/relight/v1',
-  '/outpainting/v1',
-  '/logo/v1',
-  '/inpaint_anything/v1',
-];
+export const IMAGE_PRODUCING_PATHS = LISTS.imageProducingPaths;
 
 /** Task paths whose output is not an image: text, a model, uploaded links. */
-export const NON_IMAGE_PATHS = [
-  '/image2prompt/v1',
-  '/load_model/v1',
-  '/sync_model/v1',
-  '/train_model/v1',
-  '/upload_images/v1',
-];
+export const NON_IMAGE_PATHS = LISTS.nonImagePaths;

@@ -64,7 +64,7 @@ describe('startDocsHost', () => {
     expect(await guide.text()).toContain('<title>Guides</title>');
   });
 
-  it('serves paths with spaces and an ampersand as the site's routes spell them', async () => {
+  it('serves paths with spaces and an ampersand as the routes spell them', async () => {
     const res = await fetch(`${host.url}/Specialized%20Models/Remove%20&%20Change%20Background`);
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('Remove &amp; Change');

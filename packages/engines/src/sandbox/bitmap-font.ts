@@ -137,17 +137,26 @@ export function isInk(char: string, column: number, row: number): boolean {
   return (((glyphColumns(char)[column] as number) >> row) & 1) === 1;
 }
 
+/** An RGBA pixel buffer, row by row, 4 bytes a pixel. */
+export interface RgbaCanvas {
+  data: Buffer;
+  width: number;
+  height: number;
+}
+
+export type Rgba = readonly [number, number, number, number];
+
 /**
  * Draws text into an RGBA buffer at (x, y), each font pixel a scale × scale square, clipped to
  * the buffer. Answers the width drawn, in image pixels.
  */
 export function drawText(
-  target: { data: Buffer; width: number; height: number },
+  target: RgbaCanvas,
   text: string,
   x: number,
   y: number,
   scale: number,
-  rgba: readonly [number, number, number, number],
+  rgba: Rgba,
 ): number {
   const chars = Array.from(text);
   chars.forEach((char, index) => {
@@ -162,14 +171,7 @@ export function drawText(
   return chars.length * ADVANCE * scale;
 }
 
-export function fillRect(
-  target: { data: Buffer; width: number; height: number },
-  x: number,
-  y: number,
-  w: number,
-  h: number,
-  rgba: readonly [number, number, number, number],
-): void {
+export function fillRect(target: RgbaCanvas, x: number, y: number, w: number, h: number, rgba: Rgba): void {
   const x0 = Math.max(0, x);
   const y0 = Math.max(0, y);
   const x1 = Math.min(target.width, x + w);

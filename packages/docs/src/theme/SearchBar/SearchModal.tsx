@@ -573,11 +573,12 @@ function OutlineIcon({ d }: { d: string }) {
   );
 }
 
-function SearchIcon() {
+/** A 20 px icon drawn as one rounded line with round caps (DocSearch's search and reset icons). */
+function LineIcon({ d, className }: { d: string; className?: string }) {
   return (
-    <svg aria-hidden="true" {...svg} className="DocSearch-Search-Icon">
+    <svg aria-hidden="true" {...svg} className={className}>
       <path
-        d="M14.386 14.386l4.088 4.088-4.088-4.088c-2.989 2.989-7.835 2.989-10.824 0-2.989-2.989-2.989-7.835 0-10.824 2.989-2.989 7.835-2.989 10.824 0 2.989 2.989 2.989 7.835 0 10.824z"
+        d={d}
         stroke="currentColor"
         fill="none"
         fillRule="evenodd"
@@ -585,6 +586,15 @@ function SearchIcon() {
         strokeLinejoin="round"
       />
     </svg>
+  );
+}
+
+function SearchIcon() {
+  return (
+    <LineIcon
+      className="DocSearch-Search-Icon"
+      d="M14.386 14.386l4.088 4.088-4.088-4.088c-2.989 2.989-7.835 2.989-10.824 0-2.989-2.989-2.989-7.835 0-10.824 2.989-2.989 7.835-2.989 10.824 0 2.989 2.989 2.989 7.835 0 10.824z"
+    />
   );
 }
 
@@ -618,18 +628,7 @@ function LoadingIcon() {
 }
 
 function ResetIcon() {
-  return (
-    <svg aria-hidden="true" {...svg}>
-      <path
-        d="M10 10l5.09-5.09L10 10l5.09 5.09L10 10zm0 0L4.91 4.91 10 10l-5.09 5.09L10 10z"
-        stroke="currentColor"
-        fill="none"
-        fillRule="evenodd"
-        strokeLinecap="round"
-        strokeLinejoin="round"
-      />
-    </svg>
-  );
+  return <LineIcon d="M10 10l5.09-5.09L10 10l5.09 5.09L10 10zm0 0L4.91 4.91 10 10l-5.09 5.09L10 10z" />;
 }
 
 function StarIcon() {
