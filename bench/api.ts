@@ -22,12 +22,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createPool } from '@imagegen/db';
 import { createOwner, migrate } from '@imagegen/server';
+import { freePort } from '@imagegen/server/testing';
 import autocannon from 'autocannon';
 import { benchDatabase } from './bench-database.ts';
 import { type CpuGroups, cpuPerRequest, postgresPids, sampleCpu } from './cpu-time.ts';
@@ -49,14 +49,6 @@ const SUBMIT_BODY = JSON.stringify({
 });
 
 const note = (line: string) => console.error(`[bench api] ${line}`);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function spawnServer(script: string, args: string[]): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, script), ...args], {

@@ -1,23 +1,15 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/loopback.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const run = promisify(execFile);
 const START = path.resolve(import.meta.dirname, '../../src/cli/start.ts');
 const CLI = path.resolve(import.meta.dirname, '../../src/cli/main.ts');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('npm start and the CLI', () => {
   let db: TestDatabase;

@@ -1,8 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createCpuEngine, createSafetyChecker, facePreflight } from '@imagegen/engines/cpu/index';
 import { createEngineRegistry } from '@imagegen/engines/registry';
 import { createSandboxEngine } from '@imagegen/engines/sandbox/index';
@@ -10,11 +5,7 @@ import { channel, facePhoto, iou, landscape, photoCrop, productScene } from '@im
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
-import { createAuthenticator } from '../../src/auth/authenticator.ts';
-import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
-import { buildApi } from '../../src/http/api-app.ts';
-import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
-import { startWorker } from '../../src/tasks/index.ts';
+import { type FileServer, type LoopbackApi, serveFiles, startLoopbackApi } from '../support/loopback.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 /**
@@ -23,73 +14,43 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
  */
 
 let db: TestDatabase;
-let dataDir: string;
-let api: { url: string; close(): Promise<void> };
-let images: { server: Server; url: string };
+let api: LoopbackApi;
+let images: FileServer;
 let key: string;
 let truth: Buffer;
-const stop = new AbortController();
-let stopped: Promise<void>;
 const cpu = createCpuEngine();
 const safety = createSafetyChecker();
 
 beforeAll(async () => {
   const scene = await productScene();
   truth = scene.mask;
-  images = await serveImages({
-    '/scene.png': scene.scene,
-    '/face.png': await facePhoto(),
-    '/hills.png': await landscape(),
-    '/small.png': await sharp(await photoCrop())
-      .resize(64, 64)
-      .png()
-      .toBuffer(),
+  const png = (data: Buffer) => ['image/png', data] as const;
+  images = await serveFiles({
+    '/scene.png': png(scene.scene),
+    '/face.png': png(await facePhoto()),
+    '/hills.png': png(await landscape()),
+    '/small.png': png(
+      await sharp(await photoCrop())
+        .resize(64, 64)
+        .png()
+        .toBuffer(),
+    ),
   });
   db = await createTestDatabase();
-  dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-cpu-e2e-'));
-  const store = new LocalBlobStore(path.join(dataDir, 'files'));
   key = (await createOwner(db.pool, { name: 'cpu-tester', plan: 'UNLIMITED' })).apiKey;
   const engines = createEngineRegistry([cpu, createSandboxEngine()], {
     enabled: ['cpu', 'sandbox'],
     pinned: {},
   });
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  const url = `http://127.0.0.1:${port}`;
-  const app = await buildApi({
-    pool: db.pool,
-    authenticator: createAuthenticator(db.pool),
-    store,
-    publicUrl: url,
-    engines: () => engines.describe(),
-  });
-  await app.listen({ port, host: '127.0.0.1' });
-  api = { url, close: () => app.close() };
-  stopped = startWorker({
-    pool: db.pool,
-    engines,
-    fetcher: createImageFetcher({ allowPrivate: true }),
-    store,
-    publicUrl: url,
-    signal: stop.signal,
-    pollMs: 200,
-    retryBaseMs: 10,
-    preflights: [facePreflight],
-    safety,
-  }).stopped;
+  api = await startLoopbackApi({ pool: db.pool, engines, worker: { preflights: [facePreflight], safety } });
 });
 
 afterAll(async () => {
-  stop.abort();
-  await stopped;
   await api?.close();
   await safety.close?.();
   await cpu.close?.();
-  await new Promise((resolve) => images?.server.close(resolve));
+  await images?.close();
   await db?.drop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 async function call(
@@ -189,13 +150,3 @@ describe('the cpu engine through the API', { timeout: 120_000 }, () => {
     expect(state.status).toBe('SUCCESS');
   });
 });
-
-async function serveImages(files: Record<string, Buffer>): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => {
-    const file = files[req.url ?? ''];
-    if (file) res.writeHead(200, { 'content-type': 'image/png' }).end(file);
-    else res.writeHead(404).end('not here');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}

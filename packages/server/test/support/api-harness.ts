@@ -3,24 +3,14 @@
  * fresh database in the test cluster, with a local blob store, an in-process worker and a small
  * labelled engine that draws plain PNGs of the requested size for every pipeline.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { endpoints } from '@imagegen/contract';
 import type { Engine, EngineJob } from '@imagegen/engines';
 import { createEngineRegistry } from '@imagegen/engines/registry';
 import sharp from 'sharp';
 import { createOwner } from '../../src/auth/accounts.ts';
-import { createAuthenticator } from '../../src/auth/authenticator.ts';
 import type { Plan } from '../../src/auth/plans.ts';
 import { upsertServer } from '../../src/auth/sql/upsertServer.ts';
-import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
-import { withStoredFiles } from '../../src/fetch/stored-files.ts';
-import { buildApi } from '../../src/http/api-app.ts';
-import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
-import { startWorker } from '../../src/tasks/index.ts';
+import { type FileServer, serveFiles, startLoopbackApi } from './loopback.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
 export interface Account {
@@ -91,8 +81,6 @@ export function plainEngine(): Engine {
 
 export async function startApiHarness(): Promise<ApiHarness> {
   const db = await createTestDatabase();
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-api-test-'));
-  const store = new LocalBlobStore(path.join(dataDir, 'files'));
   const account = async (name: string, plan: Plan): Promise<Account> => {
     const created = await createOwner(db.pool, { name, plan });
     return { ownerId: created.owner.id, key: created.apiKey };
@@ -103,35 +91,17 @@ export async function startApiHarness(): Promise<ApiHarness> {
   await upsertServer(db.pool, { id: 'gpu-1', ownerId: enterprise.ownerId });
 
   const images = await startImageServer();
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
   const engines = createEngineRegistry([plainEngine()], { enabled: ['plain'], pinned: {} });
   const routes: { method: string; url: string }[] = [];
-  const app = await buildApi({
+  const api = await startLoopbackApi({
     pool: db.pool,
-    authenticator: createAuthenticator(db.pool),
-    store,
-    publicUrl: url,
-    engines: () => engines.describe(),
+    engines,
     onRoute: (route) => {
       for (const method of [route.method].flat()) routes.push({ method, url: route.url });
     },
   });
-  await app.listen({ port, host: '127.0.0.1' });
-
-  const stop = new AbortController();
-  const workerOptions = {
-    pool: db.pool,
-    engines,
-    // As npm start wires it: our own /files links come from the store, the rest over loopback.
-    fetcher: withStoredFiles(createImageFetcher({ allowPrivate: true }), store, url),
-    store,
-    publicUrl: url,
-    signal: stop.signal,
-    pollMs: 200,
-    retryBaseMs: 10,
-  };
-  const workers = [startWorker(workerOptions), startWorker({ ...workerOptions, serverId: 'gpu-1' })];
+  api.addWorker({ serverId: 'gpu-1' });
+  const { url } = api;
 
   const request = async (
     method: string,
@@ -182,39 +152,21 @@ export async function startApiHarness(): Promise<ApiHarness> {
     request,
     settle,
     async close() {
-      stop.abort();
-      await Promise.all(workers.map((w) => w.stopped));
-      await app.close();
-      await new Promise((resolve) => images.server.close(resolve));
+      await api.close();
+      await images.close();
       await db.drop();
-      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
 
-async function startImageServer(): Promise<{ server: Server; url: string }> {
+async function startImageServer(): Promise<FileServer> {
   const photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3070c0' } })
     .png()
     .toBuffer();
-  const files: Record<string, [string, Buffer]> = {
+  return serveFiles({
     '/photo.png': ['image/png', photo],
     '/face.png': ['image/png', photo],
     '/truncated.png': ['image/png', photo.subarray(0, Math.floor(photo.length / 2))],
     '/not-image.txt': ['image/png', Buffer.from('this is plain text, not a picture')],
-  };
-  const server = createServer((req, res) => {
-    const file = files[req.url ?? ''];
-    if (file) res.writeHead(200, { 'content-type': file[0] }).end(file[1]);
-    else res.writeHead(404).end('not here');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }

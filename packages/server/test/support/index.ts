@@ -1,2 +1,3 @@
-/** Test support other parts of the repository use (browser tests): a suite's own product database. */
+/** Test support other parts of the repository use (benchmarks, browser tests). */
+export { type FileServer, freePort, type LoopbackApi, serveFiles, startLoopbackApi } from './loopback.ts';
 export { createTestDatabase, type TestDatabase } from './test-database.ts';

@@ -1,19 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { endpointByPath } from '@imagegen/contract';
 import { setUpEngines } from '@imagegen/engines/engine-setup';
 import { SANDBOX_MODEL_NOTE } from '@imagegen/engines/sandbox/sandbox-training';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
-import { createAuthenticator } from '../../src/auth/authenticator.ts';
-import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
-import { buildApi } from '../../src/http/api-app.ts';
-import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
-import { startWorker } from '../../src/tasks/index.ts';
+import { type FileServer, type LoopbackApi, serveFiles, startLoopbackApi } from '../support/loopback.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 /**
@@ -23,59 +14,30 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
  */
 
 let db: TestDatabase;
-let dataDir: string;
-let api: { url: string; close(): Promise<void> };
-let images: Server;
+let api: LoopbackApi;
+let images: FileServer;
 let imagesUrl: string;
 let key: string;
-const stop = new AbortController();
-let stopped: Promise<void>;
 
 beforeAll(async () => {
   const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#8a6' } })
     .png()
     .toBuffer();
-  images = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'image/png' }).end(png);
-  });
-  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
-  imagesUrl = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
-
+  images = await serveFiles(
+    Object.fromEntries([1, 2].map((n) => [`/me-${n}.png`, ['image/png', png] as const])),
+  );
+  imagesUrl = images.url;
   db = await createTestDatabase();
-  dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-sandbox-training-'));
-  const store = new LocalBlobStore(path.join(dataDir, 'files'));
   key = (await createOwner(db.pool, { name: 'trainer', plan: 'UNLIMITED' })).apiKey;
-  // The engine setup of `npm start`, without the cpu engine's model warm-up (not used here).
+  // The engine setup of `npm start`, without the cpu engine (not used here).
   const { registry } = await setUpEngines({ IMAGEGEN_ENGINES: 'sandbox' });
-  const app = await buildApi({
-    pool: db.pool,
-    authenticator: createAuthenticator(db.pool),
-    store,
-    publicUrl: 'http://127.0.0.1',
-    engines: () => registry.describe(),
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address() as AddressInfo;
-  api = { url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
-  stopped = startWorker({
-    pool: db.pool,
-    engines: registry,
-    fetcher: createImageFetcher({ allowPrivate: true }),
-    store,
-    publicUrl: api.url,
-    signal: stop.signal,
-    pollMs: 100,
-    retryBaseMs: 10,
-  }).stopped;
+  api = await startLoopbackApi({ pool: db.pool, engines: registry, worker: { pollMs: 100 } });
 });
 
 afterAll(async () => {
-  stop.abort();
-  await stopped;
   await api?.close();
-  await new Promise((resolve) => images?.close(resolve));
+  await images?.close();
   await db?.drop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 async function call(method: string, route: string, json?: unknown) {

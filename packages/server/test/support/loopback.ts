@@ -1,0 +1,108 @@
+/**
+ * The pieces every end-to-end test (and the engine benchmark) puts on loopback: a free port, a
+ * file server for input images, and the real API with in-process workers over a test database.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Pool } from '@imagegen/db';
+import type { EngineRegistry } from '@imagegen/engines/registry';
+import { createAuthenticator } from '../../src/auth/authenticator.ts';
+import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
+import { withStoredFiles } from '../../src/fetch/stored-files.ts';
+import { type ApiOptions, buildApi } from '../../src/http/api-app.ts';
+import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
+import { startWorker, type WorkerOptions } from '../../src/tasks/index.ts';
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface FileServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Serves `files` (path → [content type, bytes]) on a loopback port; anything else answers 404. */
+export async function serveFiles(files: Record<string, readonly [string, Buffer]>): Promise<FileServer> {
+  const server = createServer((request, response) => {
+    const file = files[request.url ?? ''];
+    if (file) response.writeHead(200, { 'content-type': file[0] }).end(file[1]);
+    else response.writeHead(404).end('not here');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+export interface LoopbackApi {
+  readonly url: string;
+  /** Starts one more worker on the same API (for example an enterprise server's, with `serverId`). */
+  addWorker(options?: Partial<WorkerOptions>): void;
+  /** Stops the workers (they drain), then the API, and removes the stored files. */
+  close(): Promise<void>;
+}
+
+/**
+ * The API as `npm start` wires it, on a free loopback port: a local blob store in a temporary
+ * folder, and one in-process worker (more with `addWorker`) that reads our own /files links from
+ * the store and fetches other inputs over loopback. Worker options override the test defaults
+ * (quick polls and retries).
+ */
+export async function startLoopbackApi(options: {
+  pool: Pool;
+  engines: EngineRegistry;
+  worker?: Partial<WorkerOptions>;
+  onRoute?: ApiOptions['onRoute'];
+}): Promise<LoopbackApi> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
+  const store = new LocalBlobStore(path.join(dataDir, 'files'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const app = await buildApi({
+    pool: options.pool,
+    authenticator: createAuthenticator(options.pool),
+    store,
+    publicUrl: url,
+    engines: () => options.engines.describe(),
+    ...(options.onRoute ? { onRoute: options.onRoute } : {}),
+  });
+  await app.listen({ port, host: '127.0.0.1' });
+
+  const stop = new AbortController();
+  const workers: Promise<void>[] = [];
+  const addWorker = (extra: Partial<WorkerOptions> = {}) => {
+    const worker = startWorker({
+      pool: options.pool,
+      engines: options.engines,
+      fetcher: withStoredFiles(createImageFetcher({ allowPrivate: true }), store, url),
+      store,
+      publicUrl: url,
+      signal: stop.signal,
+      pollMs: 200,
+      retryBaseMs: 10,
+      ...options.worker,
+      ...extra,
+    });
+    workers.push(worker.stopped);
+  };
+  addWorker();
+  return {
+    url,
+    addWorker,
+    async close() {
+      stop.abort();
+      await Promise.all(workers);
+      await app.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
