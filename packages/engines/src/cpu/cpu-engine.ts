@@ -90,7 +90,7 @@ function queueIsnetWarmUp(pool: InferencePool): void {
   const blank = { data: new Uint8Array(64 * 64 * 3), width: 64, height: 64 };
   for (let run = 0; run < threadsFor('isnet-medium', pool.size); run++) {
     pool.run('isnet-mask', { image: blank }).catch(() => {
-      // Only a pool closed before the blank runs reached it: nothing to warm any more.
+      // Only a pool closed before the blank run reached it: nothing to warm any more.
     });
   }
 }

@@ -14,7 +14,8 @@ import { modelFor, threadsFor } from './models.ts';
 
 interface Pending {
   readonly request: WorkRequest;
-  readonly model: string | undefined;
+  /** The models the job needs (none, one, or those a load job loads). */
+  readonly models: readonly string[];
   /** A job that must run on this thread (loading models onto it). */
   readonly slot?: Slot;
   readonly transfer: ArrayBuffer[];
@@ -66,7 +67,7 @@ export class InferencePool {
     return new Promise((resolve, reject) => {
       const pending: Pending = {
         request: { id: this.nextId++, op, args },
-        model: modelFor(op, args),
+        models: [modelFor(op, args)].filter((model) => model !== undefined),
         transfer: options.transfer ?? [],
         signal: options.signal,
         resolve: resolve as (value: unknown) => void,
@@ -99,11 +100,10 @@ export class InferencePool {
     await Promise.all(
       this.slots.slice(0, threads).map((slot, index) => {
         const onThis = models.filter((model) => index < threadsFor(model, this.size));
-        for (const model of onThis) slot.models.add(model);
         return new Promise<void>((resolve, reject) => {
           this.queue.push({
             request: { id: this.nextId++, op: 'load', args: { models: onThis } },
-            model: undefined,
+            models: onThis,
             slot,
             transfer: [],
             signal: undefined,
@@ -125,7 +125,7 @@ export class InferencePool {
    * Rejects the queued jobs, lets each thread finish the job it holds, then stops the threads.
    * Stopping a thread inside onnxruntime's run aborts the whole process (a Napi::Error thrown into
    * a terminated environment), and a job can still be running when its task was released at
-   * shutdown, or when it is one of the warm-up runs.
+   * shutdown, or when it is the warm-up run after a preload.
    */
   async close(): Promise<void> {
     this.closed = true;
@@ -152,7 +152,7 @@ export class InferencePool {
   private place(pending: Pending): Slot | undefined {
     if (pending.slot) return pending.slot.busy ? undefined : pending.slot;
     const idle = this.slots.filter((slot) => !slot.busy);
-    const { model } = pending;
+    const [model] = pending.models;
     if (model !== undefined) {
       const holder = idle.find((slot) => slot.models.has(model));
       if (holder) return holder;
@@ -165,7 +165,7 @@ export class InferencePool {
   }
 
   private start(slot: Slot, pending: Pending): void {
-    if (pending.model !== undefined) slot.models.add(pending.model);
+    for (const model of pending.models) slot.models.add(model);
     slot.busy = pending;
     slot.worker.ref();
     slot.worker.postMessage(pending.request, pending.transfer);

@@ -1,16 +1,17 @@
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
-import { readIsnetModel } from './model-files.ts';
-import { widenFloat16Model } from './onnx-widen.ts';
 
 /**
  * ISNet's onnxruntime session, built to hold as little memory as it can at full speed (figures
  * for the 1024 px graph, resident memory of the process):
  *
  * - The graph is optimized once, at level `all`, and saved to a temporary folder with its weights
- *   in a file of their own; the session then loads that saved graph with no further optimization.
+ *   in a file of their own (isnet-graph.ts, on a short-lived thread); the session then loads that
+ *   saved graph with no further optimization.
  *   A session optimized in place keeps about 430 MB (the weights before and after onnxruntime lays
  *   them out for its x86 kernels); one loaded from the saved graph maps the 176 MB weights file into
  *   memory and runs at the same speed. The folder is deleted as soon as the session holds the
@@ -25,23 +26,21 @@ import { widenFloat16Model } from './onnx-widen.ts';
 export async function createIsnetSession(): Promise<ort.InferenceSession> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'imagegen-isnet-'));
   try {
-    const graph = path.join(dir, 'isnet.onnx');
-    const optimizer = await ort.InferenceSession.create(
-      widenFloat16Model(await readIsnetModel('medium'), { keepOutputs: ['output'] }),
-      {
-        graphOptimizationLevel: 'all',
-        optimizedModelFilePath: graph,
-        // Errors only: onnxruntime warns that a saved `all` graph fits this machine only, which is the point.
-        logSeverityLevel: 3,
-        extra: { session: { optimized_model_external_initializers_file_name: 'isnet.weights' } },
-      },
-    );
-    await optimizer.release();
-    return await ort.InferenceSession.create(graph, {
+    await writeOptimizedGraph(dir);
+    return await ort.InferenceSession.create(path.join(dir, 'isnet.onnx'), {
       graphOptimizationLevel: 'disabled',
       enableMemPattern: false,
     });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Runs isnet-graph.ts on a thread of its own and waits for it to end. */
+async function writeOptimizedGraph(dir: string): Promise<void> {
+  const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), {
+    workerData: { module: './isnet-graph.ts', dir },
+  });
+  const [code] = (await once(worker, 'exit')) as [number];
+  if (code !== 0) throw new Error(`preparing ISNet's graph failed (thread exit code ${code})`);
 }
