@@ -47,9 +47,10 @@ export function modelFor<K extends OpName>(op: K, args: OpMap[K]['args']): strin
 /**
  * How many threads may hold a model. ISNet runs on onnxruntime, whose session spreads one run over
  * every core by itself and holds about 830 MB once it has run (weights and activation arena): a
- * second copy on another thread made a burst of removals no faster on 2 cores (4 images: 19.5 s on
- * one session, 25.0 s on two), so one thread holds it and ISNet jobs queue for that thread. The
- * tfjs models (ESRGAN, nsfwjs, human) run single-threaded WASM: upscaling patches need every thread.
+ * second copy on another thread made bursts slower, not faster (6 removals at 1024 px at once on
+ * 2 cores: 17.0 s on one session, 22.0 s on two, medians of 4), so one thread holds it and ISNet
+ * jobs queue for that thread. The tfjs models (ESRGAN, nsfwjs, human) run single-threaded WASM:
+ * upscaling patches need every thread.
  */
 export function threadsFor(model: string, poolSize: number): number {
   return model === 'isnet-medium' ? 1 : poolSize;
