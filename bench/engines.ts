@@ -92,7 +92,7 @@ async function upscalerJs(scale: 4): Promise<(image: Buffer) => Promise<unknown>
 }
 
 async function capabilities(): Promise<Record<string, unknown>> {
-  const engine = createCpuEngine({ warm: ['isnet-medium', 'esrgan-slim-x4'] });
+  const engine = createCpuEngine({ preload: ['isnet-medium', 'esrgan-slim-x4'] });
   await engine.start?.();
   const safety = createSafetyChecker();
   const figures: Record<string, unknown> = {};

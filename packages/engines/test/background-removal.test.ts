@@ -4,8 +4,8 @@ import { createCpuEngine } from '../src/cpu/index.ts';
 import type { EngineResult } from '../src/engine.ts';
 import { channel, context, facePhoto, inputImage, iou, job, productScene } from './support/fixtures.ts';
 
-// No warm-up: the first removal loads ISNet; the blank warm-up runs would only add CPU time here.
-const engine = createCpuEngine({ warm: [] });
+// No preload: the first removal loads ISNet, and is its one slower first run.
+const engine = createCpuEngine({ preload: [] });
 let scene: { scene: Buffer; mask: Buffer };
 let plain: EngineResult;
 

@@ -20,7 +20,7 @@ const doc = buildOpenApi({ serverUrl: 'https://api.imagegen.dev' }) as unknown a
 };
 const describedAs = (path: string) => doc.paths[path]?.post?.description ?? '';
 
-const engine = createCpuEngine({ warm: [] });
+const engine = createCpuEngine({ preload: [] });
 afterAll(() => engine.close?.());
 
 async function smallPhoto(): Promise<Buffer> {

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../src/cpu/index.ts';
 import { context, facePhoto, inputImage, job, landscape } from './support/fixtures.ts';
 
-const engine = createCpuEngine({ warm: [] });
+const engine = createCpuEngine({ preload: [] });
 afterAll(() => engine.close?.());
 
 async function describeImage(image: Buffer) {

@@ -4,7 +4,7 @@ import { createCpuEngine, modelScaleFor, SUPERRESOLUTION_MODEL_MAP } from '../sr
 import { EngineInputError } from '../src/engine.ts';
 import { context, inputImage, job, photoCrop, psnr } from './support/fixtures.ts';
 
-const engine = createCpuEngine({ warm: [] });
+const engine = createCpuEngine({ preload: [] });
 afterAll(() => engine.close?.());
 
 async function superresolution(input: Record<string, unknown>, image: Buffer) {

@@ -25,11 +25,7 @@ export async function removeBackground(
   signal?: AbortSignal,
 ): Promise<{ output: OutputImage; faces?: number }> {
   const withSignal = signal ? { signal } : {};
-  let mask = await pool.run(
-    'isnet-mask',
-    { image, model: 'medium' },
-    { model: 'isnet-medium', ...withSignal },
-  );
+  let mask = await pool.run('isnet-mask', { image }, withSignal);
   if (options.post_process_mask) {
     // sharp runs one pipeline's operations in its own fixed order, so each step is its own pass.
     const binary = await toGray(graySharp(mask).threshold(128));

@@ -16,11 +16,15 @@ import {
   SUPERRESOLUTION_MODEL_MAP,
   UPSCALER_DEBLUR,
 } from './model-table.ts';
+import { parsePreload, threadsFor } from './models.ts';
 import { decodeRgb, imageField, png, rgbSharp } from './raw-image.ts';
 
 export interface CpuEngineOptions {
-  /** Models to load in `start()`, e.g. `['isnet-medium', 'esrgan-slim-x4']`. Default: ISNet only. */
-  readonly warm?: readonly string[];
+  /**
+   * Models to load in `start()` (names in models.ts), e.g. `['isnet-medium', 'esrgan-slim-x4']`.
+   * Default: what IMAGEGEN_CPU_PRELOAD names; nothing when it is unset (each model loads on first use).
+   */
+  readonly preload?: readonly string[];
 }
 
 /**
@@ -38,6 +42,7 @@ const DEFAULT_TILE = 192;
  * Background removal (ISNet), ESRGAN upscaling; see model-table.ts for the model mapping.
  */
 export function createCpuEngine(options: CpuEngineOptions = {}): Engine {
+  const preload = options.preload ?? parsePreload(process.env.IMAGEGEN_CPU_PRELOAD);
   let pool: InferencePool | undefined;
   const use = (): InferencePool => {
     pool ??= acquirePool();
@@ -48,9 +53,9 @@ export function createCpuEngine(options: CpuEngineOptions = {}): Engine {
     name: 'cpu',
     pipelines: CPU_PIPELINES,
     async start() {
-      const models = [...(options.warm ?? ['isnet-medium'])];
-      await use().warm(models);
-      if (models.includes('isnet-medium')) queueIsnetWarmUp(use());
+      if (preload.length === 0) return;
+      await use().preload(preload);
+      if (preload.includes('isnet-medium')) queueIsnetWarmUp(use());
     },
     async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
       switch (job.pipeline) {
@@ -74,17 +79,18 @@ export function createCpuEngine(options: CpuEngineOptions = {}): Engine {
 }
 
 /**
- * onnxruntime's first two runs of a session are about 10% slower than the rest (it plans memory and
- * grows its arena on them; measured at 1024 px: 1.76 s, 1.67 s, then 1.60 s). Two blank runs per
- * thread go into the pool's queue once the models are loaded, so requests meet warm sessions.
- * start() does not wait for them (the queue worker claims at once); a request that arrives within
- * the first seconds queues behind them, as behind any other job.
+ * An ISNet session's first run is slower than the rest (onnxruntime grows its arena on it: about 8%
+ * more CPU time in page faults; isnet-session.ts). When ISNet is preloaded, one blank run per thread
+ * that holds it goes into the pool's queue behind the load, so requests meet a warm session.
+ * start() does not wait for it (the queue worker claims at once); a request that arrives within the
+ * first seconds queues behind it, as behind any other job. Without preloading, the first removal
+ * loads ISNet and is itself that first run.
  */
 function queueIsnetWarmUp(pool: InferencePool): void {
   const blank = { data: new Uint8Array(64 * 64 * 3), width: 64, height: 64 };
-  for (let run = 0; run < 2 * pool.size; run++) {
-    pool.run('isnet-mask', { image: blank, model: 'medium' }, { model: 'isnet-medium' }).catch(() => {
-      // Only a pool closed before the blank runs reached it: nothing to warm any more.
+  for (let run = 0; run < threadsFor('isnet-medium', pool.size); run++) {
+    pool.run('isnet-mask', { image: blank }).catch(() => {
+      // Only a pool closed before the blank run reached it: nothing to warm any more.
     });
   }
 }

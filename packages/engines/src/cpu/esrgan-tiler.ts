@@ -50,11 +50,7 @@ export async function upscaleTiled(
           .run(
             'esrgan-patch',
             { image: patch, size, scale },
-            {
-              model: `esrgan-${size}-x${scale}`,
-              transfer: [patch.data.buffer as ArrayBuffer],
-              ...(signal ? { signal } : {}),
-            },
+            { transfer: [patch.data.buffer as ArrayBuffer], ...(signal ? { signal } : {}) },
           )
           .then((up) => {
             const upStride = up.width * 3;

@@ -24,7 +24,7 @@ export async function findFaces(
       height: info.height,
     };
   }
-  const faces = await pool.run('faces', { image: input }, { model: 'human', ...(signal ? { signal } : {}) });
+  const faces = await pool.run('faces', { image: input }, signal ? { signal } : {});
   return faces.map((f) => ({
     ...f,
     x: f.x / ratio,

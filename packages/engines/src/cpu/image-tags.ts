@@ -68,12 +68,8 @@ export async function describeImage(
   const withSignal = signal ? { signal } : {};
   const small = await rgbSharp(image).resize(224, 224, { fit: 'fill' }).raw().toBuffer();
   const [kind, objects, faces, colours, stats] = await Promise.all([
-    pool.run(
-      'nsfw',
-      { image: { data: new Uint8Array(small), width: 224, height: 224 } },
-      { model: 'nsfw', ...withSignal },
-    ),
-    pool.run('objects', { image }, { model: 'human-objects', ...withSignal }),
+    pool.run('nsfw', { image: { data: new Uint8Array(small), width: 224, height: 224 } }, withSignal),
+    pool.run('objects', { image }, withSignal),
     findFaces(pool, image, signal),
     dominantColours(image),
     rgbSharp(image).stats(),

@@ -1,17 +1,23 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { OpMap, OpName, WorkReply, WorkRequest } from './inference-protocol.ts';
+import { modelFor, threadsFor } from './models.ts';
 
 /**
  * Worker threads that run the models, so the process's event loop (the API, the worker's
- * heartbeats) stays free while an image is computed. One thread per core by default; each thread
- * loads a model the first time it needs it and keeps it. Jobs go to an idle thread that already
- * holds their model when there is one, so a model is loaded by as few threads as the load needs.
+ * heartbeats) stays free while an image is computed. Up to one thread per core; threads start
+ * when jobs need them, and each loads a model the first time it runs a job that needs it (see
+ * models.ts) and keeps it. Jobs go to an idle thread that already holds their model when there is
+ * one, so a model is loaded by as few threads as the load needs, and never by more threads than
+ * models.ts allows it.
  */
 
 interface Pending {
   readonly request: WorkRequest;
-  readonly model: string | undefined;
+  /** The models the job needs (none, one, or those a load job loads). */
+  readonly models: readonly string[];
+  /** A job that must run on this thread (loading models onto it). */
+  readonly slot?: Slot;
   readonly transfer: ArrayBuffer[];
   readonly signal: AbortSignal | undefined;
   resolve(value: unknown): void;
@@ -20,7 +26,10 @@ interface Pending {
 
 interface Slot {
   readonly worker: Worker;
-  readonly loaded: Set<string>;
+  /** The models the thread has loaded, once per load (its last reply says). */
+  loads: readonly string[];
+  /** The models it holds or is loading now: what placement and the per-model thread limit count. */
+  models: Set<string>;
   busy: Pending | undefined;
   /** Called when the job it holds ends (close() waits on it). */
   idle?: () => void;
@@ -47,18 +56,18 @@ export class InferencePool {
     this.size = Math.max(1, size);
   }
 
-  /** Runs one op on a worker thread. `model` names the model it needs, for placement. */
+  /** Runs one op on a worker thread that holds (or then loads) the model the op needs. */
   run<K extends OpName>(
     op: K,
     args: OpMap[K]['args'],
-    options: { model?: string; transfer?: ArrayBuffer[]; signal?: AbortSignal } = {},
+    options: { transfer?: ArrayBuffer[]; signal?: AbortSignal } = {},
   ): Promise<OpMap[K]['result']> {
     if (this.closed) return Promise.reject(new Error('the inference pool is closed'));
     if (options.signal?.aborted) return Promise.reject(new AbortError('aborted'));
     return new Promise((resolve, reject) => {
       const pending: Pending = {
         request: { id: this.nextId++, op, args },
-        model: options.model,
+        models: [modelFor(op, args)].filter((model) => model !== undefined),
         transfer: options.transfer ?? [],
         signal: options.signal,
         resolve: resolve as (value: unknown) => void,
@@ -80,33 +89,43 @@ export class InferencePool {
     });
   }
 
-  /** Loads models on every thread ahead of the first job (a model per thread that may serve it). */
-  async warm(models: string[]): Promise<void> {
-    while (this.slots.length < this.size) this.spawn();
+  /**
+   * Loads models ahead of their first job, each on as many threads as may run it (models.ts):
+   * what a burst of requests would leave loaded, without the requests paying for it.
+   */
+  async preload(models: readonly string[]): Promise<void> {
+    if (this.closed) throw new Error('the inference pool is closed');
+    const threads = Math.max(0, ...models.map((model) => threadsFor(model, this.size)));
+    while (this.slots.length < threads) this.spawn();
     await Promise.all(
-      this.slots.map(
-        (slot) =>
-          new Promise<void>((resolve, reject) => {
-            const pending: Pending = {
-              request: { id: this.nextId++, op: 'warm', args: { models } },
-              model: undefined,
-              transfer: [],
-              signal: undefined,
-              resolve: () => resolve(),
-              reject,
-            };
-            if (slot.busy) this.queue.push(pending);
-            else this.start(slot, pending);
-          }),
-      ),
+      this.slots.slice(0, threads).map((slot, index) => {
+        const onThis = models.filter((model) => index < threadsFor(model, this.size));
+        return new Promise<void>((resolve, reject) => {
+          this.queue.push({
+            request: { id: this.nextId++, op: 'load', args: { models: onThis } },
+            models: onThis,
+            slot,
+            transfer: [],
+            signal: undefined,
+            resolve: () => resolve(),
+            reject,
+          });
+          this.dispatch();
+        });
+      }),
     );
+  }
+
+  /** What each thread has loaded, once per load, in load order (a model loaded twice shows twice). */
+  loads(): string[][] {
+    return this.slots.map((slot) => [...slot.loads]);
   }
 
   /**
    * Rejects the queued jobs, lets each thread finish the job it holds, then stops the threads.
    * Stopping a thread inside onnxruntime's run aborts the whole process (a Napi::Error thrown into
    * a terminated environment), and a job can still be running when its task was released at
-   * shutdown, or when it is one of the warm-up runs.
+   * shutdown, or when it is the warm-up run after a preload.
    */
   async close(): Promise<void> {
     this.closed = true;
@@ -115,23 +134,38 @@ export class InferencePool {
     await Promise.all(this.slots.splice(0).map((slot) => slot.worker.terminate()));
   }
 
+  /** Starts every queued job that has a thread now, oldest first; the others keep their place. */
   private dispatch(): void {
-    while (this.queue.length > 0) {
-      const idle = this.slots.filter((slot) => !slot.busy);
-      if (idle.length === 0 && this.slots.length >= this.size) return;
-      const pending = this.queue[0]!;
-      let slot = idle.find((s) => pending.model !== undefined && s.loaded.has(pending.model));
-      // A thread that lacks the model: spawn a fresh one while under the size, else take any idle.
-      if (!slot && idle.length > 0 && (this.slots.length >= this.size || pending.model === undefined)) {
-        slot = idle[0];
+    for (let at = 0; at < this.queue.length; ) {
+      const pending = this.queue[at]!;
+      const slot = this.place(pending);
+      if (!slot) {
+        at++;
+        continue;
       }
-      slot ??= this.spawn();
-      this.queue.shift();
+      this.queue.splice(at, 1);
       this.start(slot, pending);
     }
   }
 
+  /** The thread a job starts on now, or undefined when it must wait for one. */
+  private place(pending: Pending): Slot | undefined {
+    if (pending.slot) return pending.slot.busy ? undefined : pending.slot;
+    const idle = this.slots.filter((slot) => !slot.busy);
+    const [model] = pending.models;
+    if (model !== undefined) {
+      const holder = idle.find((slot) => slot.models.has(model));
+      if (holder) return holder;
+      const holders = this.slots.filter((slot) => slot.models.has(model)).length;
+      if (holders >= threadsFor(model, this.size)) return undefined;
+    }
+    // A thread that lacks the model: spawn a fresh one while under the size, else take any idle.
+    if (this.slots.length < this.size && (model !== undefined || idle.length === 0)) return this.spawn();
+    return idle[0];
+  }
+
   private start(slot: Slot, pending: Pending): void {
+    for (const model of pending.models) slot.models.add(model);
     slot.busy = pending;
     slot.worker.ref();
     slot.worker.postMessage(pending.request, pending.transfer);
@@ -139,12 +173,14 @@ export class InferencePool {
 
   private spawn(): Slot {
     const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url));
-    const slot: Slot = { worker, loaded: new Set(), busy: undefined };
+    const slot: Slot = { worker, loads: [], models: new Set(), busy: undefined };
     worker.on('message', (reply: WorkReply) => {
       const pending = slot.busy;
       slot.busy = undefined;
       slot.idle?.();
-      for (const model of reply.loaded) slot.loaded.add(model);
+      // The thread's own account replaces the guess made at dispatch (a load that failed is not held).
+      slot.loads = reply.loads;
+      slot.models = new Set(reply.loads);
       worker.unref();
       if (pending && pending.request.id === reply.id) {
         if (reply.ok) pending.resolve(reply.result);
@@ -158,6 +194,10 @@ export class InferencePool {
       slot.idle?.();
       const at = this.slots.indexOf(slot);
       if (at >= 0) this.slots.splice(at, 1);
+      for (const pending of this.queue.filter((p) => p.slot === slot)) {
+        this.queue.splice(this.queue.indexOf(pending), 1);
+        pending.reject(error);
+      }
       this.dispatch();
     });
     this.slots.push(slot);

@@ -25,8 +25,8 @@ export interface FaceBox {
 }
 
 export interface OpMap {
-  /** ISNet cut-out mask (0..255) at the image's own size. */
-  'isnet-mask': { args: { image: RgbImage; model: 'small' | 'medium' }; result: GrayImage };
+  /** ISNet (imgly's medium weights) cut-out mask (0..255) at the image's own size. */
+  'isnet-mask': { args: { image: RgbImage }; result: GrayImage };
   /** Refines a soft mask along its edges, guided by the image (alpha matting). */
   'alpha-matting': { args: { image: RgbImage; mask: GrayImage }; result: GrayImage };
   /** One ESRGAN patch at the model's native scale. */
@@ -40,8 +40,8 @@ export interface OpMap {
   faces: { args: { image: RgbImage }; result: FaceBox[] };
   /** COCO objects found by @vladmandic/human's CenterNet. */
   objects: { args: { image: RgbImage }; result: { label: string; score: number }[] };
-  /** Loads the named models so the first request does not pay for it. */
-  warm: { args: { models: string[] }; result: null };
+  /** Loads the named models (models.ts) ahead of their first job: IMAGEGEN_CPU_PRELOAD. */
+  load: { args: { models: string[] }; result: null };
 }
 
 export type OpName = keyof OpMap;
@@ -52,6 +52,7 @@ export interface WorkRequest<K extends OpName = OpName> {
   readonly args: OpMap[K]['args'];
 }
 
+/** Every reply carries the models its thread has loaded, once per load, in load order. */
 export type WorkReply =
-  | { readonly id: number; readonly ok: true; readonly result: unknown; readonly loaded: string[] }
-  | { readonly id: number; readonly ok: false; readonly error: string; readonly loaded: string[] };
+  | { readonly id: number; readonly ok: true; readonly result: unknown; readonly loads: string[] }
+  | { readonly id: number; readonly ok: false; readonly error: string; readonly loads: string[] };

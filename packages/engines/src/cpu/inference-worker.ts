@@ -15,19 +15,13 @@ import type {
   WorkReply,
   WorkRequest,
 } from './inference-protocol.ts';
-import {
-  esrganModelJson,
-  humanModelsDir,
-  humanNodeWasmEntry,
-  readIsnetModel,
-  tfjsWasmDir,
-} from './model-files.ts';
-import { widenFloat16Model } from './onnx-widen.ts';
+import { createIsnetSession } from './isnet-session.ts';
+import { esrganModelJson, humanModelsDir, humanNodeWasmEntry, tfjsWasmDir } from './model-files.ts';
 import { tfjs } from './tfjs-runtime.ts';
 
 /**
- * One inference worker thread. Models load on first use and stay loaded for the thread's life;
- * the pool prefers a thread that already holds the model a job needs.
+ * One inference worker thread. Models (named in models.ts) load on first use and stay loaded for
+ * the thread's life; the pool prefers a thread that already holds the model a job needs.
  */
 
 const ISNET_SIZE = 1024;
@@ -43,14 +37,16 @@ try {
 } catch {
   // Not permitted here (some containers): run at the normal priority.
 }
-const loaded = new Set<string>();
+/** Each model this thread has loaded, once per load: the pool reads it from every reply. */
+const loads: string[] = [];
 const cache = new Map<string, Promise<unknown>>();
 
+/** Loads a model once per thread: jobs that need it while it loads wait for the same load. */
 function once<T>(key: string, load: () => Promise<T>): Promise<T> {
   let entry = cache.get(key) as Promise<T> | undefined;
   if (!entry) {
     entry = load().then((value) => {
-      loaded.add(key);
+      loads.push(key);
       return value;
     });
     entry.catch(() => cache.delete(key));
@@ -59,13 +55,9 @@ function once<T>(key: string, load: () => Promise<T>): Promise<T> {
   return entry;
 }
 
-/** ISNet widened to float32 and cut down to the mask we read (see onnx-widen.ts for why). */
-function isnet(size: 'small' | 'medium'): Promise<ort.InferenceSession> {
-  return once(`isnet-${size}`, async () =>
-    ort.InferenceSession.create(widenFloat16Model(await readIsnetModel(size), { keepOutputs: ['output'] }), {
-      graphOptimizationLevel: 'all',
-    }),
-  );
+/** ISNet widened to float32 and cut down to the mask we read (onnx-widen.ts, isnet-session.ts). */
+function isnet(): Promise<ort.InferenceSession> {
+  return once('isnet-medium', createIsnetSession);
 }
 
 function esrgan(size: string, scale: number): Promise<tfTypes.LayersModel> {
@@ -180,17 +172,17 @@ async function run<K extends OpName>(op: K, args: OpMap[K]['args']): Promise<OpM
       return (await detectFaces((args as OpMap['faces']['args']).image)) as OpMap[K]['result'];
     case 'objects':
       return (await detectObjects((args as OpMap['objects']['args']).image)) as OpMap[K]['result'];
-    case 'warm':
-      await Promise.all((args as OpMap['warm']['args']).models.map(warm));
+    case 'load':
+      await Promise.all((args as OpMap['load']['args']).models.map(load));
       return null as OpMap[K]['result'];
     default:
       throw new Error(`unknown inference op ${String(op)}`);
   }
 }
 
-function warm(model: string): Promise<unknown> {
-  if (model === 'isnet-small' || model === 'isnet-medium')
-    return isnet(model === 'isnet-small' ? 'small' : 'medium');
+/** Loads a model by its name in models.ts. */
+function load(model: string): Promise<unknown> {
+  if (model === 'isnet-medium') return isnet();
   if (model === 'nsfw') return nsfw();
   if (model === 'human') return human();
   if (model === 'human-objects') return objectDetector();
@@ -199,8 +191,8 @@ function warm(model: string): Promise<unknown> {
   throw new Error(`unknown model ${model}`);
 }
 
-async function isnetMask({ image, model }: OpMap['isnet-mask']['args']): Promise<GrayImage> {
-  const session = await isnet(model);
+async function isnetMask({ image }: OpMap['isnet-mask']['args']): Promise<GrayImage> {
+  const session = await isnet();
   const resized = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
     .resize(ISNET_SIZE, ISNET_SIZE, { fit: 'fill' })
     .raw()
@@ -292,7 +284,7 @@ function transferables(value: unknown): ArrayBuffer[] {
 parentPort!.on('message', (request: WorkRequest) => {
   run(request.op, request.args).then(
     (result) => {
-      const reply: WorkReply = { id: request.id, ok: true, result, loaded: [...loaded] };
+      const reply: WorkReply = { id: request.id, ok: true, result, loads: [...loads] };
       parentPort!.postMessage(reply, transferables(result));
     },
     (error: unknown) => {
@@ -300,7 +292,7 @@ parentPort!.on('message', (request: WorkRequest) => {
         id: request.id,
         ok: false,
         error: error instanceof Error ? `${error.message}` : String(error),
-        loaded: [...loaded],
+        loads: [...loads],
       };
       parentPort!.postMessage(reply);
     },

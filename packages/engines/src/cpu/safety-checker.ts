@@ -38,7 +38,7 @@ export function createSafetyChecker(): SafetyChecker {
             height: info.height,
           },
         },
-        { model: 'nsfw', signal },
+        { signal },
       );
       return { unsafe: isUnsafe(scores), scores };
     },

@@ -1,28 +1,29 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as tf from '@tensorflow/tfjs';
-import '@tensorflow/tfjs-backend-wasm';
-import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import type * as Tf from '@tensorflow/tfjs';
 import { tfjsWasmDir } from './model-files.ts';
 
 /**
  * One tfjs per worker thread, on the WASM backend (tfjs-node cannot install here: it downloads
  * libtensorflow). Models load from the files npm installed, through a `file://` router, the
- * piece tfjs-node would otherwise provide.
+ * piece tfjs-node would otherwise provide. tfjs is imported on first use: it adds about 80 MB to
+ * a thread, and a thread that only runs ISNet (onnxruntime) never needs it.
  */
 
-let ready: Promise<typeof tf> | undefined;
+let ready: Promise<typeof Tf> | undefined;
 
-export function tfjs(): Promise<typeof tf> {
+export function tfjs(): Promise<typeof Tf> {
   ready ??= (async () => {
+    const tf = await import('@tensorflow/tfjs');
+    const { setWasmPaths } = await import('@tensorflow/tfjs-backend-wasm');
     setWasmPaths(`${tfjsWasmDir()}${path.sep}`);
     tf.io.registerLoadRouter((url) => {
       const target = Array.isArray(url) ? url[0] : url;
       // A router answers null for URLs it does not handle (tfjs's own typing says otherwise).
       return (
         typeof target === 'string' && target.startsWith('file://') ? fileModel(target) : null
-      ) as tf.io.IOHandler;
+      ) as Tf.io.IOHandler;
     });
     await tf.setBackend('wasm');
     await tf.ready();
@@ -31,12 +32,12 @@ export function tfjs(): Promise<typeof tf> {
   return ready;
 }
 
-function fileModel(url: string): tf.io.IOHandler {
+function fileModel(url: string): Tf.io.IOHandler {
   return {
     async load() {
       const file = fileURLToPath(url);
-      const json = JSON.parse(await readFile(file, 'utf8')) as tf.io.ModelJSON;
-      const specs: tf.io.WeightsManifestEntry[] = [];
+      const json = JSON.parse(await readFile(file, 'utf8')) as Tf.io.ModelJSON;
+      const specs: Tf.io.WeightsManifestEntry[] = [];
       const shards: Buffer[] = [];
       for (const group of json.weightsManifest ?? []) {
         for (const shard of group.paths) shards.push(await readFile(path.join(path.dirname(file), shard)));
