@@ -1,8 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { createPool } from '@imagegen/db';
-import type { Engine } from '@imagegen/engines';
-import { createEngineRegistry } from '@imagegen/engines/registry';
+import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import { migrate, startWorker, submitTask } from '@imagegen/server';
 import { benchDatabase } from './bench-database.ts';
 import { percentile } from './percentile.ts';

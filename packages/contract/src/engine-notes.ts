@@ -44,7 +44,7 @@ export const SUPERRESOLUTION_MODEL_MAP: Readonly<
 };
 
 /** The native scales the shipped ESRGAN weights come in. */
-const ESRGAN_NATIVE_SCALES: readonly EsrganScale[] = [2, 3, 4];
+export const ESRGAN_NATIVE_SCALES: readonly EsrganScale[] = [2, 3, 4];
 
 /** `/upscaler/v1` with `type: deblur`: restore and enlarge x2 on the medium model. */
 export const UPSCALER_DEBLUR: { readonly size: EsrganSize; readonly scale: EsrganScale } = {

@@ -2,6 +2,7 @@
 export type { Endpoint, RequestPart, StatusOperation, ValidationErrorEntry } from './endpoint.ts';
 export { endpointByPath, endpoints } from './endpoints.ts';
 export {
+  ESRGAN_NATIVE_SCALES,
   type EsrganChoice,
   type EsrganScale,
   type EsrganSize,

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { endpoints } from '@imagegen/contract';
-import { engineCatalog, shippedEngines } from '@imagegen/engines/catalog';
+import { engineCatalog, shippedEngines } from '@imagegen/engines';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';

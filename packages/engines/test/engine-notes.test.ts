@@ -1,14 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import {
-  buildOpenApi,
-  FACE_CHECKED_FIELDS,
-  NSFW_UNSAFE_RULE,
-  SUPERRESOLUTION_MODEL_MAP,
-} from '@imagegen/contract';
+import { buildOpenApi, NSFW_UNSAFE_RULE, SUPERRESOLUTION_MODEL_MAP } from '@imagegen/contract';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCpuEngine, FACE_FIELDS, facePreflight, UNSAFE_RULE } from '../src/cpu/index.ts';
-import { context, inputImage, job, photoCrop } from './support/fixtures.ts';
+import { createCpuEngine, facePreflight, isUnsafe } from '../src/cpu/index.ts';
+import { context, facePhoto, inputImage, job, landscape, photoCrop } from './support/fixtures.ts';
 
 /**
  * The OpenAPI descriptions quote how the cpu engine treats each request; these tests read the
@@ -17,6 +12,7 @@ import { context, inputImage, job, photoCrop } from './support/fixtures.ts';
 
 const doc = buildOpenApi({ serverUrl: 'https://api.imagegen.dev' }) as unknown as {
   paths: Record<string, { post?: { description?: string } }>;
+  components: { schemas: Record<string, { properties?: Record<string, { description?: string }> }> };
 };
 const describedAs = (path: string) => doc.paths[path]?.post?.description ?? '';
 
@@ -76,12 +72,41 @@ describe('the OpenAPI descriptions against the cpu engine', () => {
   });
 
   it('classifies with the very unsafe rule the safety_checker description states', () => {
-    expect(UNSAFE_RULE).toEqual(NSFW_UNSAFE_RULE);
+    const schema = doc.components.schemas.Text2ImagePromptSD?.properties?.safety_checker;
+    const [, explicit, sexy] =
+      /Porn \+ Hentai ≥ ([\d.]+) or Sexy ≥ ([\d.]+)/.exec(schema?.description ?? '') ?? [];
+    const [e, x] = [Number(explicit), Number(sexy)];
+    expect(e).toBeGreaterThan(0);
+    expect(x).toBeGreaterThan(0);
+    // At each stated threshold the image is unsafe; just under it, safe.
+    expect(isUnsafe({ Porn: e / 2, Hentai: e / 2, Neutral: 1 - e })).toBe(true);
+    expect(isUnsafe({ Porn: e / 2 - 0.01, Hentai: e / 2, Neutral: 1 - e })).toBe(false);
+    expect(isUnsafe({ Sexy: x, Neutral: 1 - x })).toBe(true);
+    expect(isUnsafe({ Sexy: x - 0.01, Neutral: 1 - x })).toBe(false);
+    expect(isUnsafe({ Drawing: 0.9, Neutral: 0.1 })).toBe(false);
   });
 
-  it('checks for faces in exactly the fields the face pipelines’ descriptions name', () => {
-    expect(FACE_FIELDS).toEqual(FACE_CHECKED_FIELDS);
-    expect([...facePreflight.pipelines].sort()).toEqual(Object.keys(FACE_CHECKED_FIELDS).sort());
+  it('checks for faces in exactly the fields the face pipelines’ descriptions name', async () => {
+    const described = Object.entries(doc.paths)
+      .map(([path, item]) => {
+        const note = /Every image in (.+?) must show a face/.exec(item.post?.description ?? '');
+        return [path, [...(note?.[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!)] as const;
+      })
+      .filter(([, fields]) => fields.length > 0);
+    expect(described.length).toBeGreaterThan(0);
+    expect([...facePreflight.pipelines].sort()).toEqual(described.map(([path]) => path).sort());
+    const face = await inputImage(await facePhoto());
+    const hills = await inputImage(await landscape());
+    const signal = new AbortController().signal;
+    for (const [path, fields] of described) {
+      const images = (image: typeof face) => Object.fromEntries(fields.map((field) => [field, image]));
+      await expect(facePreflight.check(job(path, {}, images(face)), signal), path).resolves.toBeUndefined();
+      // Each described field is checked: a landscape in it alone fails the task, naming the field.
+      for (const field of fields) {
+        const checked = facePreflight.check(job(path, {}, { ...images(face), [field]: hills }), signal);
+        await expect(checked, `${path} ${field}`).rejects.toThrow(field);
+      }
+    }
   });
 });
 
@@ -98,7 +123,7 @@ describe('the docs pages against the cpu engine', () => {
 
   it('state the unsafe rule the safety checker applies', async () => {
     const text = await page('Parameters/NSFW-check');
-    expect(text).toContain(`Porn + Hentai is at least ${UNSAFE_RULE.explicit}`);
-    expect(text).toContain(`Sexy on its own is at least ${UNSAFE_RULE.sexy}`);
+    expect(text).toContain(`Porn + Hentai is at least ${NSFW_UNSAFE_RULE.explicit}`);
+    expect(text).toContain(`Sexy on its own is at least ${NSFW_UNSAFE_RULE.sexy}`);
   });
 });

@@ -4,22 +4,18 @@ import { findFaces } from './face-detection.ts';
 import { acquirePool, type InferencePool } from './inference-pool.ts';
 import { decodeRgb, imageList } from './raw-image.ts';
 
-/**
- * The request fields that must show a face, per pipeline: the contract's table, which the docs and
- * the OpenAPI descriptions quote.
- */
-export const FACE_FIELDS = FACE_CHECKED_FIELDS;
-
 let pool: InferencePool | undefined;
 
 /**
  * Fails face pipelines at once when an input image holds no face, before any GPU time is spent.
+ * Which fields must show a face is the contract's table, which the docs and OpenAPI descriptions
+ * quote.
  * The pool is the process's shared one, taken on first use and kept for the process's life.
  */
 export const facePreflight: Preflight = {
-  pipelines: Object.keys(FACE_FIELDS),
+  pipelines: Object.keys(FACE_CHECKED_FIELDS),
   async check(job: EngineJob, signal: AbortSignal): Promise<void> {
-    for (const field of FACE_FIELDS[job.pipeline] ?? []) {
+    for (const field of FACE_CHECKED_FIELDS[job.pipeline] ?? []) {
       const images = imageList(job.images, field);
       for (const [index, image] of images.entries()) {
         pool ??= acquirePool();

@@ -41,7 +41,7 @@ interface Slot {
  */
 const CLOSE_WAIT_MS = 30_000;
 
-export class AbortError extends Error {
+class AbortError extends Error {
   override readonly name = 'AbortError';
 }
 

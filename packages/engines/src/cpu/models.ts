@@ -1,8 +1,4 @@
-import {
-  ESRGAN_NATIVE_SCALES,
-  SUPERRESOLUTION_MODEL_MAP,
-  UPSCALER_DEBLUR,
-} from '@imagegen/contract/engine-notes';
+import { ESRGAN_NATIVE_SCALES, SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from '@imagegen/contract';
 import type { OpMap, OpName } from './inference-protocol.ts';
 
 /**

@@ -11,11 +11,9 @@ const NSFW_SIDE = 224;
  * probability, or Sexy on its own at least 0.8. Neutral and Drawing are always safe. The numbers
  * live in the contract, which the docs and the OpenAPI descriptions quote.
  */
-export const UNSAFE_RULE = NSFW_UNSAFE_RULE;
-
 export function isUnsafe(scores: Readonly<Record<string, number>>): boolean {
   const explicit = (scores.Porn ?? 0) + (scores.Hentai ?? 0);
-  return explicit >= UNSAFE_RULE.explicit || (scores.Sexy ?? 0) >= UNSAFE_RULE.sexy;
+  return explicit >= NSFW_UNSAFE_RULE.explicit || (scores.Sexy ?? 0) >= NSFW_UNSAFE_RULE.sexy;
 }
 
 /** The safety checker every engine's output goes through when a request sets `safety_checker`. */

@@ -8,7 +8,7 @@
 
 import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
-import { setUpEngines } from '@imagegen/engines/engine-setup';
+import { setUpEngines } from '@imagegen/engines';
 import { createOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';

@@ -1,5 +1,10 @@
-import type { EngineJob, EngineResult, InputImage, ModelOutput } from '@imagegen/engines';
-import { registersWithoutEngine } from '@imagegen/engines/registry';
+import {
+  type EngineJob,
+  type EngineResult,
+  type InputImage,
+  type ModelOutput,
+  registersWithoutEngine,
+} from '@imagegen/engines';
 import { allocateOutputKeys, extensionFor } from '../storage/blob-keys.ts';
 import { drawSeed } from './submit.ts';
 import type { TaskRecord, TaskResult } from './types.ts';

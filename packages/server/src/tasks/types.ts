@@ -1,6 +1,5 @@
 import type { Pool, PoolClient } from '@imagegen/db';
-import type { Preflight, SafetyChecker } from '@imagegen/engines';
-import type { EngineRegistry } from '@imagegen/engines/registry';
+import type { EngineRegistry, Preflight, SafetyChecker } from '@imagegen/engines';
 import type { ImageFetcher } from '../fetch/image-fetcher.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 

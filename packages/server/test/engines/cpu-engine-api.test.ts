@@ -1,6 +1,5 @@
-import { createCpuEngine, createSafetyChecker, facePreflight } from '@imagegen/engines/cpu/index';
-import { createEngineRegistry } from '@imagegen/engines/registry';
-import { createSandboxEngine } from '@imagegen/engines/sandbox/index';
+import { createEngineRegistry, createSandboxEngine } from '@imagegen/engines';
+import { createCpuEngine, createSafetyChecker, facePreflight } from '@imagegen/engines/cpu';
 import { channel, facePhoto, iou, landscape, photoCrop, productScene } from '@imagegen/engines/testing';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

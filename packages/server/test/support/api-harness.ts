@@ -4,8 +4,7 @@
  * labelled engine that draws plain PNGs of the requested size for every pipeline.
  */
 import { endpoints } from '@imagegen/contract';
-import type { Engine, EngineJob } from '@imagegen/engines';
-import { createEngineRegistry } from '@imagegen/engines/registry';
+import { createEngineRegistry, type Engine, type EngineJob } from '@imagegen/engines';
 import sharp from 'sharp';
 import { createOwner } from '../../src/auth/accounts.ts';
 import type { Plan } from '../../src/auth/plans.ts';

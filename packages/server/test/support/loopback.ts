@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Pool } from '@imagegen/db';
-import type { EngineRegistry } from '@imagegen/engines/registry';
+import type { EngineRegistry } from '@imagegen/engines';
 import { createAuthenticator } from '../../src/auth/authenticator.ts';
 import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
 import { withStoredFiles } from '../../src/fetch/stored-files.ts';

@@ -4,7 +4,7 @@
  */
 
 import { createPool } from '@imagegen/db';
-import { createEngineRegistry } from '@imagegen/engines/registry';
+import { createEngineRegistry } from '@imagegen/engines';
 import { startWorker } from '../../src/tasks/index.ts';
 import { FakeBlobStore, FakeImageFetcher, fakeEngine } from './fakes.ts';
 

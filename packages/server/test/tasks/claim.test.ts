@@ -1,4 +1,4 @@
-import { createEngineRegistry } from '@imagegen/engines/registry';
+import { createEngineRegistry } from '@imagegen/engines';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getTaskForOwner, startWorker, submitTask } from '../../src/tasks/index.ts';
 import { claimTask } from '../../src/tasks/sql/claimTask.ts';

@@ -1,5 +1,5 @@
 import { endpointByPath } from '@imagegen/contract';
-import { createEngineRegistry } from '@imagegen/engines/registry';
+import { createEngineRegistry } from '@imagegen/engines';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   getModel,

@@ -1,6 +1,5 @@
 import { endpointByPath } from '@imagegen/contract';
-import { setUpEngines } from '@imagegen/engines/engine-setup';
-import { SANDBOX_MODEL_NOTE } from '@imagegen/engines/sandbox/sandbox-training';
+import { SANDBOX_MODEL_NOTE, setUpEngines } from '@imagegen/engines';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEngineRegistry } from '@imagegen/engines/registry';
+import { createEngineRegistry } from '@imagegen/engines';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getTaskForOwner, startWorker, submitTask } from '../../src/tasks/index.ts';
 import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';

@@ -4,8 +4,12 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { EngineInputError, type SafetyChecker, type SafetyVerdict } from '@imagegen/engines';
-import { createEngineRegistry } from '@imagegen/engines/registry';
+import {
+  createEngineRegistry,
+  EngineInputError,
+  type SafetyChecker,
+  type SafetyVerdict,
+} from '@imagegen/engines';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
