@@ -1,4 +1,3 @@
-
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createPool } from '@imagegen/db';
