@@ -1,4 +1,7 @@
-/** What other packages use of the contract; the modules say the rest. */
+/**
+ * What other packages use of the contract; the modules say the rest. The endpoint table drives the
+ * API's routes, its validation and /openapi.json (ARCHITECTURE.md, at the repository root).
+ */
 export type { Endpoint, RequestPart, StatusOperation, ValidationErrorEntry } from './endpoint.ts';
 export { endpointByPath, endpoints } from './endpoints.ts';
 export {

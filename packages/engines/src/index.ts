@@ -3,7 +3,7 @@
  * images (engine.ts), which engine serves which pipeline (registry.ts, from configuration;
  * catalog.ts, what this release ships, which the docs print), and the engines `npm start` builds
  * (engine-setup.ts). The cpu engine and its models load only when enabled: import it from
- * `@imagegen/engines/cpu`.
+ * `@imagegen/engines/cpu`. ARCHITECTURE.md (at the repository root) says where an engine fits.
  */
 export {
   type AnswerKind,

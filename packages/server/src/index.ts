@@ -1,7 +1,8 @@
 /**
  * @imagegen/server: the API and the queue worker, and `npm start` (src/cli/start.ts), which runs
  * them with the docs site in one process. What other parts of the repository (benchmarks, browser
- * tests) build on; everything else is internal.
+ * tests) build on; everything else is internal. ARCHITECTURE.md (at the repository root) walks a
+ * task through these modules.
  */
 export { analyticsRoutes } from './analytics/analytics-routes.ts';
 export { createOwner } from './auth/accounts.ts';
