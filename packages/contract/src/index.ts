@@ -15,6 +15,7 @@ export {
   UPSCALER_DEBLUR,
 } from './engine-notes.ts';
 export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
+export { type NumberLiteral, numberLiteral, recordNumberLiteral } from './number-literals.ts';
 export { buildOpenApi } from './openapi.ts';
 export { ENTERPRISE_PLANS, PLANS } from './schemas/records.ts';
 export { compileRequestValidator, compileValidator } from './validate.ts';
