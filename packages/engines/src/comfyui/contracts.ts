@@ -1,0 +1,160 @@
+/**
+ * The seams of the comfyui engine, declared before the parts behind them: the compilers (request →
+ * ComfyUI graph), the client (one ComfyUI server over HTTP + WebSocket) and the pool (which server
+ * runs the next prompt). Each part depends on these types, not on another part's internals.
+ */
+import type { Pipeline } from '../engine.ts';
+
+// ── ComfyUI's wire shapes (API format) ────────────────────────────────────────────────────────
+
+/** A link from one node's output: `[source node id, output index]`. */
+export type NodeLink = readonly [string, number];
+
+/** One node of an API-format graph, as `POST /prompt` takes it. */
+export interface ApiNode {
+  readonly class_type: string;
+  readonly inputs: Readonly<Record<string, unknown>>;
+  readonly _meta?: { readonly title: string };
+}
+
+/** An API-format graph: node id → node. */
+export type ApiPrompt = Readonly<Record<string, ApiNode>>;
+
+/** `GET /object_info`: node class → definition (only the parts the engine reads are typed). */
+export type ObjectInfo = Readonly<Record<string, NodeDefinition>>;
+
+export interface NodeDefinition {
+  readonly input: {
+    readonly required?: Readonly<Record<string, InputSpec>>;
+    readonly optional?: Readonly<Record<string, InputSpec>>;
+    readonly hidden?: Readonly<Record<string, unknown>>;
+  };
+  readonly input_order?: Readonly<Record<string, readonly string[]>>;
+  readonly output: readonly (string | readonly string[])[];
+  readonly output_is_list?: readonly boolean[];
+  readonly output_name?: readonly string[];
+  readonly output_node?: boolean;
+  readonly name: string;
+  readonly category?: string;
+}
+
+/**
+ * An input's declaration: `[type]` or `[type, options]`, where type is a name (`INT`, `MODEL`…) or a
+ * list of allowed values (a COMBO), and options hold `default`, `min`, `max`, `step`…
+ */
+export type InputSpec = readonly [string | readonly unknown[], Readonly<Record<string, unknown>>?];
+
+/** A file reference in a history entry's outputs (`/view` takes the same three fields). */
+export interface FileRef {
+  readonly filename: string;
+  readonly subfolder: string;
+  readonly type: 'output' | 'temp' | 'input';
+}
+
+// ── Compilers: one per pipeline ───────────────────────────────────────────────────────────────
+
+/** What a compiler needs besides the request: every value the caller decided for it. */
+export interface CompileContext {
+  /** The validated request with defaults filled in (the contract's output). */
+  readonly input: Readonly<Record<string, unknown>>;
+  /** The task's seed (never -1). */
+  readonly seed: number;
+  /**
+   * Input images already uploaded to the ComfyUI server, by request field: the names LoadImage
+   * takes (a list for a list field, in request order).
+   */
+  readonly images: Readonly<Record<string, string | readonly string[]>>;
+  /** Unique per task, so ComfyUI's cache never hands back another task's files. */
+  readonly filenamePrefix: string;
+  /** The request's model ids to checkpoint file names on the server (COMFYUI_CHECKPOINTS). */
+  readonly checkpoints: Readonly<Record<string, string>>;
+}
+
+/** A compiled graph and what the engine needs to run it and read its result. */
+export interface CompiledWorkflow {
+  readonly prompt: ApiPrompt;
+  /** Output node ids whose `images` (type output) are the task's result, in result order. */
+  readonly outputNodes: readonly string[];
+  /** The checkpoint file the graph loads, for model affinity; absent when it loads none. */
+  readonly checkpoint?: string;
+  /** Sampling nodes and their step counts, in run order: progress is steps done / their sum. */
+  readonly samplingSteps: readonly { readonly node: string; readonly steps: number }[];
+}
+
+/** What a pipeline needs on a ComfyUI server, for the docs and for skipping what a server lacks. */
+export interface ServerRequirements {
+  /** Node classes the graphs use (core or from a named node pack). */
+  readonly nodes: readonly string[];
+  /** Model folders (`checkpoints`, `upscale_models`, `loras`…) and what must be in them. */
+  readonly models: readonly { readonly folder: string; readonly what: string }[];
+}
+
+export interface PipelineCompiler {
+  readonly pipeline: Pipeline;
+  readonly requires: ServerRequirements;
+  /**
+   * Request → graph. A field the graph cannot honour throws EngineInputError naming the field
+   * (never silently ignored).
+   */
+  compile(ctx: CompileContext): CompiledWorkflow;
+}
+
+// ── The client: one ComfyUI server ────────────────────────────────────────────────────────────
+
+/** How far a running prompt is: the current sampling node's step of its total. */
+export interface PromptProgress {
+  readonly node: string;
+  readonly value: number;
+  readonly max: number;
+}
+
+/** A prompt ComfyUI refused (400 or non-empty node_errors): `message` is plain words for the owner. */
+export class PromptRejectedError extends Error {
+  override readonly name = 'PromptRejectedError';
+}
+
+/** A prompt the server no longer knows (restarted, history lost): the engine resubmits it once. */
+export class PromptLostError extends Error {
+  override readonly name = 'PromptLostError';
+}
+
+/** A server that does not answer: the pool marks it down and the task runs elsewhere. */
+export class ServerUnavailableError extends Error {
+  override readonly name = 'ServerUnavailableError';
+}
+
+export interface ComfyServerStats {
+  readonly comfyuiVersion: string;
+  /** Prompts running plus pending on the server, from `/queue` or `/prompt`. */
+  readonly queueRemaining: number;
+}
+
+export interface ComfyClient {
+  /** The server's name in errors, logs and `/health` (`gpu-1` from `gpu-1=http://…`, else host:port). */
+  readonly name: string;
+  readonly url: string;
+  /** `/system_stats` and the queue length; throws ServerUnavailableError when the server is down. */
+  stats(signal?: AbortSignal): Promise<ComfyServerStats>;
+  objectInfo(signal?: AbortSignal): Promise<ObjectInfo>;
+  /** File names in a model folder (`/models/{folder}`). */
+  models(folder: string, signal?: AbortSignal): Promise<string[]>;
+  /** Uploads an input image; answers the name the server gave it (use it, not the one asked for). */
+  upload(image: { name: string; data: Buffer; contentType: string }, signal?: AbortSignal): Promise<string>;
+  /**
+   * Submits the graph under our own prompt id and follows it to the end (WebSocket, with `/history`
+   * polling when the socket is silent or drops). Answers the output files of the given nodes
+   * (type output only). Throws PromptRejectedError, PromptLostError or ServerUnavailableError;
+   * on abort it interrupts the prompt (targeted `/interrupt` and `/queue` delete) and rejects.
+   */
+  run(
+    prompt: ApiPrompt,
+    options: {
+      readonly promptId: string;
+      readonly outputNodes: readonly string[];
+      readonly signal: AbortSignal;
+      readonly onProgress?: (progress: PromptProgress) => void;
+    },
+  ): Promise<FileRef[]>;
+  view(file: FileRef, signal?: AbortSignal): Promise<Buffer>;
+  close(): Promise<void>;
+}
