@@ -1,5 +1,5 @@
 import type { ValidationErrorEntry, ValidationResult } from './endpoint.ts';
-import { type NumberLiteral, recordNumberLiteral } from './number-literals.ts';
+import { forgetNumberLiteral, type NumberLiteral, recordNumberLiteral } from './number-literals.ts';
 
 /**
  * JSON bodies read the way the original service reads them: FastAPI calls Python's `json.loads`,
@@ -86,6 +86,10 @@ const ESCAPED: Readonly<Record<string, string>> = {
   r: '\r',
   t: '\t',
 };
+
+/** A run of string characters that need no decoding: no quote, no backslash, no control character. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON strings may not hold raw control characters.
+const PLAIN_CHARACTERS = /[^"\\\u0000-\u001f]*/y;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -237,23 +241,23 @@ class Scanner {
     const text = this.text;
     const begin = this.pos;
     let out = '';
-    let chunk = begin + 1;
-    let i = chunk;
+    let i = begin + 1;
     for (;;) {
-      const c = text.charCodeAt(i);
+      // Most strings hold no escape and no control character: one native scan to the quote.
+      PLAIN_CHARACTERS.lastIndex = i;
+      PLAIN_CHARACTERS.test(text);
+      const end = PLAIN_CHARACTERS.lastIndex;
+      const c = text.charCodeAt(end);
       if (c === QUOTE) {
-        this.pos = i + 1;
-        return out === '' ? text.slice(chunk, i) : out + text.slice(chunk, i);
+        this.pos = end + 1;
+        return out + text.slice(i, end);
       }
       if (c === BACKSLASH) {
-        out += text.slice(chunk, i);
-        i = this.escape(i, begin);
+        out += text.slice(i, end);
+        i = this.escape(end, begin);
         out += this.escaped;
-        chunk = i;
-      } else if (c >= 0x20) {
-        i++;
       } else if (c < 0x20) {
-        throw new JsonDecodeError('Invalid control character at', i);
+        throw new JsonDecodeError('Invalid control character at', end);
       } else {
         throw new JsonDecodeError(UNTERMINATED, begin); // the end of the text: charCodeAt is NaN
       }
@@ -307,7 +311,7 @@ class Scanner {
     this.enter();
     const text = this.text;
     const object: Record<string, unknown> = {};
-    let literals: Map<string, NumberLiteral> | undefined;
+    let recorded = false;
     let i = this.whitespace(this.pos + 1);
     if (text.charCodeAt(i) !== 0x7d) {
       for (;;) {
@@ -326,12 +330,12 @@ class Scanner {
         } else {
           object[key] = value;
         }
-        // The last of duplicate keys wins, and so does the way it was written.
         if (this.literal !== undefined) {
-          literals ??= new Map();
-          literals.set(key, this.literal);
-        } else {
-          literals?.delete(key);
+          recordNumberLiteral(object, key, this.literal);
+          recorded = true;
+        } else if (recorded) {
+          // The last of duplicate keys wins, and so does the way it was written.
+          forgetNumberLiteral(object, key);
         }
         i = this.whitespace(this.pos);
         const c = text.charCodeAt(i);
@@ -340,7 +344,6 @@ class Scanner {
         i = this.whitespace(i + 1);
       }
     }
-    if (literals) for (const [key, literal] of literals) recordNumberLiteral(object, key, literal);
     this.pos = i + 1;
     this.literal = undefined;
     this.depth--;
