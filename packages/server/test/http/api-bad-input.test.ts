@@ -58,6 +58,23 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
     await expectNoNewTask();
   });
 
+  it.each([
+    ['no Content-Type', T2I, undefined],
+    ['text/plain', T2I, 'text/plain'],
+    ['a +json type', T2I, 'application/vnd.api+json'],
+    ['an unparsable Content-Type', T2I, 'garbage'],
+    ['multipart/form-data on a JSON path', T2I, 'multipart/form-data; boundary=XyZ'],
+    ['a URL-encoded upload', '/upload_images/v1', 'application/x-www-form-urlencoded'],
+  ])('answers a body over 1 MiB with %s with 413 too, whatever reads it', async (_name, path, type) => {
+    const response = await api.request('POST', path, {
+      body: Buffer.alloc(1024 * 1024 + 1, 'a'),
+      headers: type === undefined ? {} : { 'content-type': type },
+    });
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({ detail: 'Request body is too large: the limit is 1 MiB' });
+    await expectNoNewTask();
+  });
+
   it('answers wrong types and out-of-range values with 422 naming each field', async () => {
     const response = await api.request('POST', T2I, {
       json: { prompt: 42, negative_prompt: '', samples: 5, width: 'wide' },
