@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileRequestValidator, endpointByPath, readRequestBody } from '../src/index.ts';
-import { type DecodeCase, decodeGolden, requestBytes } from './support/decode-golden.ts';
+import { type DecodeCase, decodeGolden, jsonNames, requestBytes } from './support/decode-golden.ts';
 
 /**
  * What the contract answers for a recorded request: its body reader, then its validator. An
@@ -16,7 +16,7 @@ function answer(golden: DecodeCase): Pick<DecodeCase, 'status' | 'response'> {
   const value = checked.value as Record<string, unknown>;
   return {
     status: 200,
-    response: { accepted: Object.fromEntries(fields.map((name) => [name, value[name]])) },
+    response: { accepted: Object.fromEntries(fields.map((name) => [name, jsonNames(value[name])])) },
   };
 }
 

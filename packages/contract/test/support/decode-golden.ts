@@ -30,3 +30,14 @@ export function requestBytes(golden: DecodeCase): Buffer {
     ? Buffer.from(golden.raw!, 'utf8')
     : Buffer.from(golden.base64, 'base64');
 }
+
+/**
+ * A value as the reference writes it: its JSON holds no NaN or infinity, so an accepted float
+ * that is one is written under its json name, quoted.
+ */
+export function jsonNames(value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    return Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
+  }
+  return Array.isArray(value) ? value.map(jsonNames) : value;
+}
