@@ -307,22 +307,48 @@ class Scanner {
     if (++this.depth > MAX_JSON_DEPTH) throw new UnreadableBody('nesting too deep');
   }
 
+  /** Past the opening bracket and any whitespace: true (and past it) when `close` follows at once. */
+  private opens(close: number): boolean {
+    const i = this.whitespace(this.pos + 1);
+    const empty = this.text.charCodeAt(i) === close;
+    this.pos = empty ? i + 1 : i;
+    return !empty;
+  }
+
+  /** After a member: true (and past it) at the closing bracket, false past a comma, else Python's error. */
+  private closes(close: number): boolean {
+    const i = this.whitespace(this.pos);
+    const c = this.text.charCodeAt(i);
+    if (c === close) {
+      this.pos = i + 1;
+      return true;
+    }
+    if (c !== 0x2c) throw new JsonDecodeError("Expecting ',' delimiter", i);
+    this.pos = this.whitespace(i + 1);
+    return false;
+  }
+
+  /** A container is a value whose own literal is nothing. */
+  private leave<T>(container: T): T {
+    this.literal = undefined;
+    this.depth--;
+    return container;
+  }
+
   private object(): Record<string, unknown> {
     this.enter();
     const text = this.text;
     const object: Record<string, unknown> = {};
     let recorded = false;
-    let i = this.whitespace(this.pos + 1);
-    if (text.charCodeAt(i) !== 0x7d) {
-      for (;;) {
-        if (text.charCodeAt(i) !== QUOTE) {
-          throw new JsonDecodeError('Expecting property name enclosed in double quotes', i);
+    if (this.opens(0x7d)) {
+      do {
+        if (text.charCodeAt(this.pos) !== QUOTE) {
+          throw new JsonDecodeError('Expecting property name enclosed in double quotes', this.pos);
         }
-        this.pos = i;
         const key = this.string();
-        i = this.whitespace(this.pos);
-        if (text.charCodeAt(i) !== 0x3a) throw new JsonDecodeError("Expecting ':' delimiter", i);
-        this.pos = this.whitespace(i + 1);
+        const colon = this.whitespace(this.pos);
+        if (text.charCodeAt(colon) !== 0x3a) throw new JsonDecodeError("Expecting ':' delimiter", colon);
+        this.pos = this.whitespace(colon + 1);
         const value = this.value();
         if (key === '__proto__') {
           // An own member like any other, as JSON.parse makes it (never the prototype).
@@ -337,41 +363,22 @@ class Scanner {
           // The last of duplicate keys wins, and so does the way it was written.
           forgetNumberLiteral(object, key);
         }
-        i = this.whitespace(this.pos);
-        const c = text.charCodeAt(i);
-        if (c === 0x7d) break;
-        if (c !== 0x2c) throw new JsonDecodeError("Expecting ',' delimiter", i);
-        i = this.whitespace(i + 1);
-      }
+      } while (!this.closes(0x7d));
     }
-    this.pos = i + 1;
-    this.literal = undefined;
-    this.depth--;
-    return object;
+    return this.leave(object);
   }
 
   private array(): unknown[] {
     this.enter();
-    const text = this.text;
     const array: unknown[] = [];
-    let i = this.whitespace(this.pos + 1);
-    if (text.charCodeAt(i) !== 0x5d) {
-      for (;;) {
-        this.pos = i;
+    if (this.opens(0x5d)) {
+      do {
         const value = this.value();
         if (this.literal !== undefined) recordNumberLiteral(array, array.length, this.literal);
         array.push(value);
-        i = this.whitespace(this.pos);
-        const c = text.charCodeAt(i);
-        if (c === 0x5d) break;
-        if (c !== 0x2c) throw new JsonDecodeError("Expecting ',' delimiter", i);
-        i = this.whitespace(i + 1);
-      }
+      } while (!this.closes(0x5d));
     }
-    this.pos = i + 1;
-    this.literal = undefined;
-    this.depth--;
-    return array;
+    return this.leave(array);
   }
 }
 
