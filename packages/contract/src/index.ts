@@ -17,5 +17,6 @@ export {
 export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
 export { type NumberLiteral, numberLiteral, recordNumberLiteral } from './number-literals.ts';
 export { buildOpenApi } from './openapi.ts';
+export { BODY_PARSE_ERROR, type BodyReading, readRequestBody } from './request-body.ts';
 export { ENTERPRISE_PLANS, PLANS } from './schemas/records.ts';
 export { compileRequestValidator, compileValidator } from './validate.ts';

@@ -1,122 +1,405 @@
 import type { ValidationErrorEntry, ValidationResult } from './endpoint.ts';
+import { forgetNumberLiteral, type NumberLiteral, recordNumberLiteral } from './number-literals.ts';
+
+/**
+ * JSON bodies read the way the original service reads them: FastAPI calls Python's `json.loads`,
+ * so this is CPython's json scanner (its C accelerator, Python 3.11), not JSON.parse:
+ *
+ * - `NaN`, `Infinity` and `-Infinity` are numbers; `1e400` is infinity; `-0` is the int 0.
+ * - a literal with a fraction or an exponent is a float, any other an int of any size; the parser
+ *   records both kinds where pydantic can tell them apart (number-literals.ts).
+ * - lone surrogates (`"\ud800"`) are strings like any other; the last of duplicate keys wins.
+ * - a refusal is a JSONDecodeError: Python's words, at Python's position (counted in code points),
+ *   answered as 422 `value_error.jsondecode`.
+ * - what Python raises besides (an int literal over 4300 digits, nesting deeper than its recursion
+ *   limit allows) is an {@link UnreadableBody}: FastAPI answers those 400.
+ */
+
+/** A body Python fails to read with an error other than JSONDecodeError: FastAPI answers 400. */
+export class UnreadableBody extends Error {}
+
+/**
+ * The deepest nesting of arrays and objects the reference service reads: deeper, CPython's scanner
+ * runs out of recursion (RecursionError) and FastAPI answers 400. Measured on FastAPI 0.92 under
+ * Python 3.11 (recursion limit 1000, less the frames of the request that calls json.loads).
+ */
+export const MAX_JSON_DEPTH = 973;
+
+/** Python 3.11 refuses to convert an int literal of more digits (sys.get_int_max_str_digits()). */
+export const MAX_INT_DIGITS = 4300;
 
 /**
  * Invalid JSON bodies answer 422 the way FastAPI does with pydantic v1: one entry at
  * `["body", pos]`, type `value_error.jsondecode`, the words of Python's `json` module, and the
- * JSONDecodeError's attributes as ctx.
+ * JSONDecodeError's attributes as ctx. `index` is a position in `doc` as JavaScript counts
+ * (UTF-16 units); the answer counts code points, as Python does.
  */
-export function jsonDecodeErrorDetail(message: string, position: number, doc = ''): ValidationErrorEntry[] {
-  const before = doc.slice(0, position);
-  const lineno = before.split('\n').length;
-  const colno = position - before.lastIndexOf('\n');
+export function jsonDecodeErrorDetail(message: string, index: number, doc = ''): ValidationErrorEntry[] {
+  const pos = codePoints(doc, 0, index);
+  const lineStart = index > 0 ? doc.lastIndexOf('\n', index - 1) + 1 : 0;
+  const lineno = countNewlines(doc, lineStart) + 1;
+  const colno = codePoints(doc, lineStart, index) + 1;
   return [
     {
-      loc: ['body', position],
-      msg: `${message}: line ${lineno} column ${colno} (char ${position})`,
+      loc: ['body', pos],
+      msg: `${message}: line ${lineno} column ${colno} (char ${pos})`,
       type: 'value_error.jsondecode',
-      ctx: { msg: message, doc, pos: position, lineno, colno },
+      ctx: { msg: message, doc, pos, lineno, colno },
     },
   ];
 }
 
-/** Parses a JSON body; on failure answers the detail FastAPI would, with Python's message and position. */
+/**
+ * Parses a JSON document as Python's `json.loads` does (see above). A JSONDecodeError answers the
+ * detail FastAPI would; an {@link UnreadableBody} is thrown for the failures FastAPI answers 400.
+ */
 export function parseJsonBody(text: string): ValidationResult<unknown> {
   try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    const problem = pythonJsonError(text);
-    return { ok: false, detail: jsonDecodeErrorDetail(problem.msg, problem.pos, text) };
+    return { ok: true, value: new Scanner(text).document() };
+  } catch (error) {
+    if (!(error instanceof JsonDecodeError)) throw error;
+    return { ok: false, detail: jsonDecodeErrorDetail(error.msg, error.index, text) };
   }
 }
 
-class DecodeError extends Error {
+class JsonDecodeError extends Error {
   constructor(
     readonly msg: string,
-    readonly pos: number,
+    readonly index: number,
   ) {
     super(msg);
   }
 }
 
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?/y;
-const ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
+const EXPECTING_VALUE = 'Expecting value';
+const UNTERMINATED = 'Unterminated string starting at';
+const BAD_UNICODE_ESCAPE = 'Invalid \\uXXXX escape';
+
+/** The characters a one-letter escape stands for (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`). */
+const ESCAPED: Readonly<Record<string, string>> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+};
+
+/** A run of string characters that need no decoding: no quote, no backslash, no control character. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON strings may not hold raw control characters.
+const PLAIN_CHARACTERS = /[^"\\\u0000-\u001f]*/y;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+function isDigit(c: number): boolean {
+  return c >= ZERO && c <= NINE;
+}
+
+/** The value of four hex digits at `at`, or -1 (Python accepts either case). */
+function hex4(text: string, at: number): number {
+  let value = 0;
+  for (let i = at; i < at + 4; i++) {
+    const c = text.charCodeAt(i);
+    let digit: number;
+    if (c >= ZERO && c <= NINE) digit = c - ZERO;
+    else if (c >= 0x61 && c <= 0x66) digit = c - 0x57;
+    else if (c >= 0x41 && c <= 0x46) digit = c - 0x37;
+    else return -1;
+    value = (value << 4) | digit;
+  }
+  return value;
+}
 
 /**
- * Re-reads a body JSON.parse rejected, the way CPython's json scanner does, to find its message
- * and position (V8's words and positions differ). Only runs on bodies that already failed.
+ * A recursive-descent reader that follows CPython's `Modules/_json.c` step by step, so that every
+ * refusal has its message and position. Positions are UTF-16 indices until the error is reported.
  */
-function pythonJsonError(s: string): { msg: string; pos: number } {
-  const ws = (i: number) => {
-    while (i < s.length && ' \t\n\r'.includes(s[i]!)) i++;
-    return i;
-  };
-  const fail = (msg: string, pos: number): never => {
-    throw new DecodeError(msg, pos);
-  };
-  const string = (begin: number): number => {
+class Scanner {
+  private pos = 0;
+  private depth = 0;
+  /** How the number just read was written, when its container must record it. */
+  private literal: NumberLiteral | undefined = undefined;
+
+  constructor(private readonly text: string) {}
+
+  document(): unknown {
+    this.pos = this.whitespace(0);
+    const value = this.value();
+    const end = this.whitespace(this.pos);
+    if (end !== this.text.length) throw new JsonDecodeError('Extra data', end);
+    return value;
+  }
+
+  private whitespace(i: number): number {
+    const text = this.text;
+    for (;;) {
+      const c = text.charCodeAt(i);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+      else return i;
+    }
+  }
+
+  /** Reads the value at `this.pos` (no whitespace before it) and leaves `pos` after it. */
+  private value(): unknown {
+    const text = this.text;
+    const i = this.pos;
+    this.literal = undefined;
+    switch (text.charCodeAt(i)) {
+      case QUOTE:
+        return this.string();
+      case 0x7b: // {
+        return this.object();
+      case 0x5b: // [
+        return this.array();
+      case 0x6e: // n
+        if (text.startsWith('null', i)) return this.word(4, null);
+        break;
+      case 0x74: // t
+        if (text.startsWith('true', i)) return this.word(4, true);
+        break;
+      case 0x66: // f
+        if (text.startsWith('false', i)) return this.word(5, false);
+        break;
+      case 0x4e: // N
+        if (text.startsWith('NaN', i)) return this.constant('NaN', Number.NaN);
+        break;
+      case 0x49: // I
+        if (text.startsWith('Infinity', i)) return this.constant('Infinity', Number.POSITIVE_INFINITY);
+        break;
+      case MINUS:
+        if (text.startsWith('-Infinity', i)) return this.constant('-Infinity', Number.NEGATIVE_INFINITY);
+        break;
+    }
+    return this.number();
+  }
+
+  private word<T>(length: number, value: T): T {
+    this.pos += length;
+    return value;
+  }
+
+  private constant(text: string, value: number): number {
+    this.pos += text.length;
+    this.literal = { float: true, text };
+    return value;
+  }
+
+  /** `-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?`, or "Expecting value" where it starts. */
+  private number(): number {
+    const text = this.text;
+    const start = this.pos;
+    let i = start;
+    if (text.charCodeAt(i) === MINUS) i++;
+    const first = text.charCodeAt(i);
+    let int = 0;
+    if (first === ZERO) i++;
+    else if (first > ZERO && first <= NINE) {
+      for (let c = first; isDigit(c); c = text.charCodeAt(++i)) int = int * 10 + (c - ZERO);
+    } else throw new JsonDecodeError(EXPECTING_VALUE, start);
+    const intEnd = i;
+    let float = false;
+    if (text.charCodeAt(i) === 0x2e && isDigit(text.charCodeAt(i + 1))) {
+      float = true;
+      i += 2;
+      while (isDigit(text.charCodeAt(i))) i++;
+    }
+    const e = text.charCodeAt(i);
+    if (e === 0x65 || e === 0x45) {
+      let j = i + 1;
+      const sign = text.charCodeAt(j);
+      if (sign === MINUS || sign === 0x2b) j++;
+      if (isDigit(text.charCodeAt(j))) {
+        float = true;
+        while (isDigit(text.charCodeAt(j))) j++;
+        i = j;
+      }
+    }
+    this.pos = i;
+    if (float) {
+      const literal = text.slice(start, i);
+      this.literal = { float: true, text: literal };
+      return Number(literal);
+    }
+    const negative = text.charCodeAt(start) === MINUS;
+    const digits = intEnd - start - (negative ? 1 : 0);
+    // Up to 15 digits the running sum is exact; `-0` is Python's int 0.
+    if (digits <= 15) return negative && int !== 0 ? -int : int;
+    if (digits > MAX_INT_DIGITS) throw new UnreadableBody(`an int literal of ${digits} digits`);
+    const literal = text.slice(start, i);
+    const value = Number(literal);
+    if (!Number.isSafeInteger(value)) this.literal = { float: false, text: literal };
+    return value;
+  }
+
+  private string(): string {
+    const text = this.text;
+    const begin = this.pos;
+    let out = '';
     let i = begin + 1;
     for (;;) {
-      if (i >= s.length) fail('Unterminated string starting at', begin);
-      const c = s[i]!;
-      if (c === '"') return i + 1;
-      if (c === '\\') {
-        if (i + 1 >= s.length) fail('Unterminated string starting at', begin);
-        const esc = s[i + 1]!;
-        if (esc === 'u') {
-          if (!/^[0-9a-fA-F]{4}$/.test(s.slice(i + 2, i + 6))) fail('Invalid \\uXXXX escape', i);
-          i += 6;
-        } else {
-          if (!ESCAPES.has(esc)) fail('Invalid \\escape', i);
-          i += 2;
-        }
-        continue;
+      // Most strings hold no escape and no control character: one native scan to the quote.
+      PLAIN_CHARACTERS.lastIndex = i;
+      PLAIN_CHARACTERS.test(text);
+      const end = PLAIN_CHARACTERS.lastIndex;
+      const c = text.charCodeAt(end);
+      if (c === QUOTE) {
+        this.pos = end + 1;
+        return out + text.slice(i, end);
       }
-      if (c.charCodeAt(0) <= 0x1f) fail('Invalid control character at', i);
-      i++;
+      if (c === BACKSLASH) {
+        out += text.slice(i, end);
+        i = this.escape(end, begin);
+        out += this.escaped;
+      } else if (c < 0x20) {
+        throw new JsonDecodeError('Invalid control character at', end);
+      } else {
+        throw new JsonDecodeError(UNTERMINATED, begin); // the end of the text: charCodeAt is NaN
+      }
     }
-  };
-  const value = (i: number): number => {
-    const c = s[i];
-    if (c === '"') return string(i);
-    if (c === '{') return object(i + 1);
-    if (c === '[') return array(i + 1);
-    for (const word of ['null', 'true', 'false', 'NaN', 'Infinity', '-Infinity']) {
-      if (s.startsWith(word, i)) return i + word.length;
-    }
-    NUMBER.lastIndex = i;
-    if (NUMBER.test(s)) return NUMBER.lastIndex;
-    return fail('Expecting value', i);
-  };
-  const object = (i: number): number => {
-    i = ws(i);
-    if (s[i] === '}') return i + 1;
-    for (;;) {
-      if (s[i] !== '"') fail('Expecting property name enclosed in double quotes', i);
-      i = ws(string(i));
-      if (s[i] !== ':') fail("Expecting ':' delimiter", i);
-      i = ws(value(ws(i + 1)));
-      if (s[i] === '}') return i + 1;
-      if (s[i] !== ',') fail("Expecting ',' delimiter", i);
-      i = ws(i + 1);
-    }
-  };
-  const array = (i: number): number => {
-    i = ws(i);
-    if (s[i] === ']') return i + 1;
-    for (;;) {
-      i = ws(value(i));
-      if (s[i] === ']') return i + 1;
-      if (s[i] !== ',') fail("Expecting ',' delimiter", i);
-      i = ws(i + 1);
-    }
-  };
-  try {
-    const end = ws(value(ws(0)));
-    if (end !== s.length) fail('Extra data', end);
-    // JSON.parse refused something Python takes (a lone surrogate, say): report it at the start.
-    return { msg: 'Expecting value', pos: 0 };
-  } catch (error) {
-    if (error instanceof DecodeError) return { msg: error.msg, pos: error.pos };
-    throw error;
   }
+
+  /** What the escape just read stands for. */
+  private escaped = '';
+
+  /** Reads the escape at `i` (a backslash) into `escaped`, answers the index after it. */
+  private escape(i: number, begin: number): number {
+    const text = this.text;
+    const length = text.length;
+    if (i + 1 >= length) throw new JsonDecodeError(UNTERMINATED, begin);
+    const kind = text[i + 1]!;
+    if (kind !== 'u') {
+      const escaped = ESCAPED[kind];
+      if (escaped === undefined) throw new JsonDecodeError('Invalid \\escape', i);
+      this.escaped = escaped;
+      return i + 2;
+    }
+    // Python wants the four digits and one more character (the closing quote at least).
+    let end = i + 6;
+    if (end >= length) throw new JsonDecodeError(BAD_UNICODE_ESCAPE, i + 1);
+    const unit = hex4(text, i + 2);
+    if (unit < 0) throw new JsonDecodeError(BAD_UNICODE_ESCAPE, i + 1);
+    this.escaped = String.fromCharCode(unit);
+    // A high surrogate joins the low surrogate escape right after it, if there is one.
+    if (
+      unit >= 0xd800 &&
+      unit <= 0xdbff &&
+      end + 6 < length &&
+      text.charCodeAt(end) === BACKSLASH &&
+      text.charCodeAt(end + 1) === 0x75
+    ) {
+      const low = hex4(text, end + 2);
+      if (low < 0) throw new JsonDecodeError(BAD_UNICODE_ESCAPE, end + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        this.escaped = String.fromCharCode(unit, low);
+        end += 6;
+      }
+    }
+    return end;
+  }
+
+  private enter(): void {
+    if (++this.depth > MAX_JSON_DEPTH) throw new UnreadableBody('nesting too deep');
+  }
+
+  /** Past the opening bracket and any whitespace: true (and past it) when `close` follows at once. */
+  private opens(close: number): boolean {
+    const i = this.whitespace(this.pos + 1);
+    const empty = this.text.charCodeAt(i) === close;
+    this.pos = empty ? i + 1 : i;
+    return !empty;
+  }
+
+  /** After a member: true (and past it) at the closing bracket, false past a comma, else Python's error. */
+  private closes(close: number): boolean {
+    const i = this.whitespace(this.pos);
+    const c = this.text.charCodeAt(i);
+    if (c === close) {
+      this.pos = i + 1;
+      return true;
+    }
+    if (c !== 0x2c) throw new JsonDecodeError("Expecting ',' delimiter", i);
+    this.pos = this.whitespace(i + 1);
+    return false;
+  }
+
+  /** A container is a value whose own literal is nothing. */
+  private leave<T>(container: T): T {
+    this.literal = undefined;
+    this.depth--;
+    return container;
+  }
+
+  private object(): Record<string, unknown> {
+    this.enter();
+    const text = this.text;
+    const object: Record<string, unknown> = {};
+    let recorded = false;
+    if (this.opens(0x7d)) {
+      do {
+        if (text.charCodeAt(this.pos) !== QUOTE) {
+          throw new JsonDecodeError('Expecting property name enclosed in double quotes', this.pos);
+        }
+        const key = this.string();
+        const colon = this.whitespace(this.pos);
+        if (text.charCodeAt(colon) !== 0x3a) throw new JsonDecodeError("Expecting ':' delimiter", colon);
+        this.pos = this.whitespace(colon + 1);
+        const value = this.value();
+        if (key === '__proto__') {
+          // An own member like any other, as JSON.parse makes it (never the prototype).
+          Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+        } else {
+          object[key] = value;
+        }
+        if (this.literal !== undefined) {
+          recordNumberLiteral(object, key, this.literal);
+          recorded = true;
+        } else if (recorded) {
+          // The last of duplicate keys wins, and so does the way it was written.
+          forgetNumberLiteral(object, key);
+        }
+      } while (!this.closes(0x7d));
+    }
+    return this.leave(object);
+  }
+
+  private array(): unknown[] {
+    this.enter();
+    const array: unknown[] = [];
+    if (this.opens(0x5d)) {
+      do {
+        const value = this.value();
+        if (this.literal !== undefined) recordNumberLiteral(array, array.length, this.literal);
+        array.push(value);
+      } while (!this.closes(0x5d));
+    }
+    return this.leave(array);
+  }
+}
+
+/** Code points in `text[from, to)`: a surrogate pair is one, as Python counts. */
+function codePoints(text: string, from: number, to: number): number {
+  let count = to - from;
+  for (let i = from; i < to - 1; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count--;
+        i++;
+      }
+    }
+  }
+  return count;
+}
+
+function countNewlines(text: string, before: number): number {
+  let count = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < before; i = text.indexOf('\n', i + 1)) count++;
+  return count;
 }

@@ -14,16 +14,28 @@ export interface NumberLiteral {
   readonly text: string;
 }
 
-const literals = new WeakMap<object, Map<string | number, NumberLiteral>>();
+/**
+ * Each container keeps its records under a symbol, as a property that is not enumerable: JSON,
+ * `Object.keys`, spreads and equality checks never see it. (A WeakMap costs several times more
+ * per body, on every request that sends a float.)
+ */
+const LITERALS = Symbol('number literals');
+
+type Recorded = { [LITERALS]?: Map<string | number, NumberLiteral> };
 
 /** Records that `container[key]` was parsed from `literal` (floats, and ints beyond the safe range). */
 export function recordNumberLiteral(container: object, key: string | number, literal: NumberLiteral): void {
-  let members = literals.get(container);
+  let members = (container as Recorded)[LITERALS];
   if (!members) {
     members = new Map();
-    literals.set(container, members);
+    Object.defineProperty(container, LITERALS, { value: members });
   }
   members.set(key, literal);
+}
+
+/** Forgets how `container[key]` was written (a later duplicate key replaced that member). */
+export function forgetNumberLiteral(container: object, key: string | number): void {
+  (container as Recorded)[LITERALS]?.delete(key);
 }
 
 /**
@@ -31,5 +43,5 @@ export function recordNumberLiteral(container: object, key: string | number, lit
  * within the safe range (or a value that did not come from a parsed body).
  */
 export function numberLiteral(container: object, key: string | number): NumberLiteral | undefined {
-  return literals.get(container)?.get(key);
+  return (container as Recorded)[LITERALS]?.get(key);
 }

@@ -3,6 +3,7 @@ import type { TSchema } from 'typebox';
 import type { Endpoint, RequestPart, ValidationErrorEntry, ValidationResult } from './endpoint.ts';
 import { httpUrlProblem } from './http-url.ts';
 import { MISSING, toPydanticDetail } from './pydantic-errors.ts';
+import { modelInput } from './python-dict.ts';
 import { HTTP_URL_KEYWORD, IMAGE_KEYWORD } from './schemas/common.ts';
 
 /**
@@ -81,7 +82,10 @@ function bodyValidator(schema: TSchema): RequestValidator {
   const fieldOrder = fieldsOf(schema);
   // Closed at the top so that removeAdditional drops unknown fields; the published schema stays open.
   const validate = ajv.compile({ ...schema, additionalProperties: false });
-  return (body) => {
+  return (input) => {
+    const asDict = modelInput(input);
+    if (!asDict.ok) return asDict;
+    const body = asDict.value;
     if (body === undefined || body === null) {
       return { ok: false, detail: [{ loc: ['body'], ...MISSING }] };
     }

@@ -1,4 +1,4 @@
-import { buildOpenApi, endpoints, parseJsonBody } from '@imagegen/contract';
+import { buildOpenApi, endpoints } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import { analyticsRoutes } from '../analytics/analytics-routes.ts';
@@ -8,7 +8,8 @@ import { TaskStatusReader } from '../tasks/index.ts';
 import type { BlobStore } from '../tasks/types.ts';
 import { apiKeyHook } from './api-key-auth.ts';
 import { contractValidatorCompiler } from './contract-validation.ts';
-import { HttpError, installErrorHandlers } from './http-errors.ts';
+import { installErrorHandlers } from './http-errors.ts';
+import { acceptEveryBody } from './request-bodies.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerRecordEndpoint } from './routes/records.ts';
 import { type HealthSource, registerServiceInfoRoutes } from './routes/service-info.ts';
@@ -54,24 +55,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   installErrorHandlers(app, { json: JSON_BODY_LIMIT, image: DEFAULT_MAX_IMAGE_BYTES });
   app.setValidatorCompiler(contractValidatorCompiler);
 
-  // Invalid JSON answers 422 with the detail FastAPI gives (position, Python's words), not 400.
-  // Only JSON (and multipart uploads) are accepted: anything else answers 415 with a clear detail.
-  app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser<string>(
-    'application/json',
-    { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT },
-    (_request, text, done) => {
-      if (text.trim() === '') return done(null, undefined);
-      const parsed = parseJsonBody(text);
-      if (parsed.ok) done(null, parsed.value);
-      else done(new HttpError(422, parsed.detail), undefined);
-    },
-  );
-  // Multipart bodies are parsed by the upload endpoint's own scope (routes/uploads.ts), where
-  // @fastify/multipart lives: its hooks (an async onRequest and onResponse per request) would
-  // otherwise run on every request of the API. Elsewhere a multipart body is accepted and left
-  // unread, as the plugin does.
-  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
+  // Every body is read the way FastAPI reads it, whatever its Content-Type: a JSON endpoint's
+  // body by the validator (contract-validation.ts), the upload's as a form (routes/uploads.ts).
+  acceptEveryBody(app, JSON_BODY_LIMIT);
 
   // The docs site (another origin) reads openapi.json and its reference page calls the API.
   // Keys travel in a header, never in cookies, so any origin may call.

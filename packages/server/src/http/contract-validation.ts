@@ -1,6 +1,13 @@
-import { compileValidator, type Endpoint, type RequestPart, type StatusOperation } from '@imagegen/contract';
+import {
+  compileValidator,
+  type Endpoint,
+  type RequestPart,
+  readRequestBody,
+  type StatusOperation,
+} from '@imagegen/contract';
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { HttpError } from './http-errors.ts';
+import { ReceivedBody } from './request-bodies.ts';
 
 /**
  * Every request is validated by the contract, through Fastify's own hook: a route declares the
@@ -8,6 +15,9 @@ import { HttpError } from './http-errors.ts';
  * contract's compiled validator. A refusal answers FastAPI's 422 `{detail: [...]}`, located at
  * "body", "query" or "path"; a handler reads `request.body`, `request.query` and `request.params`
  * already validated and with defaults filled in, and never checks a field itself.
+ *
+ * A JSON body arrives unread (request-bodies.ts) and is read here, as FastAPI reads it before
+ * validation: a body Python cannot decode answers 422 (a JSON decode error) or 400.
  */
 
 /** A schema of the endpoint table (TypeBox's TSchema, named through the contract). */
@@ -25,6 +35,11 @@ export const contractValidatorCompiler: FastifySchemaCompiler<ContractSchema> = 
   if (!part) throw new Error(`${method} ${url}: the contract describes no ${httpPart} schema`);
   const validate = compileValidator(schema, part);
   return (data: unknown) => {
+    if (data instanceof ReceivedBody) {
+      const reading = readRequestBody(data.bytes, data.contentType);
+      if (!reading.ok) return { error: new HttpError(reading.status, reading.detail) };
+      data = reading.value;
+    }
     const checked = validate(data);
     return checked.ok ? { value: checked.value } : { error: new HttpError(422, checked.detail) };
   };

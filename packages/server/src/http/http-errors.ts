@@ -15,7 +15,8 @@ export class HttpError extends Error {
 }
 
 export const TASK_NOT_FOUND = 'Task not found';
-export const NOT_MULTIPART = 'Uploads must be multipart/form-data with image_files parts';
+/** What the original service answers, with status 400, for a multipart upload without a boundary. */
+export const MISSING_BOUNDARY = 'Missing boundary in multipart.';
 
 /** Fastify's own errors, in words a client can act on. */
 function describeFastifyError(error: FastifyError, limits: BodyLimits): [number, string] | undefined {
@@ -34,8 +35,6 @@ function describeFastifyError(error: FastifyError, limits: BodyLimits): [number,
     case 'FST_FILES_LIMIT':
     case 'FST_PARTS_LIMIT':
       return [413, 'Too many parts in the upload'];
-    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-      return [415, NOT_MULTIPART];
     default:
       return undefined;
   }

@@ -58,6 +58,23 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
     await expectNoNewTask();
   });
 
+  it.each([
+    ['no Content-Type', T2I, undefined],
+    ['text/plain', T2I, 'text/plain'],
+    ['a +json type', T2I, 'application/vnd.api+json'],
+    ['an unparsable Content-Type', T2I, 'garbage'],
+    ['multipart/form-data on a JSON path', T2I, 'multipart/form-data; boundary=XyZ'],
+    ['a URL-encoded upload', '/upload_images/v1', 'application/x-www-form-urlencoded'],
+  ])('answers a body over 1 MiB with %s with 413 too, whatever reads it', async (_name, path, type) => {
+    const response = await api.request('POST', path, {
+      body: Buffer.alloc(1024 * 1024 + 1, 'a'),
+      headers: type === undefined ? {} : { 'content-type': type },
+    });
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({ detail: 'Request body is too large: the limit is 1 MiB' });
+    await expectNoNewTask();
+  });
+
   it('answers wrong types and out-of-range values with 422 naming each field', async () => {
     const response = await api.request('POST', T2I, {
       json: { prompt: 42, negative_prompt: '', samples: 5, width: 'wide' },
@@ -86,13 +103,15 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
     await expectNoNewTask();
   });
 
-  it('answers a body sent as text/plain with 415 and a JSON detail', async () => {
+  it('answers a body sent as text/plain as FastAPI does: its bytes are not a dict (422)', async () => {
     const response = await api.request('POST', T2I, {
-      body: '{"prompt":"p"}',
+      body: '{"prompt":"p","negative_prompt":""}',
       headers: { 'content-type': 'text/plain' },
     });
-    expect(response.status).toBe(415);
-    expect((response.body as { detail: string }).detail).toContain('application/json');
+    expect(response.status).toBe(422);
+    expect(response.body).toEqual({
+      detail: [{ loc: ['body'], msg: 'value is not a valid dict', type: 'type_error.dict' }],
+    });
     await expectNoNewTask();
   });
 
@@ -255,10 +274,12 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
     expect(await uploads()).toBe(before);
   });
 
-  it('answers an upload sent as JSON with 415', async () => {
+  it('answers an upload sent as JSON as FastAPI does: an empty form, so image_files is missing (422)', async () => {
     const response = await api.request('POST', '/upload_images/v1', { json: { image_files: ['a.png'] } });
-    expect(response.status).toBe(415);
-    expect(response.body).toEqual({ detail: 'Uploads must be multipart/form-data with image_files parts' });
+    expect(response.status).toBe(422);
+    expect(response.body).toEqual({
+      detail: [{ loc: ['body', 'image_files'], msg: 'field required', type: 'value_error.missing' }],
+    });
   });
 
   it('answers an upload part above the input image cap with 413, and more parts than allowed with 413', async () => {

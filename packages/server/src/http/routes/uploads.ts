@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import type { Endpoint, ValidationErrorEntry } from '@imagegen/contract';
+import { BODY_PARSE_ERROR, type Endpoint, type ValidationErrorEntry } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
 import type { InputImage } from '@imagegen/engines';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -9,30 +9,68 @@ import { downloadUrl, extensionFor, newBlobKeys } from '../../storage/blob-keys.
 import type { BlobStore } from '../../tasks/types.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
-import { HttpError, NOT_MULTIPART } from '../http-errors.ts';
+import { HttpError, MISSING_BOUNDARY } from '../http-errors.ts';
+import { contentTypeOf, ReceivedBody } from '../request-bodies.ts';
+import { formKind, urlencodedFieldNames } from './upload-form.ts';
 
 /** The most images one upload may carry. Each is capped like a fetched input image. */
 const MAX_UPLOAD_FILES = 16;
 
-/** The bytes of each `image_files` part, by request, from the moment the parts are read. */
+/** The bytes of each `image_files` file, by request, from the moment the form is read. */
 const uploadedFiles = new WeakMap<FastifyRequest, Buffer[]>();
 
+/** pydantic's words for an `image_files` member that is a text field, not a file. */
+const NOT_A_FILE = {
+  msg: "Expected UploadFile, received: <class 'str'>",
+  type: 'value_error',
+} as const;
+
 /**
- * preValidation: reads the multipart parts, keeps the bytes of each `image_files` file aside and
- * leaves in `request.body` the fields as the contract's multipart schema names them (a file part
- * stands for its file by its name), so Fastify's validator hook checks the upload like any body:
- * no `image_files` part answers 422 `field required` at ["body", "image_files"].
+ * preValidation: reads the form as the original service does (upload-form.ts), keeps the bytes of
+ * each `image_files` file aside and leaves in `request.body` the fields as the contract's multipart
+ * schema names them (a file stands for its file by its name), so Fastify's validator hook checks
+ * the upload like any body: a form without `image_files` (a JSON or text body reads as an empty
+ * form) answers 422 `field required` at ["body", "image_files"]. An `image_files` text field
+ * answers pydantic's `Expected UploadFile` at its index.
  */
-async function readParts(request: FastifyRequest): Promise<void> {
-  if (!request.isMultipart()) throw new HttpError(415, NOT_MULTIPART);
+async function readForm(request: FastifyRequest): Promise<void> {
   const files: Buffer[] = [];
   const names: string[] = [];
-  for await (const part of request.parts()) {
-    if (part.type !== 'file') continue;
-    const data = await part.toBuffer(); // every file part is drained, used or not
-    if (part.fieldname !== 'image_files') continue;
-    files.push(data);
-    names.push(part.filename || 'image');
+  const textAt: number[] = [];
+  const kind = formKind(contentTypeOf(request));
+  if (kind === 'multipart without boundary') throw new HttpError(400, MISSING_BOUNDARY);
+  if (kind === 'multipart') {
+    if (!request.isMultipart()) throw new HttpError(400, BODY_PARSE_ERROR);
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'file') {
+          const data = await part.toBuffer(); // every file part is drained, used or not
+          if (part.fieldname !== 'image_files') continue;
+          files.push(data);
+          names.push(part.filename || 'image');
+        } else if (part.fieldname === 'image_files') {
+          textAt.push(names.length);
+          names.push('');
+        }
+      }
+    } catch (error) {
+      // Limits keep their answers (http-errors.ts); a body the multipart parser cannot read is
+      // what FastAPI answers 400 for.
+      if (error instanceof Error && !('code' in error)) throw new HttpError(400, BODY_PARSE_ERROR);
+      throw error;
+    }
+  } else if (kind === 'urlencoded' && request.body instanceof ReceivedBody) {
+    for (const name of urlencodedFieldNames(request.body.bytes)) {
+      if (name !== 'image_files') continue;
+      textAt.push(names.length);
+      names.push('');
+    }
+  }
+  if (textAt.length > 0) {
+    throw new HttpError(
+      422,
+      textAt.map((n) => ({ loc: ['body', 'image_files', n], ...NOT_A_FILE })),
+    );
   }
   uploadedFiles.set(request, files);
   request.body = names.length > 0 ? { image_files: names } : {};
@@ -53,7 +91,6 @@ export async function registerUploadEndpoint(
   options: { pool: Pool; store: BlobStore; publicUrl: string },
 ): Promise<void> {
   await app.register(async (uploads) => {
-    uploads.removeContentTypeParser('multipart/form-data');
     await uploads.register(multipart, {
       limits: { fileSize: DEFAULT_MAX_IMAGE_BYTES, files: MAX_UPLOAD_FILES, fields: 32, parts: 64 },
     });
@@ -66,7 +103,7 @@ function registerUploadRoute(
   endpoint: Endpoint,
   options: { pool: Pool; store: BlobStore; publicUrl: string },
 ): void {
-  app.post(endpoint.path, { schema: routeSchema(endpoint), preValidation: readParts }, async (request) => {
+  app.post(endpoint.path, { schema: routeSchema(endpoint), preValidation: readForm }, async (request) => {
     const ownerId = callerOf(request).ownerId;
     const problems: ValidationErrorEntry[] = [];
     const images: Omit<InputImage, 'url'>[] = [];
