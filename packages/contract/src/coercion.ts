@@ -7,7 +7,7 @@ import {
   pythonInt,
   pythonIntRepr,
   pythonStrip,
-} from './python-numbers.ts';
+} from './python-builtins.ts';
 import { HTTP_URL_KEYWORD } from './schemas/common.ts';
 
 /**

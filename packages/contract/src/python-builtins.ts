@@ -1,8 +1,9 @@
 /**
- * CPython's own number rules, which pydantic v1 converts with: `int(text)`, `float(text)`,
- * `str(number)` and `str.strip()`. pydantic calls these builtins directly, so a client of the
- * original service can send " 512 ", "1_000" or "٣" for an integer and gets "1e+16" back when a
- * float lands in a string field. The tables below are CPython 3.11's (Unicode 14).
+ * CPython's own rules for the builtins pydantic v1 converts and reports with: `int(text)`,
+ * `float(text)`, `str(number)`, `repr(text)` and `str.strip()`. pydantic calls these directly, so
+ * a client of the original service can send " 512 ", "1_000" or "٣" for an integer and gets
+ * "1e+16" back when a float lands in a string field. The tables below are CPython 3.11's
+ * (Unicode 14).
  */
 
 /**
@@ -126,4 +127,25 @@ export function pythonStrip(text: string): string {
   while (start < end && UNICODE_SPACES.has(text[start]!)) start++;
   while (end > start && UNICODE_SPACES.has(text[end - 1]!)) end--;
   return start === 0 && end === text.length ? text : text.slice(start, end);
+}
+
+/** Characters `str.isprintable()` is false for, which repr() escapes (the space excepted). */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+
+/** `repr(text)`: single quotes unless the text holds one and no double quote; escapes as CPython's. */
+export function pythonStrRepr(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const char of text) {
+    if (char === quote || char === '\\') out += `\\${char}`;
+    else if (char === '\t') out += '\\t';
+    else if (char === '\n') out += '\\n';
+    else if (char === '\r') out += '\\r';
+    else if (char !== ' ' && UNPRINTABLE.test(char)) {
+      const code = char.codePointAt(0)!;
+      const [prefix, width] = code < 0x100 ? ['x', 2] : code < 0x10000 ? ['u', 4] : ['U', 8];
+      out += `\\${prefix}${code.toString(16).padStart(width, '0')}`;
+    } else out += char;
+  }
+  return out + quote;
 }
