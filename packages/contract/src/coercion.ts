@@ -24,6 +24,7 @@ import { HTTP_URL_KEYWORD } from './schemas/common.ts';
  *   bool    bool; 0/1; "0" "off" "f" "false" "n" "no" / "1" "on" "t" "true" "y" "yes", any case
  *   enum    members only, never converted
  *   list    a list (no other iterable reaches us from JSON), each item converted as its type
+ *   null    None where the field's default is None (optional, no default): as if left out
  *   union   as the first branch that takes the value's type. pydantic tries the branches in
  *           order and keeps the first that validates whole; the two agree wherever the branches
  *           take different types, as in every union of the contract (str or list, member or hash).
@@ -40,6 +41,8 @@ interface SchemaNode {
   anyOf?: SchemaNode[];
   items?: SchemaNode;
   properties?: Record<string, SchemaNode>;
+  required?: string[];
+  default?: unknown;
   exclusiveMinimum?: number;
   minimum?: number;
   exclusiveMaximum?: number;
@@ -74,25 +77,45 @@ function converter(schema: SchemaNode): Convert {
     case 'array':
       return list(converter(schema.items ?? {}));
     case 'object':
-      return object(schema.properties ?? {});
+      return object(schema);
     default:
       return () => REFUSED;
   }
 }
 
-function object(properties: Record<string, SchemaNode>): Convert {
-  const fields = new Map(Object.entries(properties).map(([name, schema]) => [name, converter(schema)]));
+/**
+ * A model's fields. pydantic v1 lets a field whose default is None (here: optional, no default)
+ * be None, so null there is the same as leaving the field out, and is left out; a field with a
+ * default other than None refuses null unless its type says nullable.
+ */
+function object(schema: SchemaNode): Convert {
+  const properties = schema.properties ?? {};
+  const fields = new Map(Object.entries(properties).map(([name, field]) => [name, converter(field)]));
+  const required = new Set(schema.required ?? []);
+  const noneIsAbsent = new Set(
+    Object.entries(properties)
+      .filter(([name, field]) => !required.has(name) && !('default' in field) && !takesNull(field))
+      .map(([name]) => name),
+  );
   return (value) => {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return REFUSED;
     const record = value as Record<string, unknown>;
     for (const key of Object.keys(record)) {
       const convert = fields.get(key);
       if (!convert) continue;
+      if (record[key] === null && noneIsAbsent.has(key)) {
+        delete record[key];
+        continue;
+      }
       const converted = convert(record[key], record, key);
       if (converted !== REFUSED) record[key] = converted;
     }
     return record;
   };
+}
+
+function takesNull(schema: SchemaNode): boolean {
+  return schema.type === 'null' || (schema.anyOf ?? []).some(takesNull);
 }
 
 function list(item: Convert): Convert {

@@ -101,10 +101,17 @@ describe('pydantic v1 words for values it cannot convert to the field type', () 
     ]);
   });
 
-  it('accepts null on nullable fields and rejects it elsewhere', () => {
+  it('accepts null on nullable fields and on fields whose default is None, and rejects it elsewhere', () => {
     const generate = validatorFor('/generate/v1');
-    expect(generate({ prompt: 'a', negative_prompt: null, lora_models: null })).toMatchObject({ ok: true });
-    expect(t2i({ ...base, lora_models: null })).toMatchObject({ ok: false });
+    expect(generate({ prompt: 'a', negative_prompt: null, lora_models: null })).toMatchObject({
+      ok: true,
+      value: { negative_prompt: null, lora_models: null },
+    });
+    // pydantic v1 makes a field whose default is None Optional: null is the field left out.
+    const optional = t2i({ ...base, lora_models: null, clip_skip: null });
+    expect(optional).toMatchObject({ ok: true });
+    expect(optional.ok && Object.keys(optional.value)).not.toContain('lora_models');
+    expect(t2i({ ...base, hires: null })).toMatchObject({ ok: false });
   });
 });
 
