@@ -51,7 +51,7 @@ interface SchemaNode {
 }
 
 /** Converts, in place, the fields of an object body (or of query parameters) to their types. */
-export type Coercion = (value: unknown) => void;
+type Coercion = (value: unknown) => void;
 
 /** The container of a whole body, which no parser records a number literal for. */
 const NO_CONTAINER = {};

@@ -33,7 +33,7 @@ const URL = new RegExp(
 
 const ASCII_CHUNK = '[_0-9a-z](?:[-_0-9a-z]{0,61}[_0-9a-z])?';
 const ASCII_DOMAIN = new RegExp(`^(?:${ASCII_CHUNK}\\.)*?${ASCII_CHUNK}(?:\\.[a-z]{2,63})?\\.?$`, 'i');
-// pydantic's international chunk takes every character from "a" to U+40000, symbols included.
+// pydantic's international chunk takes every character in the range a..U+40000, symbols included.
 const INT_CHUNK = '[_0-9a-\\u{40000}](?:[-_0-9a-\\u{40000}]{0,61}[_0-9a-\\u{40000}])?';
 const INT_DOMAIN = new RegExp(
   `^(?:${INT_CHUNK}\\.)*?${INT_CHUNK}(?:\\.[\\p{L}\\p{Nl}\\p{No}]{2,63}|\\.xn--[_0-9a-z-]{2,63})?\\.?$`,
