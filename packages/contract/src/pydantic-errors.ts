@@ -129,10 +129,22 @@ function isEnumTypeError(error: ErrorObject): boolean {
 
 /**
  * pydantic stops at a value's first failing check, so a type error hides the other checks of the
- * same schema, and a list's length check (a "pre" validator in v1) hides the checks of its items.
+ * same schema, a URL's length check hides its URL checks (AnyUrl measures first), and a list's
+ * length check (a "pre" validator in v1) hides the checks of its items.
  */
 function shadowed(error: ErrorObject, all: readonly ErrorObject[]): boolean {
   const here = schemaObjectPath(error);
+  if (
+    error.keyword === HTTP_URL_KEYWORD &&
+    all.some(
+      (other) =>
+        (other.keyword === 'minLength' || other.keyword === 'maxLength') &&
+        other.instancePath === error.instancePath &&
+        schemaObjectPath(other) === here,
+    )
+  ) {
+    return true;
+  }
   if (
     error.keyword !== 'type' &&
     all.some(

@@ -1,5 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { TSchema } from 'typebox';
+import { compileCoercion } from './coercion.ts';
 import type { Endpoint, RequestPart, ValidationErrorEntry, ValidationResult } from './endpoint.ts';
 import { httpUrlProblem } from './http-url.ts';
 import { MISSING, toPydanticDetail } from './pydantic-errors.ts';
@@ -7,9 +8,11 @@ import { modelInput } from './python-dict.ts';
 import { HTTP_URL_KEYWORD, IMAGE_KEYWORD } from './schemas/common.ts';
 
 /**
- * One Ajv instance for every request schema. Strict JSON types (no coercion), every error at
- * once (pydantic reports all fields), defaults filled in, unknown fields dropped (pydantic v1's
- * default `extra = ignore`).
+ * One Ajv instance for every request schema. Values are first converted as pydantic v1 converts
+ * them (coercion.ts), so Ajv itself converts nothing; it reports every error at once (pydantic
+ * reports all fields), fills defaults in and drops unknown fields (pydantic v1's default `extra =
+ * ignore`). Non-finite numbers are numbers to it, as NaN and infinity are floats to pydantic: a
+ * float field judges them by its bounds.
  */
 const ajv = new Ajv2020({
   allErrors: true,
@@ -18,6 +21,7 @@ const ajv = new Ajv2020({
   removeAdditional: true,
   coerceTypes: false,
   strict: true,
+  strictNumbers: false,
   strictRequired: false,
   strictTypes: false,
   // Documentation-only formats: the URL check is our keyword, uploads are multipart parts.
@@ -34,15 +38,6 @@ ajv.addKeyword({
 
 ajv.addKeyword({ keyword: IMAGE_KEYWORD, schemaType: 'boolean' });
 
-/** Query and path parameters arrive as text: here "20" is the integer 20, as FastAPI reads them. */
-const parameterAjv = new Ajv2020({
-  allErrors: true,
-  verbose: true,
-  useDefaults: true,
-  coerceTypes: true,
-  strict: true,
-});
-
 type RequestValidator<T = Record<string, unknown>> = (body: unknown) => ValidationResult<T>;
 
 const caches: Record<RequestPart, WeakMap<TSchema, RequestValidator>> = {
@@ -55,9 +50,10 @@ const caches: Record<RequestPart, WeakMap<TSchema, RequestValidator>> = {
  * Compiles the validator of one part of a request: the JSON body (or the multipart fields), the
  * query string or the path parameters. The API runs these through Fastify's validator hook.
  *
- * A body is changed in place (defaults written into it, unknown fields deleted) and `value` is
- * that same object. Query and path parameters arrive as text: "20" is the integer 20, as FastAPI
- * reads them; `value` is a new object with defaults filled in and unknown parameters left out.
+ * A body is changed in place (values converted to their fields' types, defaults written into it,
+ * unknown fields deleted) and `value` is that same object. Query and path parameters arrive as
+ * text, read by the same rules ("20" is the integer 20, as FastAPI reads it); `value` is a new
+ * object with defaults filled in and unknown parameters left out.
  */
 export function compileValidator(schema: TSchema, part: RequestPart): RequestValidator {
   const cached = caches[part].get(schema);
@@ -78,10 +74,14 @@ function fieldsOf(schema: TSchema): string[] {
   return Object.keys((schema as { properties?: Record<string, unknown> }).properties ?? {});
 }
 
+function propertyType(schema: TSchema, name: string): unknown {
+  return (schema as { properties?: Record<string, { type?: unknown }> }).properties?.[name]?.type;
+}
+
 function bodyValidator(schema: TSchema): RequestValidator {
   const fieldOrder = fieldsOf(schema);
-  // Closed at the top so that removeAdditional drops unknown fields; the published schema stays open.
-  const validate = ajv.compile({ ...schema, additionalProperties: false });
+  const coerce = compileCoercion(schema);
+  const validate = compileClosed(schema);
   return (input) => {
     const asDict = modelInput(input);
     if (!asDict.ok) return asDict;
@@ -89,21 +89,31 @@ function bodyValidator(schema: TSchema): RequestValidator {
     if (body === undefined || body === null) {
       return { ok: false, detail: [{ loc: ['body'], ...MISSING }] };
     }
+    coerce(body);
     if (validate(body)) return { ok: true, value: body as Record<string, unknown> };
     const detail: ValidationErrorEntry[] = toPydanticDetail(validate.errors ?? [], fieldOrder);
     return { ok: false, detail };
   };
 }
 
+/** Closed at the top so that removeAdditional drops unknown fields; the published schema stays open. */
+function compileClosed(schema: TSchema) {
+  return ajv.compile({ ...schema, additionalProperties: false });
+}
+
 function parameterValidator(schema: TSchema, part: 'query' | 'path'): RequestValidator {
   const fieldOrder = fieldsOf(schema);
-  const validate = parameterAjv.compile({ ...schema, additionalProperties: false });
+  const lists = new Set(fieldOrder.filter((name) => propertyType(schema, name) === 'array'));
+  const coerce = compileCoercion(schema);
+  const validate = compileClosed(schema);
   return (parameters) => {
+    // A parameter given twice arrives as an array; FastAPI reads the last one for a single value.
     const value = Object.fromEntries(
-      Object.entries((parameters ?? {}) as Record<string, unknown>).filter(([key]) =>
-        fieldOrder.includes(key),
-      ),
+      Object.entries((parameters ?? {}) as Record<string, unknown>)
+        .filter(([key]) => fieldOrder.includes(key))
+        .map(([key, given]) => [key, Array.isArray(given) && !lists.has(key) ? given.at(-1) : given]),
     );
+    coerce(value);
     if (validate(value)) return { ok: true, value };
     return { ok: false, detail: toPydanticDetail(validate.errors ?? [], fieldOrder, part) };
   };

@@ -49,13 +49,13 @@ function detailOf(body: unknown) {
   return result.detail;
 }
 
-describe('pydantic v1 words for wrong types (strict JSON, no coercion)', () => {
+describe('pydantic v1 words for values it cannot convert to the field type', () => {
   it.each([
-    ['samples', '5', 'value is not a valid integer', 'type_error.integer'],
-    ['samples', 2.5, 'value is not a valid integer', 'type_error.integer'],
-    ['guidance_scale', '7', 'value is not a valid float', 'type_error.float'],
-    ['prompt', 5, 'str type expected', 'type_error.str'],
-    ['hires', 'yes', 'value could not be parsed to a boolean', 'type_error.bool'],
+    ['samples', '2.5', 'value is not a valid integer', 'type_error.integer'],
+    ['samples', Number.NaN, 'value is not a valid integer', 'type_error.integer'],
+    ['guidance_scale', 'abc', 'value is not a valid float', 'type_error.float'],
+    ['prompt', [], 'str type expected', 'type_error.str'],
+    ['hires', 2, 'value could not be parsed to a boolean', 'type_error.bool'],
     ['lora_models', 'a,b', 'value is not a valid list', 'type_error.list'],
     ['samples', null, 'none is not an allowed value', 'type_error.none.not_allowed'],
   ])('%s = %j answers "%s"', (field, value, msg, type) => {
@@ -82,17 +82,36 @@ describe('pydantic v1 words for wrong types (strict JSON, no coercion)', () => {
   });
 
   it('reports both union members for an SDXL ip_adapter_image that is neither string nor list', () => {
-    const result = validatorFor('/sdxl/text2image/v1')({ ...base, ip_adapter_image: 5 });
+    const result = validatorFor('/sdxl/text2image/v1')({ ...base, ip_adapter_image: {} });
     expect(result.ok ? [] : result.detail).toEqual([
       { loc: ['body', 'ip_adapter_image'], msg: 'str type expected', type: 'type_error.str' },
       { loc: ['body', 'ip_adapter_image'], msg: 'value is not a valid list', type: 'type_error.list' },
     ]);
   });
 
-  it('accepts null on nullable fields and rejects it elsewhere', () => {
+  it('reads a number for an SDXL ip_adapter_image as the URL "5", then tries the list member', () => {
+    const result = validatorFor('/sdxl/text2image/v1')({ ...base, ip_adapter_image: 5 });
+    expect(result.ok ? [] : result.detail).toEqual([
+      {
+        loc: ['body', 'ip_adapter_image'],
+        msg: 'invalid or missing URL scheme',
+        type: 'value_error.url.scheme',
+      },
+      { loc: ['body', 'ip_adapter_image'], msg: 'value is not a valid list', type: 'type_error.list' },
+    ]);
+  });
+
+  it('accepts null on nullable fields and on fields whose default is None, and rejects it elsewhere', () => {
     const generate = validatorFor('/generate/v1');
-    expect(generate({ prompt: 'a', negative_prompt: null, lora_models: null })).toMatchObject({ ok: true });
-    expect(t2i({ ...base, lora_models: null })).toMatchObject({ ok: false });
+    expect(generate({ prompt: 'a', negative_prompt: null, lora_models: null })).toMatchObject({
+      ok: true,
+      value: { negative_prompt: null, lora_models: null },
+    });
+    // pydantic v1 makes a field whose default is None Optional: null is the field left out.
+    const optional = t2i({ ...base, lora_models: null, clip_skip: null });
+    expect(optional).toMatchObject({ ok: true });
+    expect(optional.ok && Object.keys(optional.value)).not.toContain('lora_models');
+    expect(t2i({ ...base, hires: null })).toMatchObject({ ok: false });
   });
 });
 
@@ -167,19 +186,32 @@ describe('image URLs follow pydantic AnyHttpUrl', () => {
     ]);
   });
 
-  it('rejects an empty URL and one over 2048 characters', () => {
-    expect(urlError('')).toEqual([
-      {
-        loc: ['body', 'init_image'],
-        msg: 'ensure this value has at least 1 characters',
-        type: 'value_error.any_str.min_length',
-        ctx: { limit_value: 1 },
-      },
-    ]);
-    expect(urlError(`https://example.com/${'a'.repeat(2048)}`)?.[0]).toMatchObject({
-      type: 'value_error.any_str.max_length',
-      ctx: { limit_value: 2048 },
-    });
+  it('rejects an empty URL and one over 2083 characters, measured without surrounding whitespace', () => {
+    const longest = `https://example.com/${'a'.repeat(2083 - 20)}`;
+    expect(longest).toHaveLength(2083);
+    for (const empty of ['', '  \t ']) {
+      expect(urlError(empty)).toEqual([
+        {
+          loc: ['body', 'init_image'],
+          msg: 'ensure this value has at least 1 characters',
+          type: 'value_error.any_str.min_length',
+          ctx: { limit_value: 1 },
+        },
+      ]);
+    }
+    expect(urlError(longest)).toBeUndefined();
+    expect(urlError(` ${longest}\n`)).toBeUndefined();
+    // The length is checked first: a URL too long answers that alone, whatever else is wrong with it.
+    for (const tooLong of [`${longest}a`, `ftp://${'a'.repeat(2084 - 6)}`]) {
+      expect(urlError(tooLong)).toEqual([
+        {
+          loc: ['body', 'init_image'],
+          msg: 'ensure this value has at most 2083 characters',
+          type: 'value_error.any_str.max_length',
+          ctx: { limit_value: 2083 },
+        },
+      ]);
+    }
   });
 
   it('checks every image field of every endpoint, in lists too', async () => {

@@ -77,11 +77,12 @@ export function List<T extends TSchema>(
 
 /** The Ajv keyword that checks an http(s) URL the way pydantic v1's AnyHttpUrl does. */
 export const HTTP_URL_KEYWORD = 'x-http-url';
-const URL_MAX_LENGTH = 2048;
+/** pydantic's HttpUrl limit (the longest URL old browsers took). */
+const URL_MAX_LENGTH = 2083;
 /** Annotation on ImageUrl: the worker fetches fields carrying it (Endpoint.imageFields). */
 export const IMAGE_KEYWORD = 'x-image';
 
-/** A public image URL: http or https only, at most 2048 characters. */
+/** A public image URL: http or https only, at most 2083 characters once stripped of whitespace. */
 export const ImageUrl = Type.Unsafe<string>({
   type: 'string',
   format: 'uri',

@@ -40,7 +40,7 @@ export const OutpaintingPrompt = Type.Object(
     init_image: ImageUrl,
     num_inference_steps: Int({ gt: 0, lt: 41 }),
     guidance_scale: Num({ gt: 0, le: 20 }),
-    direction: List(Enum(OUTPAINT_DIRECTIONS), { minItems: 1 }),
+    direction: List(Enum(OUTPAINT_DIRECTIONS)),
     strength: opt(Num({ gt: 0, le: 1, default: 1 })),
     samples: opt(Int({ gt: 0, le: 4, default: 1 })),
     expansion: opt(

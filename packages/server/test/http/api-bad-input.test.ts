@@ -77,7 +77,7 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
 
   it('answers wrong types and out-of-range values with 422 naming each field', async () => {
     const response = await api.request('POST', T2I, {
-      json: { prompt: 42, negative_prompt: '', samples: 5, width: 'wide' },
+      json: { prompt: [42], negative_prompt: '', samples: 5, width: 'wide' },
     });
     expect(response.status).toBe(422);
     const locs = (response.body as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc.join('.'));

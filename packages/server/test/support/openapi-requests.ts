@@ -7,7 +7,9 @@
  * not against itself.
  *
  * The reader knows the keywords the API's document uses (type, enum, const, anyOf, allOf with
- * if/then, numeric bounds, lengths, pattern, the uri format and x-http-url, items, required).
+ * if/then, numeric bounds, lengths, pattern, the uri format and x-http-url, items, required). It
+ * reads types strictly, so its refusals are values no conversion rescues: the API, as pydantic v1,
+ * takes "5" for an integer and 5 for a string, which a document's types do not say.
  * Anything else throws, so a schema the generator cannot read fails the test instead of being
  * skipped.
  */
@@ -276,15 +278,14 @@ class SchemaReader {
     const branches = this.branches(s);
     const types = new Set(branches.map((b) => b.type));
     const candidates: Refused[] = [];
-    // One value of a JSON type no alternative takes.
+    // One value of a JSON type no alternative takes, nor converts: the API reads values as
+    // pydantic v1 does, so a number is a string field's text and "5" an integer field's 5.
     if (!types.has('string')) candidates.push({ what: 'of the wrong type (a string)', value: 'text' });
-    else if (!types.has('number') && !types.has('integer')) {
-      candidates.push({ what: 'of the wrong type (a number)', value: 12345 });
-    } else candidates.push({ what: 'of the wrong type (an object)', value: { unexpected: true } });
+    else candidates.push({ what: 'of the wrong type (an object)', value: { unexpected: true } });
     for (const branch of branches) {
       if (branch.type === 'integer' || branch.type === 'number') {
         candidates.push(...justOutside(branch));
-        if (branch.type === 'integer') candidates.push({ what: 'a fraction', value: 1.5 });
+        if (branch.type === 'integer') candidates.push({ what: 'a fraction, as text', value: '1.5' });
       }
       if (branch.type === 'string') {
         if (Array.isArray(branch.enum)) candidates.push({ what: 'an unknown member', value: UNKNOWN_MEMBER });
