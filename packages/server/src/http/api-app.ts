@@ -8,7 +8,7 @@ import { TaskStatusReader } from '../tasks/index.ts';
 import type { BlobStore } from '../tasks/types.ts';
 import { apiKeyHook } from './api-key-auth.ts';
 import { contractValidatorCompiler } from './contract-validation.ts';
-import { HttpError, installErrorHandlers } from './http-errors.ts';
+import { HttpError, installErrorHandlers, UNPARSABLE_BODY } from './http-errors.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerRecordEndpoint } from './routes/records.ts';
 import { type HealthSource, registerServiceInfoRoutes } from './routes/service-info.ts';
@@ -17,6 +17,20 @@ import { registerUploadEndpoint } from './routes/uploads.ts';
 
 /** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
 const JSON_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * `parseJsonBody`, or undefined for a broken body nested so deep (thousands of open brackets) that
+ * finding Python's error message runs out of stack: Python's json module gives up on those too
+ * (RecursionError), and FastAPI answers them 400.
+ */
+function parseJsonBodyOrGiveUp(text: string): ReturnType<typeof parseJsonBody> | undefined {
+  try {
+    return parseJsonBody(text);
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
+}
 
 export interface ApiOptions {
   pool: Pool;
@@ -62,8 +76,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT },
     (_request, text, done) => {
       if (text.trim() === '') return done(null, undefined);
-      const parsed = parseJsonBody(text);
-      if (parsed.ok) done(null, parsed.value);
+      const parsed = parseJsonBodyOrGiveUp(text);
+      if (parsed === undefined) done(new HttpError(400, UNPARSABLE_BODY), undefined);
+      else if (parsed.ok) done(null, parsed.value);
       else done(new HttpError(422, parsed.detail), undefined);
     },
   );

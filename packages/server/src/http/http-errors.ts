@@ -16,6 +16,10 @@ export class HttpError extends Error {
 
 export const TASK_NOT_FOUND = 'Task not found';
 export const NOT_MULTIPART = 'Uploads must be multipart/form-data with image_files parts';
+/** FastAPI's words for a body it could not parse at all (400). */
+export const UNPARSABLE_BODY = 'There was an error parsing the body';
+/** Starlette's words for a multipart content type without a boundary (400). */
+export const MISSING_BOUNDARY = 'Missing boundary in multipart.';
 
 /** Fastify's own errors, in words a client can act on. */
 function describeFastifyError(error: FastifyError, limits: BodyLimits): [number, string] | undefined {

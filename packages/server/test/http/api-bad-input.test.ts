@@ -35,6 +35,18 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
     await expectNoNewTask();
   });
 
+  it('answers a broken body nested thousands deep with 400, as FastAPI does when Python gives up', async () => {
+    for (const body of ['['.repeat(50_000), `{"prompt": ${'['.repeat(5000)}]]}`]) {
+      const response = await api.request('POST', T2I, {
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ detail: 'There was an error parsing the body' });
+    }
+    await expectNoNewTask();
+  });
+
   it('answers an empty body with 422 field required', async () => {
     const response = await api.request('POST', T2I, {
       body: '',
@@ -252,6 +264,31 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
         { loc: ['body', 'image_files', 2], msg: 'the image is empty (0 bytes)', type: 'value_error.image' },
       ],
     });
+    expect(await uploads()).toBe(before);
+  });
+
+  it('answers a multipart body the parser cannot read with 400, as FastAPI does, and stores nothing', async () => {
+    const uploads = async () =>
+      Number((await api.db.pool.query('SELECT count(*) FROM uploads')).rows[0].count);
+    const before = await uploads();
+    const part = '--b1\r\nContent-Disposition: form-data; name="image_files"; filename="a.png"\r\n\r\nxyz';
+    const cases: [string, string, string][] = [
+      ['multipart/form-data', '--b1--\r\n', 'Missing boundary in multipart.'],
+      [
+        'multipart/form-data; boundary=b1',
+        '{"image_files": ["a.png"]}',
+        'There was an error parsing the body',
+      ],
+      ['multipart/form-data; boundary=b1', `${part}\r\n`, 'There was an error parsing the body'],
+      [`multipart/form-data; boundary=${'b'.repeat(300)}`, part, 'There was an error parsing the body'],
+    ];
+    for (const [type, body, detail] of cases) {
+      const response = await api.request('POST', '/upload_images/v1', {
+        body,
+        headers: { 'content-type': type },
+      });
+      expect([response.status, response.body], type).toEqual([400, { detail }]);
+    }
     expect(await uploads()).toBe(before);
   });
 

@@ -9,7 +9,7 @@ import { downloadUrl, extensionFor, newBlobKeys } from '../../storage/blob-keys.
 import type { BlobStore } from '../../tasks/types.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
-import { HttpError, NOT_MULTIPART } from '../http-errors.ts';
+import { HttpError, MISSING_BOUNDARY, NOT_MULTIPART, UNPARSABLE_BODY } from '../http-errors.ts';
 
 /** The most images one upload may carry. Each is capped like a fetched input image. */
 const MAX_UPLOAD_FILES = 16;
@@ -27,15 +27,31 @@ async function readParts(request: FastifyRequest): Promise<void> {
   if (!request.isMultipart()) throw new HttpError(415, NOT_MULTIPART);
   const files: Buffer[] = [];
   const names: string[] = [];
-  for await (const part of request.parts()) {
-    if (part.type !== 'file') continue;
-    const data = await part.toBuffer(); // every file part is drained, used or not
-    if (part.fieldname !== 'image_files') continue;
-    files.push(data);
-    names.push(part.filename || 'image');
+  try {
+    for await (const part of request.parts()) {
+      if (part.type !== 'file') continue;
+      const data = await part.toBuffer(); // every file part is drained, used or not
+      if (part.fieldname !== 'image_files') continue;
+      files.push(data);
+      names.push(part.filename || 'image');
+    }
+  } catch (error) {
+    throw unreadableMultipart(error);
   }
   uploadedFiles.set(request, files);
   request.body = names.length > 0 ? { image_files: names } : {};
+}
+
+/**
+ * What a multipart body the parser gave up on answers: the plugin's own errors (limits, a body that
+ * is not multipart) carry a code and keep their answers; the parser's (no boundary, a body that
+ * ends mid-part, a boundary over 256 characters) are the client's broken body, answered 400 as
+ * FastAPI answers a form it cannot parse.
+ */
+function unreadableMultipart(error: unknown): unknown {
+  if (error instanceof Error && 'code' in error) return error;
+  const message = error instanceof Error ? error.message : '';
+  return new HttpError(400, message.includes('Boundary not found') ? MISSING_BOUNDARY : UNPARSABLE_BODY);
 }
 
 /**
