@@ -6,8 +6,9 @@
  * objects, odd content types. The same seed gives the same requests, so a failure reproduces.
  */
 import { type Endpoint, endpoints } from '@imagegen/contract';
+import { highest, lowest, type Schema } from './openapi-requests.ts';
 
-export type Schema = { readonly [keyword: string]: unknown };
+export type { Schema };
 
 /** A seeded generator (mulberry32): small, fast, and the same sequence for the same seed. */
 export class Rng {
@@ -110,19 +111,8 @@ export function withSlot(body: Record<string, unknown>, slot: StringSlot, value:
 /** Bounds of a numeric schema as an inclusive range (exclusive bounds stepped inside). */
 function range(schema: Schema): [number, number] {
   const step = schema.type === 'integer' ? 1 : 0.001;
-  const low =
-    typeof schema.minimum === 'number'
-      ? schema.minimum
-      : typeof schema.exclusiveMinimum === 'number'
-        ? schema.exclusiveMinimum + step
-        : -1000;
-  const high =
-    typeof schema.maximum === 'number'
-      ? schema.maximum
-      : typeof schema.exclusiveMaximum === 'number'
-        ? schema.exclusiveMaximum - step
-        : low + 2000;
-  return [low, Math.max(low, high)];
+  const low = lowest(schema, step) ?? -1000;
+  return [low, Math.max(low, highest(schema, step) ?? low + 2000)];
 }
 
 const URLS = [
