@@ -292,6 +292,26 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
     expect(await uploads()).toBe(before);
   });
 
+  it('reads a path whose escapes are not UTF-8 as FastAPI does (U+FFFD per bad byte), answering JSON', async () => {
+    for (const [path, detail] of [
+      ['/models/v1/%ff', 'Model not found'],
+      ['/models/v1/%ED%A0%80', 'Model not found'],
+      ['/images/v1/a%', 'Image not found'],
+      [`${T2I}/status/%ff`, 'Task not found'],
+      ['/files/%ff%fe', 'File not found'],
+    ]) {
+      const response = await api.request('GET', path!);
+      expect([response.status, response.body], path).toEqual([404, { detail }]);
+    }
+    const submitted = await api.request('POST', T2I, {
+      json: { prompt: 'fox', negative_prompt: '', batch_id: 'b\ufffd\ufffd\ufffd' },
+    });
+    expect(submitted.status).toBe(200);
+    const batch = await api.request('GET', '/batches/v1/b%ED%A0%80');
+    expect(batch.status).toBe(200);
+    expect(batch.body).toMatchObject({ batch_id: 'b\ufffd\ufffd\ufffd' });
+  });
+
   it('answers an upload sent as JSON with 415', async () => {
     const response = await api.request('POST', '/upload_images/v1', { json: { image_files: ['a.png'] } });
     expect(response.status).toBe(415);
