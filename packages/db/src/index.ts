@@ -1,7 +1,8 @@
 /**
  * PostgreSQL, as every part of imagegen uses it: one kind of pool, one migration runner (each
- * package that owns tables passes its own folder of numbered .sql files), one LISTEN helper, and
- * the bundled cluster `npm start` and the tests run when no DATABASE_URL is given. ARCHITECTURE.md
+ * package that owns tables passes its own folder of numbered .sql files), one LISTEN helper, the
+ * encoding that lets any string be stored (`toStored`/`fromStored`), and the bundled cluster
+ * `npm start` and the tests run when no DATABASE_URL is given. ARCHITECTURE.md
  * (at the repository root) says which package owns which tables.
  */
 export {
@@ -19,4 +20,5 @@ export {
   type PoolOptions,
   type Queryable,
 } from './pool.ts';
+export { fromStored, toStored } from './stored-text.ts';
 export { isUuid } from './uuid.ts';

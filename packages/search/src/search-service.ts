@@ -86,7 +86,7 @@ export function createSearchService(options: SearchServiceOptions): SearchServic
     }
     const single = QUERY_PATH.exec(path);
     if (single) {
-      return search({ ...(isObject(body) ? body : {}), indexName: decodeURIComponent(single[1]!) }, 0);
+      return search({ ...(isObject(body) ? body : {}), indexName: pathSegment(single[1]!) }, 0);
     }
     if (!isObject(body) || !Array.isArray(body.requests)) {
       throw new AlgoliaError(400, 'The body must be an object with a requests array');
@@ -133,6 +133,15 @@ export function createSearchService(options: SearchServiceOptions): SearchServic
       return true;
     },
   };
+}
+
+/** A percent-encoded path segment; one that is not valid percent-encoding (`%ff`) stays as written. */
+function pathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function checkCredentials(req: IncomingMessage, url: URL, options: SearchServiceOptions): void {

@@ -71,6 +71,21 @@ describe('search insights (POST /1/events)', () => {
     expect(stored[2]).toMatchObject({ query_id: result.queryID, positions: null });
   });
 
+  it('stores any objectID as it was sent, U+0000 and lone surrogates included', async () => {
+    const objectIDs = ['a\u0000b', '\ud800', 'x\udfff', '\ufdd0u0000'];
+    const event = {
+      eventType: 'view',
+      eventName: 'Hits Viewed',
+      index: 'docs',
+      userToken: 'u-any',
+      objectIDs,
+    };
+    const response = await service.post('/1/events', { events: [event] });
+    expect(response.status).toBe(200);
+    const [stored] = await listSearchEvents(db.pool, 1);
+    expect(stored).toMatchObject({ user_token: 'u-any', object_ids: objectIDs });
+  });
+
   it('refuses events Algolia would refuse, with 422 and a message naming the field, storing none', async () => {
     const before = (await listSearchEvents(db.pool, 1000)).length;
     const good = {

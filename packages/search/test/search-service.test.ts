@@ -291,6 +291,18 @@ describe('search service contract (POST /1/indexes/*/queries)', () => {
       );
     });
 
+    it('answers any string as a query or an index name without a 5xx', async () => {
+      for (const query of ['a\u0000b', '\ud800', 'x\udfff', '\ufdd0', '😀']) {
+        const [result] = await results(docSearchRequest(query));
+        expect(result!.query).toBe(query);
+      }
+      for (const name of ['%ff', '%00', '%ED%A0%80', 'a%']) {
+        const response = await service.post(`/1/indexes/${name}/query`, { query: 'relight' });
+        expect(response.status, name).toBe(404);
+        expect(((await response.json()) as { message: string }).message).toMatch(/does not exist/);
+      }
+    });
+
     it('answers 405 to a GET on the queries path', async () => {
       const response = await fetch(`${service.url}/1/indexes/*/queries`);
       expect(response.status).toBe(405);

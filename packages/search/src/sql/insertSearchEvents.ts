@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { type Queryable, toStored } from '@imagegen/db';
 
 export interface SearchEventRow {
   event_type: 'view' | 'click' | 'conversion';
@@ -13,7 +13,7 @@ export interface SearchEventRow {
   timestamp: number;
 }
 
-/** Stores a batch of insights events in one statement. */
+/** Stores a batch of insights events in one statement, any string as it came. */
 export async function insertSearchEvents(db: Queryable, events: SearchEventRow[]): Promise<number> {
   const result = await db.query({
     name: 'insertSearchEvents',
@@ -30,7 +30,7 @@ export async function insertSearchEvents(db: Queryable, events: SearchEventRow[]
              event_type text, event_name text, index_name text, user_token text,
              authenticated_user_token text, query_id text, object_ids jsonb, positions jsonb,
              timestamp double precision)`,
-    values: [JSON.stringify(events)],
+    values: [JSON.stringify(toStored(events))],
   });
   return result.rowCount ?? 0;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable } from '@imagegen/db';
 
 export interface StoredSearchEvent {
   event_type: string;
@@ -19,5 +19,5 @@ export async function listSearchEvents(db: Queryable, limit: number): Promise<St
            FROM search_events ORDER BY id DESC LIMIT $1`,
     values: [limit],
   });
-  return result.rows;
+  return fromStored(result.rows);
 }

@@ -9,6 +9,7 @@ import type { BlobStore } from '../tasks/types.ts';
 import { apiKeyHook } from './api-key-auth.ts';
 import { contractValidatorCompiler } from './contract-validation.ts';
 import { installErrorHandlers } from './http-errors.ts';
+import { lenientPath } from './lenient-path.ts';
 import { acceptEveryBody } from './request-bodies.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerRecordEndpoint } from './routes/records.ts';
@@ -50,6 +51,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     // Status polls are GETs with ids in the path; keep-alive clients poll a lot.
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
+    rewriteUrl: (request) => lenientPath(request.url ?? '/'),
   });
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   installErrorHandlers(app, { json: JSON_BODY_LIMIT, image: DEFAULT_MAX_IMAGE_BYTES });

@@ -1,3 +1,4 @@
+import { fromStored } from '@imagegen/db';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ANALYTICS_PATH, analyticsRoutes } from '../../src/analytics/analytics-routes.ts';
@@ -94,6 +95,20 @@ describe('POST /analytics/v1/events', () => {
       ['body', 'events', 2, 'path'],
     ]);
     expect(await storedPaths()).toEqual([]);
+  });
+
+  it('stores any path or referrer as it was sent, U+0000 and lone surrogates included', async () => {
+    const paths = ['/a\u0000b', '/\ud800', '/x\udfff\u0000'];
+    const events = [...paths.map((path) => pageView(path)), pageView('/ok', { referrer: 'x\u0000\ud800' })];
+    const res = await post({ events }, {}, '10.0.0.8');
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toEqual({ accepted: 4 });
+    const views = await countPageViews(db.pool, new Date(Date.now() - 60_000));
+    expect(views.map((view) => view.path).sort()).toEqual([...paths, '/ok'].sort());
+    const { rows } = await db.pool.query<{ referrer: string | null }>(
+      "SELECT referrer FROM analytics_events WHERE path = '/ok'",
+    );
+    expect(fromStored(rows)).toEqual([{ referrer: 'x\u0000\ud800' }]);
   });
 
   it('rejects a body larger than 8 KiB with 413', async () => {

@@ -35,6 +35,18 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
     await expectNoNewTask();
   });
 
+  it('answers a broken body nested thousands deep with 400, as FastAPI does when Python gives up', async () => {
+    for (const body of ['['.repeat(50_000), `{"prompt": ${'['.repeat(5000)}]]}`]) {
+      const response = await api.request('POST', T2I, {
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ detail: 'There was an error parsing the body' });
+    }
+    await expectNoNewTask();
+  });
+
   it('answers an empty body with 422 field required', async () => {
     const response = await api.request('POST', T2I, {
       body: '',
@@ -272,6 +284,51 @@ describe('bad input over HTTP answers a clear error and leaves no half-made task
       ],
     });
     expect(await uploads()).toBe(before);
+  });
+
+  it('answers a multipart body the parser cannot read with 400, as FastAPI does, and stores nothing', async () => {
+    const uploads = async () =>
+      Number((await api.db.pool.query('SELECT count(*) FROM uploads')).rows[0].count);
+    const before = await uploads();
+    const part = '--b1\r\nContent-Disposition: form-data; name="image_files"; filename="a.png"\r\n\r\nxyz';
+    const cases: [string, string, string][] = [
+      ['multipart/form-data', '--b1--\r\n', 'Missing boundary in multipart.'],
+      [
+        'multipart/form-data; boundary=b1',
+        '{"image_files": ["a.png"]}',
+        'There was an error parsing the body',
+      ],
+      ['multipart/form-data; boundary=b1', `${part}\r\n`, 'There was an error parsing the body'],
+      [`multipart/form-data; boundary=${'b'.repeat(300)}`, part, 'There was an error parsing the body'],
+    ];
+    for (const [type, body, detail] of cases) {
+      const response = await api.request('POST', '/upload_images/v1', {
+        body,
+        headers: { 'content-type': type },
+      });
+      expect([response.status, response.body], type).toEqual([400, { detail }]);
+    }
+    expect(await uploads()).toBe(before);
+  });
+
+  it('reads a path whose escapes are not UTF-8 as FastAPI does (U+FFFD per bad byte), answering JSON', async () => {
+    for (const [path, detail] of [
+      ['/models/v1/%ff', 'Model not found'],
+      ['/models/v1/%ED%A0%80', 'Model not found'],
+      ['/images/v1/a%', 'Image not found'],
+      [`${T2I}/status/%ff`, 'Task not found'],
+      ['/files/%ff%fe', 'File not found'],
+    ]) {
+      const response = await api.request('GET', path!);
+      expect([response.status, response.body], path).toEqual([404, { detail }]);
+    }
+    const submitted = await api.request('POST', T2I, {
+      json: { prompt: 'fox', negative_prompt: '', batch_id: 'b\ufffd\ufffd\ufffd' },
+    });
+    expect(submitted.status).toBe(200);
+    const batch = await api.request('GET', '/batches/v1/b%ED%A0%80');
+    expect(batch.status).toBe(200);
+    expect(batch.body).toMatchObject({ batch_id: 'b\ufffd\ufffd\ufffd' });
   });
 
   it('answers an upload sent as JSON as FastAPI does: an empty form, so image_files is missing (422)', async () => {

@@ -1,6 +1,11 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiHarness, type ApiResponse, startApiHarness } from '../support/api-harness.ts';
+import {
+  type ApiHarness,
+  type ApiResponse,
+  startApiHarness,
+  withReachableImages,
+} from '../support/api-harness.ts';
 import {
   type ApiCall,
   type OpenApiDocument,
@@ -20,16 +25,6 @@ const SERVICE_ROUTES = ['GET /health', 'GET /openapi.json', 'GET /files/*', 'OPT
 
 /** A response body short enough for a failure message. */
 const brief = (body: unknown) => JSON.stringify(body)?.slice(0, 300);
-
-/** Example bodies point at images.example.com; valid requests fetch the harness's photo instead. */
-function reachable(value: unknown, imageUrl: string): unknown {
-  if (typeof value === 'string') return value.startsWith('https://images.example.com/') ? imageUrl : value;
-  if (Array.isArray(value)) return value.map((item) => reachable(item, imageUrl));
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, reachable(item, imageUrl)]));
-  }
-  return value;
-}
 
 describe('the served API and the OpenAPI document it serves', () => {
   let api: ApiHarness;
@@ -82,7 +77,8 @@ describe('the served API and the OpenAPI document it serves', () => {
     const refused: string[] = [];
     for (const { operation, valid } of cases) {
       for (const each of valid) {
-        const call = each.json === undefined ? each : { ...each, json: reachable(each.json, imageUrl) };
+        const call =
+          each.json === undefined ? each : { ...each, json: withReachableImages(each.json, imageUrl) };
         const response = await send(call);
         if (response.status === 422 || response.status >= 500) {
           const request = JSON.stringify(call.json ?? call.url);

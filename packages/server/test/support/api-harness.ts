@@ -9,6 +9,7 @@ import sharp from 'sharp';
 import { createOwner } from '../../src/auth/accounts.ts';
 import type { Plan } from '../../src/auth/plans.ts';
 import { upsertServer } from '../../src/auth/sql/upsertServer.ts';
+import type { WorkerOptions } from '../../src/tasks/index.ts';
 import { type FileServer, serveFiles, startLoopbackApi } from './loopback.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
@@ -24,10 +25,18 @@ export interface ApiHarness {
   readonly bob: Account;
   /** On the EPPREMIUM plan, with the enterprise server `gpu-1`. */
   readonly enterprise: Account;
-  /** A loopback server with /photo.png (640×480), /face.png, /not-image.txt, /truncated.png. */
+  /**
+   * A loopback server with /photo.png (640×480), /face.png, /not-image.txt, /truncated.png (any
+   * query after the path is ignored).
+   */
   readonly imagesUrl: string;
   /** Every route the API registered, as Fastify wrote it (`GET /images/v1/:image_id`). */
   readonly routes: readonly { method: string; url: string }[];
+  /**
+   * Starts one more worker: one serving a server id, with `serverId`; one that stops before the
+   * harness closes, with `signal`.
+   */
+  addWorker(options?: { serverId?: string; signal?: AbortSignal }): void;
   request(method: string, route: string, options?: RequestOptions): Promise<ApiResponse>;
   /** Polls a status path until it leaves the pending states. */
   settle(statusPath: string, key: string): Promise<Record<string, unknown>>;
@@ -46,6 +55,18 @@ export interface ApiResponse {
   headers: Headers;
   body: unknown;
   bytes: Buffer;
+}
+
+/** Example bodies point at images.example.com; requests that run fetch `imageUrl` instead. */
+export function withReachableImages(value: unknown, imageUrl: string): unknown {
+  if (typeof value === 'string') return value.startsWith('https://images.example.com/') ? imageUrl : value;
+  if (Array.isArray(value)) return value.map((item) => withReachableImages(item, imageUrl));
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, withReachableImages(item, imageUrl)]),
+    );
+  }
+  return value;
 }
 
 /** Draws what a request asks for, labelled by nothing but its size: enough for API tests. */
@@ -78,7 +99,16 @@ export function plainEngine(): Engine {
   };
 }
 
-export async function startApiHarness(): Promise<ApiHarness> {
+export interface HarnessOptions {
+  /** The engine that serves every pipeline (default `plainEngine()`). */
+  engine?: Engine;
+  /** false: no workers, so submissions only queue (default true). */
+  withWorkers?: boolean;
+  /** Options of every worker over the test defaults (`enqueueWebhook`, to fill the outbox). */
+  worker?: Partial<WorkerOptions>;
+}
+
+export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
   const db = await createTestDatabase();
   const account = async (name: string, plan: Plan): Promise<Account> => {
     const created = await createOwner(db.pool, { name, plan });
@@ -90,16 +120,20 @@ export async function startApiHarness(): Promise<ApiHarness> {
   await upsertServer(db.pool, { id: 'gpu-1', ownerId: enterprise.ownerId });
 
   const images = await startImageServer();
-  const engines = createEngineRegistry([plainEngine()], { enabled: ['plain'], pinned: {} });
+  const engine = options.engine ?? plainEngine();
+  const engines = createEngineRegistry([engine], { enabled: [engine.name], pinned: {} });
   const routes: { method: string; url: string }[] = [];
+  const withWorkers = options.withWorkers !== false;
   const api = await startLoopbackApi({
     pool: db.pool,
     engines,
+    withWorker: withWorkers,
+    ...(options.worker ? { worker: options.worker } : {}),
     onRoute: (route) => {
       for (const method of [route.method].flat()) routes.push({ method, url: route.url });
     },
   });
-  api.addWorker({ serverId: 'gpu-1' });
+  if (withWorkers) api.addWorker({ serverId: 'gpu-1' });
   const { url } = api;
 
   const request = async (
@@ -148,6 +182,7 @@ export async function startApiHarness(): Promise<ApiHarness> {
     enterprise,
     imagesUrl: images.url,
     routes,
+    addWorker: (options) => api.addWorker(options),
     request,
     settle,
     async close() {

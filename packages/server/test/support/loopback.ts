@@ -29,10 +29,10 @@ export interface FileServer {
   close(): Promise<void>;
 }
 
-/** Serves `files` (path → [content type, bytes]) on a loopback port; anything else answers 404. */
+/** Serves `files` (path → [content type, bytes], whatever the query) on a loopback port; anything else answers 404. */
 export async function serveFiles(files: Record<string, readonly [string, Buffer]>): Promise<FileServer> {
   const server = createServer((request, response) => {
-    const file = files[request.url ?? ''];
+    const file = files[(request.url ?? '').split('?')[0]!];
     if (file) response.writeHead(200, { 'content-type': file[0] }).end(file[1]);
     else response.writeHead(404).end('not here');
   });
@@ -53,14 +53,16 @@ export interface LoopbackApi {
 
 /**
  * The API as `npm start` wires it, on a free loopback port: a local blob store in a temporary
- * folder, and one in-process worker (more with `addWorker`) that reads our own /files links from
- * the store and fetches other inputs over loopback. Worker options override the test defaults
- * (quick polls and retries).
+ * folder, and one in-process worker (none with `withWorker: false`, more with `addWorker`) that
+ * reads our own /files links from the store and fetches other inputs over loopback. Worker
+ * options override the test defaults (quick polls and retries).
  */
 export async function startLoopbackApi(options: {
   pool: Pool;
   engines: EngineRegistry;
   worker?: Partial<WorkerOptions>;
+  /** false: no worker starts with the API (tasks only queue; `addWorker` starts one). */
+  withWorker?: boolean;
   onRoute?: ApiOptions['onRoute'];
 }): Promise<LoopbackApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
@@ -94,7 +96,7 @@ export async function startLoopbackApi(options: {
     });
     workers.push(worker.stopped);
   };
-  addWorker();
+  if (options.withWorker !== false) addWorker();
   return {
     url,
     addWorker,

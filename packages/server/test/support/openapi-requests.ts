@@ -496,15 +496,22 @@ function withinBounds(s: Schema, value: number): boolean {
   return true;
 }
 
+/** The least number a numeric schema takes, an exclusive bound stepped inside by `step`. */
+export function lowest(s: Schema, step: number): number | undefined {
+  if (typeof s.minimum === 'number') return s.minimum;
+  return typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + step : undefined;
+}
+
+/** The greatest number a numeric schema takes, an exclusive bound stepped inside by `step`. */
+export function highest(s: Schema, step: number): number | undefined {
+  if (typeof s.maximum === 'number') return s.maximum;
+  return typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - step : undefined;
+}
+
 /** A number inside a numeric schema's bounds. */
 function inside(s: Schema): number {
   const step = s.type === 'integer' ? 1 : 0.5;
-  const low =
-    typeof s.minimum === 'number'
-      ? s.minimum
-      : typeof s.exclusiveMinimum === 'number'
-        ? s.exclusiveMinimum + step
-        : 1;
+  const low = lowest(s, step) ?? 1;
   const value = s.type === 'integer' ? Math.ceil(low) : low;
   return withinBounds(s, value) ? value : (Number(s.maximum ?? s.exclusiveMaximum) + low) / 2;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable } from '@imagegen/db';
 
 export interface PageViewCount {
   path: string;
@@ -14,5 +14,5 @@ export async function countPageViews(db: Queryable, since: Date, limit = 50): Pr
            GROUP BY path ORDER BY count(*) DESC, path LIMIT $2`,
     values: [since.toISOString(), limit],
   });
-  return result.rows.map((row) => ({ path: row.path, views: Number(row.views) }));
+  return fromStored(result.rows).map((row) => ({ path: row.path, views: Number(row.views) }));
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { type Queryable, toStored } from '@imagegen/db';
 
 export interface AnalyticsEventRow {
   type: 'page_view';
@@ -9,9 +9,10 @@ export interface AnalyticsEventRow {
   occurredAt: Date;
 }
 
-/** Stores a batch of events in one statement (arrays unnested server-side). */
-export async function insertAnalyticsEvents(db: Queryable, events: AnalyticsEventRow[]): Promise<number> {
-  if (events.length === 0) return 0;
+/** Stores a batch of events in one statement (arrays unnested server-side), any string as it came. */
+export async function insertAnalyticsEvents(db: Queryable, batch: AnalyticsEventRow[]): Promise<number> {
+  if (batch.length === 0) return 0;
+  const events = toStored(batch);
   const result = await db.query({
     name: 'insertAnalyticsEvents',
     text: `INSERT INTO analytics_events (type, path, referrer, origin, user_agent, occurred_at)

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable } from '@imagegen/db';
 import type { ServerRow } from './upsertServer.ts';
 
 export async function listServers(db: Queryable): Promise<ServerRow[]> {
@@ -7,5 +7,5 @@ export async function listServers(db: Queryable): Promise<ServerRow[]> {
     text: 'SELECT id, owner_id, status, last_seen_at FROM servers ORDER BY id',
     values: [],
   });
-  return rows;
+  return fromStored(rows);
 }

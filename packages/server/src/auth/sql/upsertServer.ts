@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable, toStored } from '@imagegen/db';
 
 export interface ServerRow {
   id: string;
@@ -17,7 +17,7 @@ export async function upsertServer(
     text: `INSERT INTO servers (id, owner_id) VALUES ($1, $2)
            ON CONFLICT (id) DO UPDATE SET owner_id = EXCLUDED.owner_id
            RETURNING id, owner_id, status, last_seen_at`,
-    values: [server.id, server.ownerId],
+    values: [toStored(server.id), server.ownerId],
   });
-  return rows[0]!;
+  return fromStored(rows[0]!);
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable } from '@imagegen/db';
 import { IMAGE_COLUMNS, type ImageRow } from './image-row.ts';
 
 export async function getImage(db: Queryable, ownerId: string, imageId: string): Promise<ImageRow | null> {
@@ -7,5 +7,5 @@ export async function getImage(db: Queryable, ownerId: string, imageId: string):
     text: `SELECT ${IMAGE_COLUMNS} FROM images WHERE owner_id = $1 AND id = $2`,
     values: [ownerId, imageId],
   });
-  return rows[0] ?? null;
+  return fromStored(rows[0] ?? null);
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable } from '@imagegen/db';
 import { IMAGE_COLUMNS, type ImageRow } from './image-row.ts';
 
 /**
@@ -20,5 +20,5 @@ export async function listImages(
             ORDER BY i.creation_timestamp DESC, i.id DESC LIMIT $2`,
     values: [ownerId, page.limit, page.before],
   });
-  return rows;
+  return fromStored(rows);
 }

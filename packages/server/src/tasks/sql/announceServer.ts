@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { type Queryable, toStored } from '@imagegen/db';
 
 /**
  * A worker serving a server id says it is alive and learns whose server it is. A server nobody
@@ -10,7 +10,7 @@ export async function announceServer(db: Queryable, serverId: string): Promise<{
     text: `INSERT INTO servers (id, status, last_seen_at) VALUES ($1, 'online', now())
            ON CONFLICT (id) DO UPDATE SET status = 'online', last_seen_at = now()
            RETURNING owner_id`,
-    values: [serverId],
+    values: [toStored(serverId)],
   });
   return result.rows[0]!;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable, toStored } from '@imagegen/db';
 import { TASKS_DOT_COLUMNS, type TaskRow } from './task-row.ts';
 
 export interface ClaimParams {
@@ -64,7 +64,7 @@ export async function claimTask(db: Queryable, params: ClaimParams): Promise<Tas
              started_at = now(), progress = NULL, progress_message = NULL
            FROM picked, relaxed WHERE tasks.id = picked.id AND tasks.state = 'queued'
            RETURNING ${TASKS_DOT_COLUMNS}`,
-    values: [params.leaseOwner, params.routes, params.leaseMs],
+    values: [params.leaseOwner, toStored(params.routes), params.leaseMs],
   });
-  return result.rows[0] ?? null;
+  return fromStored(result.rows[0] ?? null);
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable, toStored } from '@imagegen/db';
 import type { TaskResult } from '../types.ts';
 import { TASK_COLUMNS, type TaskRow } from './task-row.ts';
 
@@ -13,7 +13,7 @@ export async function completeTask(
              finished_at = now(), lease_owner = NULL, lease_expires_at = NULL
            WHERE id = $1 AND lease_owner = $2 AND state = 'running'
            RETURNING ${TASK_COLUMNS}`,
-    values: [params.id, params.leaseOwner, JSON.stringify(params.result), params.outputKeys],
+    values: [params.id, params.leaseOwner, JSON.stringify(toStored(params.result)), params.outputKeys],
   });
-  return result.rows[0] ?? null;
+  return fromStored(result.rows[0] ?? null);
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable, toStored } from '@imagegen/db';
 import { TASK_COLUMNS, type TaskRow } from './task-row.ts';
 
 /**
@@ -18,7 +18,7 @@ export async function failTask(
              error = $3, lease_owner = NULL, lease_expires_at = NULL
            WHERE id = $1 AND lease_owner = $2 AND state = 'running'
            RETURNING ${TASK_COLUMNS}`,
-    values: [params.id, params.leaseOwner, params.error, params.final, params.backoffMs],
+    values: [params.id, params.leaseOwner, toStored(params.error), params.final, params.backoffMs],
   });
-  return result.rows[0] ?? null;
+  return fromStored(result.rows[0] ?? null);
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { type Queryable, toStored } from '@imagegen/db';
 
 export interface RoutingFacts {
   /** The plan of the owner's newest active subscription, or null. */
@@ -21,7 +21,7 @@ export async function getRoutingFacts(
                 ORDER BY created_at DESC LIMIT 1) AS plan,
              (SELECT count(*)::int FROM servers WHERE owner_id = $1) AS servers,
              EXISTS (SELECT 1 FROM servers WHERE id = $2 AND owner_id = $1) AS owns_server`,
-    values: [ownerId, serverId],
+    values: [ownerId, toStored(serverId)],
   });
   return result.rows[0]!;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable } from '@imagegen/db';
 import { TASK_COLUMNS, type TaskRow } from './task-row.ts';
 
 /** One task, only if it belongs to the owner: another owner's id reads exactly like a missing one. */
@@ -8,5 +8,5 @@ export async function getTaskForOwner(db: Queryable, ownerId: string, id: string
     text: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND owner_id = $2`,
     values: [id, ownerId],
   });
-  return result.rows[0] ?? null;
+  return fromStored(result.rows[0] ?? null);
 }

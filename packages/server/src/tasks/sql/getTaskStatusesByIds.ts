@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable } from '@imagegen/db';
 import type { TaskKind, TaskResult, TaskState } from '../types.ts';
 
 /** What a status answer needs of a task (tasks/status-body.ts), and no more. */
@@ -30,5 +30,5 @@ export async function getTaskStatusesByIds(db: Queryable, ids: readonly string[]
            FROM tasks WHERE id = ANY($1::uuid[])`,
     values: [ids],
   });
-  return result.rows;
+  return fromStored(result.rows);
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { type Queryable, toStored } from '@imagegen/db';
 
 /** The owner's image records (ImageInfo / UserImage), one per stored output of a task. */
 export async function insertImages(
@@ -11,17 +11,18 @@ export async function insertImages(
     json: Record<string, unknown>;
   },
 ): Promise<void> {
+  const { ownerId, taskId, modelId, images, json } = toStored(params);
   await db.query({
     name: 'insertImages',
     text: `INSERT INTO images (owner_id, task_id, model_id, blob_key, download_url, json)
            SELECT $1, $2, $3, i.blob_key, i.download_url, $5
            FROM jsonb_to_recordset($4::jsonb) AS i(blob_key text, download_url text)`,
     values: [
-      params.ownerId,
-      params.taskId,
-      params.modelId,
-      JSON.stringify(params.images.map((i) => ({ blob_key: i.blobKey, download_url: i.downloadUrl }))),
-      JSON.stringify(params.json),
+      ownerId,
+      taskId,
+      modelId,
+      JSON.stringify(images.map((i) => ({ blob_key: i.blobKey, download_url: i.downloadUrl }))),
+      JSON.stringify(json),
     ],
   });
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable } from '@imagegen/db';
 import { TASKS_DOT_COLUMNS, type TaskRow } from './task-row.ts';
 
 /**
@@ -23,5 +23,5 @@ export async function reclaimExpired(db: Queryable): Promise<TaskRow[]> {
            RETURNING ${TASKS_DOT_COLUMNS}`,
     values: [],
   });
-  return result.rows;
+  return fromStored(result.rows);
 }

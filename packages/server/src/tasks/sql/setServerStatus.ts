@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { type Queryable, toStored } from '@imagegen/db';
 
 /** A server's worker stopped (`offline`); the next start announces it `online` again. */
 export async function setServerStatus(
@@ -9,6 +9,6 @@ export async function setServerStatus(
   await db.query({
     name: 'setServerStatus',
     text: 'UPDATE servers SET status = $2, last_seen_at = now() WHERE id = $1',
-    values: [serverId, status],
+    values: [toStored(serverId), status],
   });
 }

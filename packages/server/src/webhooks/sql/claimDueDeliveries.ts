@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable } from '@imagegen/db';
 
 export interface ClaimedDelivery {
   id: string;
@@ -39,5 +39,5 @@ export async function claimDueDeliveries(
            RETURNING d.id, d.owner_id, d.url, d.payload, d.attempts, o.webhook_secret`,
     values: [params.limit, params.leaseMs],
   });
-  return result.rows;
+  return fromStored(result.rows);
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { type Queryable, toStored } from '@imagegen/db';
 
 export interface AttemptOutcome {
   deliveryId: string;
@@ -44,8 +44,8 @@ export async function finishAttempt(db: Queryable, outcome: AttemptOutcome): Pro
       outcome.startedAt,
       Math.round(outcome.durationMs),
       outcome.statusCode,
-      outcome.error,
-      outcome.responseExcerpt,
+      toStored(outcome.error),
+      toStored(outcome.responseExcerpt),
       outcome.next.state,
       delayMs,
     ],

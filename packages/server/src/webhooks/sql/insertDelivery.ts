@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { type Queryable, toStored } from '@imagegen/db';
 
 /** Adds a delivery to the outbox and wakes the dispatchers when the transaction commits. */
 export async function insertDelivery(
@@ -13,7 +13,7 @@ export async function insertDelivery(
              RETURNING id
            )
            SELECT id, pg_notify('imagegen_webhooks', '') FROM inserted`,
-    values: [params.ownerId, params.taskId, params.url, params.payload],
+    values: [params.ownerId, params.taskId, toStored(params.url), params.payload],
   });
   return (result.rows[0] as { id: string }).id;
 }

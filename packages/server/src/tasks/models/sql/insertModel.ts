@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable, toStored } from '@imagegen/db';
 import { MODEL_COLUMNS, type ModelRow } from './model-row.ts';
 
 export interface NewModel {
@@ -21,7 +21,8 @@ export interface NewModel {
   taskId: string | null;
 }
 
-export async function insertModel(db: Queryable, m: NewModel): Promise<ModelRow> {
+export async function insertModel(db: Queryable, model: NewModel): Promise<ModelRow> {
+  const m = toStored(model);
   const { rows } = await db.query<ModelRow>({
     name: 'insertModel',
     text: `INSERT INTO models (owner_id, model_id, model_name, model_url, pretrained_model_path, base_model,
@@ -49,5 +50,5 @@ export async function insertModel(db: Queryable, m: NewModel): Promise<ModelRow>
       m.taskId,
     ],
   });
-  return rows[0]!;
+  return fromStored(rows[0]!);
 }

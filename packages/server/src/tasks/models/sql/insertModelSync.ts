@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { type Queryable, toStored } from '@imagegen/db';
 
 /**
  * Records that a model is synced to a destination: one of the owner's servers (`any` for all of
@@ -14,7 +14,7 @@ export async function insertModelSync(
     text: `INSERT INTO model_syncs (model_id, owner_id, server_id) VALUES ($1, $2, $3)
            ON CONFLICT (model_id, server_id) DO UPDATE SET synced_at = now()
            RETURNING synced_at`,
-    values: [sync.modelRowId, sync.ownerId, sync.serverId],
+    values: [sync.modelRowId, sync.ownerId, toStored(sync.serverId)],
   });
   return rows[0]!;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable } from '@imagegen/db';
 import { MODEL_COLUMNS, type ModelRow } from './model-row.ts';
 
 /** The owner's models that did not fail to load, newest first. */
@@ -9,5 +9,5 @@ export async function listModels(db: Queryable, ownerId: string): Promise<ModelR
             ORDER BY creation_timestamp DESC, id`,
     values: [ownerId],
   });
-  return rows;
+  return fromStored(rows);
 }

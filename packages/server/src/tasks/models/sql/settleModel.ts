@@ -1,4 +1,4 @@
-import type { Queryable } from '@imagegen/db';
+import { fromStored, type Queryable, toStored } from '@imagegen/db';
 
 /**
  * The model row a load_model or train_model task registered becomes ready (or failed). An engine
@@ -25,7 +25,13 @@ export async function settleModel(
              description = CASE WHEN $5::text IS NULL THEN description
                                 WHEN description = '' THEN $5 ELSE $5 || ' ' || description END
            WHERE task_id = $2 AND owner_id = $1 RETURNING model_id`,
-    values: [params.ownerId, params.taskId, params.status, tags, params.descriptionNote ?? null],
+    values: [
+      params.ownerId,
+      params.taskId,
+      params.status,
+      toStored(tags),
+      toStored(params.descriptionNote ?? null),
+    ],
   });
-  return result.rows[0] ?? null;
+  return fromStored(result.rows[0] ?? null);
 }

@@ -1,0 +1,76 @@
+/**
+ * Request strings as PostgreSQL can store them. A JSON string may hold any UTF-16 code units, and
+ * the API accepts any string the original service accepts, but PostgreSQL's `text` cannot hold
+ * U+0000, `jsonb` refuses the `\u0000` escape, and a lone surrogate (`\ud800`) is not UTF-8 at all
+ * (`jsonb` refuses its escape; a `text` parameter silently becomes U+FFFD). So the SQL operations
+ * that write strings from outside (requests, engines, webhook receivers) pass them through
+ * `toStored`, and those that read them back pass their rows through `fromStored`:
+ *
+ * - U+0000 is stored as ESC `0`, a lone surrogate as ESC `u` and its four hex digits, ESC itself
+ *   as ESC ESC. ESC is U+FDD0, a noncharacter: Unicode reserves it for a program's internal use,
+ *   so text never needs it, and when a client sends it anyway it is escaped like the others.
+ * - Every other character is stored as itself. Strings without those three (all but a few) are
+ *   stored unchanged, so rows stay readable, `=` lookups on an encoded key still match, and the
+ *   encoding of a concatenation is the concatenation of the encodings: SQL that appends to a
+ *   stored string (`tags || ',' || $1`) stays decodable.
+ *
+ * The encoding is one-to-one, and `fromStored(toStored(x))` is `x` for every string.
+ */
+
+const ESC = '\uFDD0';
+/** What needs escaping: U+0000, ESC, and surrogates that are not half of a pair. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what PostgreSQL cannot hold.
+const UNSTORABLE = /\u0000|\uFDD0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const ESCAPED = /\uFDD0(?:0|\uFDD0|u(d[89a-f][0-9a-f]{2}))/g;
+
+function encodeUnit(unit: string): string {
+  if (unit === '\u0000') return `${ESC}0`;
+  if (unit === ESC) return `${ESC}${ESC}`;
+  return `${ESC}u${unit.charCodeAt(0).toString(16)}`;
+}
+
+function decodeEscape(escaped: string, surrogate: string | undefined): string {
+  if (surrogate !== undefined) return String.fromCharCode(Number.parseInt(surrogate, 16));
+  return escaped === `${ESC}0` ? '\u0000' : ESC;
+}
+
+/** One string as PostgreSQL can store it. */
+function toStoredText(text: string): string {
+  return text.replace(UNSTORABLE, encodeUnit);
+}
+
+/** A stored string as it was written. */
+function fromStoredText(text: string): string {
+  return text.includes(ESC) ? text.replace(ESCAPED, decodeEscape) : text;
+}
+
+/**
+ * A value to write: every string in it (object keys included) encoded, through arrays and plain
+ * objects; numbers, booleans, null, Dates and Buffers as they are.
+ */
+export function toStored<T>(value: T): T {
+  return mapStrings(value, toStoredText);
+}
+
+/** A value or row read back: every string in it decoded, as `toStored` encoded it. */
+export function fromStored<T>(value: T): T {
+  return mapStrings(value, fromStoredText);
+}
+
+function mapStrings<T>(value: T, map: (text: string) => string): T {
+  if (typeof value === 'string') return map(value) as T;
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map)) as T;
+  if (isPlainObject(value)) {
+    // fromEntries defines own properties, so even a `__proto__` key stays a key.
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [map(key), mapStrings(item, map)]),
+    ) as T;
+  }
+  return value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
