@@ -7,5 +7,7 @@ export default defineConfig({
     name: 'docs',
     include: ['test/**/*.test.ts'],
     testTimeout: 60000,
+    // Suites index the built site in beforeAll: seconds on a loaded machine.
+    hookTimeout: 120000,
   },
 });

@@ -116,7 +116,10 @@ describe('npm start and the CLI', () => {
     expect(foreign.status).toBe(403);
   });
 
-  it('creates owners, keys, subscriptions and servers from the CLI, beside the running API', async () => {
+  // Seven CLI processes, each a cold tsx start: seconds each on a loaded 2-core machine.
+  it('creates owners, keys, subscriptions and servers from the CLI, beside the running API', {
+    timeout: 90_000,
+  }, async () => {
     const cli = async (...args: string[]) =>
       JSON.parse((await run(process.execPath, ['--import', 'tsx', CLI, ...args, '--json'], { env })).stdout);
     const owner = await cli('owners', 'create', '--name', 'acme', '--plan', 'epbasic');
