@@ -1,4 +1,4 @@
-import { EngineInputError } from '../engine.ts';
+import { EngineInputError, type EngineServer } from '../engine.ts';
 import { type ComfyClient, ServerUnavailableError } from './contracts.ts';
 
 /**
@@ -12,23 +12,6 @@ import { type ComfyClient, ServerUnavailableError } from './contracts.ts';
 
 /** One prompt running and one queued behind it, per server. */
 export const SLOTS_PER_SERVER = 2;
-
-export type ServerState = 'unknown' | 'up' | 'down';
-
-/** A server as `/health` shows it. */
-export interface ServerStatus {
-  readonly name: string;
-  readonly url: string;
-  readonly state: ServerState;
-  /** Prompts running or waiting on it: ours now, plus others' as of its last check. */
-  readonly queue: number;
-  /** Our prompts on it now (at most SLOTS_PER_SERVER). */
-  readonly inFlight: number;
-  /** The checkpoint of the last prompt we sent it (what it holds loaded after its queue). */
-  readonly checkpoint: string | null;
-  /** Why it is down, when it is. */
-  readonly error?: string;
-}
 
 export interface PoolOptions {
   /** Between two checks of a healthy server (default 10 s). */
@@ -57,13 +40,13 @@ export interface ServerLease {
   readonly client: ComfyClient;
   /** The prompt left the server's queue: the slot is free again. */
   release(): void;
-  /** The server failed while we used it: it is marked down and skipped until a check passes. */
+  /** The server failed while we used it: the slot is freed and the server skipped until a check passes. */
   fail(error: Error): void;
 }
 
 interface Member {
   readonly client: ComfyClient;
-  state: ServerState;
+  state: EngineServer['state'];
   inFlight: number;
   /** Others' prompts on the server at its last check. */
   foreign: number;
@@ -164,7 +147,7 @@ export class ServerPool {
   }
 
   /** Every server, for `/health`. */
-  status(): ServerStatus[] {
+  status(): EngineServer[] {
     return this.members.map((member) => ({
       name: member.client.name,
       url: member.client.url,
@@ -240,8 +223,9 @@ export class ServerPool {
       release: () => {
         if (giveBack()) this.dispatch();
       },
+      // Also after release: a server that dies while we download its outputs is down all the same.
       fail: (error) => {
-        if (!giveBack()) return;
+        giveBack();
         if (member.state !== 'down') this.markDown(member, error);
         this.dispatch();
       },

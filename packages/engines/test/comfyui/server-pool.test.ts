@@ -220,12 +220,13 @@ describe('the ComfyUI server pool', () => {
     expect(pool.status()[0]!.inFlight).toBe(2);
   });
 
-  it('releases a slot once however often it is given back', async () => {
+  it('frees a slot once however often it is given back, and still hears of a failure after release', async () => {
     const pool = await startPool([standInClient('a')]);
     const lease = await pool.acquire(request());
     lease.release();
     lease.release();
-    lease.fail(new Error('late'));
     expect(pool.status()[0]).toMatchObject({ state: 'up', inFlight: 0 });
+    lease.fail(new ServerUnavailableError('a: died while we downloaded its outputs'));
+    expect(pool.status()[0]).toMatchObject({ state: 'down', inFlight: 0 });
   });
 });
