@@ -14,6 +14,7 @@ import {
   type CompileContext,
   type FileRef,
   type PipelineCompiler,
+  PromptFailedError,
   PromptLostError,
   PromptRejectedError,
   ServerUnavailableError,
@@ -26,8 +27,8 @@ import { type PoolOptions, type ServerLease, ServerPool, SLOTS_PER_SERVER } from
  * ComfyUI graph by its pipeline's compiler, sent to the server the pool picks (its routing
  * respected), followed to the end with progress, and answered with the server's output images.
  * A server that dies mid-run is marked down and the job runs again on another; a server that
- * restarted and forgot the prompt gets it once more; a graph the server refuses fails the task
- * with the server's reason in plain words.
+ * restarted and forgot the prompt gets it once more; a graph the server refuses, or one that
+ * fails while it runs, fails the task with the server's reason in plain words.
  */
 export interface ComfyuiEngineOptions {
   /** One client per server of COMFYUI_URLS (servers sharing a name form a group). */
@@ -89,7 +90,10 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
             if (attempt < tries) continue;
           }
           lease.release();
-          if (error instanceof PromptRejectedError) throw new EngineInputError(error.message);
+          // A refused graph, or one that failed while it ran, would fail the same way again.
+          if (error instanceof PromptRejectedError || error instanceof PromptFailedError) {
+            throw new EngineInputError(error.message);
+          }
           throw error;
         }
       }

@@ -6,6 +6,7 @@ import {
   type CompileContext,
   type FileRef,
   type PipelineCompiler,
+  PromptFailedError,
   PromptLostError,
   type PromptProgress,
   PromptRejectedError,
@@ -250,6 +251,15 @@ describe('the comfyui engine', () => {
     await expect(engine.run(await job(), context().ctx)).rejects.toThrow(new EngineInputError(reason));
     expect(log).toHaveLength(1);
     expect(engine.servers!()[0]).toMatchObject({ state: 'up', inFlight: 0 });
+  });
+
+  it('fails the task, without a retry, when the graph fails while it runs', async () => {
+    const log: Submission[] = [];
+    const reason = 'KSampler (node 3) failed on server a: RuntimeError: out of memory';
+    const fault = () => Promise.reject(new PromptFailedError(reason));
+    const engine = await startEngine([server('a', log, { fault }), server('b', log)]);
+    await expect(engine.run(await job(), context().ctx)).rejects.toThrow(new EngineInputError(reason));
+    expect(log).toHaveLength(1);
   });
 
   it('runs the job again on another server when its server dies mid-run, and marks that one down', async () => {
