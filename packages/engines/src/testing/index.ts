@@ -1,0 +1,6 @@
+/**
+ * What other packages' tests and benchmarks use from the engines: test images (fixtures) and the
+ * fake ComfyUI server.
+ */
+export * from '../../test/support/fixtures.ts';
+export * from './fake-comfyui/index.ts';
