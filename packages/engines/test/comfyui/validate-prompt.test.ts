@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ApiPrompt, ObjectInfo } from '../../src/comfyui/contracts.ts';
+import type { ApiPrompt } from '../../src/comfyui/contracts.ts';
 import { pyFloatRepr, pyStr } from '../../src/comfyui/validation/python-values.ts';
 import { SERVER_ERROR_TEXT, validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
+import { CAPTURES, recordedObjectInfo } from './recorded-object-info.ts';
 
-const CAPTURES = path.resolve(import.meta.dirname, '../../comfyui-captures');
-const objectInfo = JSON.parse(readFileSync(path.join(CAPTURES, 'object_info.json'), 'utf8')) as ObjectInfo;
+const objectInfo = recordedObjectInfo;
 
 interface Exchange {
   request: { method: string; path: string; body: unknown };
