@@ -21,7 +21,7 @@ const REFUSALS: Readonly<Record<string, string>> = {
   'error-value-below-min': 'KSampler (node 3): steps 0 is below the minimum 1 on server gpu-1',
   'error-value-wrong-type': "KSampler (node 3): steps 'two' is not a valid INT on server gpu-1",
   'error-link-to-missing-node':
-    "KSampler (node 3): samples is linked to node '99', which is not in the graph on server gpu-1",
+    'KSampler (node 3): an input is linked to node 99, which is not in the graph on server gpu-1',
   'error-link-type-mismatch':
     'VAEDecode (node 8): vae takes VAE but is linked to a CLIP output (node 4 output 1) on server gpu-1',
   'error-unknown-checkpoint': "unknown checkpoint 'no_such_model.safetensors' on server gpu-1",
