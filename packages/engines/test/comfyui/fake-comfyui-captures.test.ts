@@ -198,7 +198,7 @@ describe('the fake ComfyUI replays the recorded exchanges', () => {
     const replayed = SESSIONS.flatMap(({ scenarios }) =>
       exchanges.filter((file) => scenarios.some((scenario) => file.startsWith(`${scenario}-`))),
     );
-    expect(replayed).toEqual(exchanges);
+    expect(replayed.sort()).toEqual(exchanges);
     const transcripts = readdirSync(CAPTURES).filter((file) => file.startsWith('ws-transcript-'));
     expect(Object.values(TRANSCRIPTS).sort()).toEqual(transcripts.sort());
   });
