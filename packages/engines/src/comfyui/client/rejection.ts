@@ -118,7 +118,10 @@ function describeNodeError(id: string, classType: string, item: ErrorItem): stri
       return `${node}: ${item.details?.split(' - ').slice(1).join(' - ') || `${input} is not valid`}`;
     case 'exception_during_inner_validation':
       if (info.exception_type === 'KeyError') {
-        return `${node}: ${input} is linked to node ${info.exception_message ?? item.details}, which is not in the graph`;
+        // Python's KeyError names the missing node id ('99'). ComfyUI's input_name here is not
+        // reliably the input that holds the link, so it is left out.
+        const missing = String(info.exception_message ?? item.details).replace(/^'(.*)'$/, '$1');
+        return `${node}: an input is linked to node ${missing}, which is not in the graph`;
       }
       break;
   }

@@ -181,6 +181,7 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
     die: () => {
       dead = true;
     },
+    stall: () => {},
   };
 
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {

@@ -17,7 +17,8 @@ import { PREVIEW_IMAGE, PREVIEW_IMAGE_WITH_METADATA, type SocketHub } from './so
  * files.
  */
 
-export type StepAction = 'drop-websocket' | 'silence' | 'restart' | 'die';
+/** What a fault does at a sampler step: `stall` makes that step last until an interrupt or a restart. */
+export type StepAction = 'drop-websocket' | 'silence' | 'restart' | 'die' | 'stall';
 
 /** The switches the executor reads (set through the fake's `faults`). */
 export interface ExecutionFaults {
@@ -241,6 +242,10 @@ export class PromptExecutor {
         this.faults.afterStep = undefined;
         this.onStepAction(trigger.action);
         if (generation !== this.generation || this.dead()) throw new Abandoned();
+        if (trigger.action === 'stall') {
+          await this.sleep(Number.POSITIVE_INFINITY, generation);
+          this.checkInterrupt();
+        }
       }
     }
 
@@ -283,7 +288,7 @@ export class PromptExecutor {
   private async sleep(ms: number, generation: number): Promise<void> {
     if (ms > 0) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, ms);
+        const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
         function done() {
           clearTimeout(timer);
           resolve();
