@@ -3,4 +3,5 @@
  * fake ComfyUI server.
  */
 export * from '../../test/support/fixtures.ts';
+export * from './comfyui-pipeline-suite.ts';
 export * from './fake-comfyui/index.ts';

@@ -8,7 +8,7 @@ import type { InputSpec, NodeDefinition, ObjectInfo } from '../../comfyui/contra
  */
 
 /** Loader input → model folder, for the core loaders. */
-const MODEL_INPUTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+export const MODEL_INPUTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   CheckpointLoader: { ckpt_name: 'checkpoints' },
   CheckpointLoaderSimple: { ckpt_name: 'checkpoints' },
   ImageOnlyCheckpointLoader: { ckpt_name: 'checkpoints' },
