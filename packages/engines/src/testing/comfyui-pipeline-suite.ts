@@ -249,21 +249,21 @@ export async function caseJob(
 
 /** The model files a compiled graph loads, by model folder (what a server must hold to run it). */
 export function modelFilesOf(prompt: ApiPrompt): Record<string, string[]> {
-  const files: Record<string, Set<string>> = {};
+  const files = new FolderFiles();
   for (const node of Object.values(prompt)) {
     for (const [input, folder] of Object.entries(MODEL_INPUTS[node.class_type] ?? {})) {
       const value = node.inputs[input];
-      if (typeof value === 'string') (files[folder] ??= new Set()).add(value);
+      if (typeof value === 'string') files.add(folder, value);
     }
   }
-  return Object.fromEntries(Object.entries(files).map(([folder, names]) => [folder, [...names].sort()]));
+  return files.sorted();
 }
 
 /** Every model file the suite's graphs load with these checkpoint mappings, by folder. */
 export async function suiteModelFiles(
   checkpoints: Readonly<Record<string, string>>,
 ): Promise<Record<string, string[]>> {
-  const all: Record<string, Set<string>> = {};
+  const all = new FolderFiles();
   for (const testCase of PIPELINE_SUITE) {
     const job = await caseJob(testCase);
     const names = Object.fromEntries(
@@ -280,8 +280,20 @@ export async function suiteModelFiles(
       checkpoints,
     });
     for (const [folder, files] of Object.entries(modelFilesOf(compiled.prompt))) {
-      for (const file of files) (all[folder] ??= new Set()).add(file);
+      for (const file of files) all.add(folder, file);
     }
   }
-  return Object.fromEntries(Object.entries(all).map(([folder, names]) => [folder, [...names].sort()]));
+  return all.sorted();
+}
+
+class FolderFiles {
+  private readonly folders = new Map<string, Set<string>>();
+  add(folder: string, file: string): void {
+    const files = this.folders.get(folder) ?? new Set<string>();
+    files.add(file);
+    this.folders.set(folder, files);
+  }
+  sorted(): Record<string, string[]> {
+    return Object.fromEntries([...this.folders].map(([folder, files]) => [folder, [...files].sort()]));
+  }
 }
