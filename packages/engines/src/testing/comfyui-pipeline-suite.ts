@@ -1,7 +1,7 @@
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import sharp from 'sharp';
 import { compilerFor } from '../comfyui/compilers/index.ts';
-import type { ApiPrompt } from '../comfyui/contracts.ts';
+import type { ApiPrompt, CompiledWorkflow } from '../comfyui/contracts.ts';
 import type { EngineJob, InputImage } from '../engine.ts';
 import { MODEL_INPUTS } from './fake-comfyui/model-lists.ts';
 
@@ -247,6 +247,27 @@ export async function caseJob(
   return { pipeline: testCase.pipeline, input: validated.value, images, seed: 1 };
 }
 
+/** A case's graph as the engine compiles it, its input images named as on upload. */
+export function compileCase(
+  testCase: PipelineCase,
+  job: EngineJob,
+  checkpoints: Readonly<Record<string, string>>,
+): CompiledWorkflow {
+  const images = Object.fromEntries(
+    Object.entries(job.images).map(([field, value]) => [
+      field,
+      Array.isArray(value) ? value.map((_, n) => `${field}-${n}.png`) : `${field}.png`,
+    ]),
+  );
+  return compilerFor(testCase.pipeline)!.compile({
+    input: job.input,
+    seed: job.seed,
+    images,
+    filenamePrefix: 'imagegen/suite/img',
+    checkpoints,
+  });
+}
+
 /** The model files a compiled graph loads, by model folder (what a server must hold to run it). */
 export function modelFilesOf(prompt: ApiPrompt): Record<string, string[]> {
   const files = new FolderFiles();
@@ -265,21 +286,8 @@ export async function suiteModelFiles(
 ): Promise<Record<string, string[]>> {
   const all = new FolderFiles();
   for (const testCase of PIPELINE_SUITE) {
-    const job = await caseJob(testCase);
-    const names = Object.fromEntries(
-      Object.entries(job.images).map(([field, value]) => [
-        field,
-        Array.isArray(value) ? value.map((_, n) => `${field}-${n}.png`) : `${field}.png`,
-      ]),
-    );
-    const compiled = compilerFor(testCase.pipeline)!.compile({
-      input: job.input,
-      seed: job.seed,
-      images: names,
-      filenamePrefix: 'imagegen/suite/img',
-      checkpoints,
-    });
-    for (const [folder, files] of Object.entries(modelFilesOf(compiled.prompt))) {
+    const { prompt } = compileCase(testCase, await caseJob(testCase), checkpoints);
+    for (const [folder, files] of Object.entries(modelFilesOf(prompt))) {
       for (const file of files) all.add(folder, file);
     }
   }

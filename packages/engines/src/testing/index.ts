@@ -4,4 +4,5 @@
  */
 export * from '../../test/support/fixtures.ts';
 export * from './comfyui-pipeline-suite.ts';
+export * from './comfyui-server-suite.ts';
 export * from './fake-comfyui/index.ts';
