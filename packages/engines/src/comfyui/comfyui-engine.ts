@@ -16,6 +16,7 @@ import {
   type PipelineCompiler,
   PromptFailedError,
   PromptLostError,
+  type PromptProgress,
   PromptRejectedError,
   ServerUnavailableError,
 } from './contracts.ts';
@@ -67,11 +68,15 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
       // Unique per task: ComfyUI serves an identical graph from its cache, pointing at the files of
       // whichever task ran it first; a prefix of our own keeps every task's graph and files apart.
       const key = randomUUID();
-      const task: TaskPlan = { job, ctx, compiler, key, checkpoints: options.checkpoints };
+      const task = { job, compiler, key, checkpoints: options.checkpoints };
       // Compiled once before a server is taken: bad input fails at once, and the checkpoint the
       // graph loads steers the choice of server. It is compiled again with the names the server
       // gives the uploaded images.
-      const { checkpoint } = compile(task, requestedNames(task));
+      const { checkpoint, samplingSteps } = compile(task, requestedNames(task));
+      // One bar for the whole task, so a run again elsewhere never moves it back.
+      const progress = samplingProgress(samplingSteps, (fraction, message) =>
+        ctx.progress(fraction, message),
+      );
       for (let attempt = 1; ; attempt++) {
         const lease = await pool.acquire({
           ...(checkpoint ? { checkpoint } : {}),
@@ -79,7 +84,7 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
           signal: ctx.signal,
         });
         try {
-          const images = await runOn(lease, task);
+          const images = await runOn(lease, { ...task, signal: ctx.signal, progress });
           return {
             images,
             meta: { comfyui_server: lease.client.name, ...(checkpoint ? { checkpoint } : {}) },
@@ -103,10 +108,14 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
 
 interface TaskPlan {
   readonly job: EngineJob;
-  readonly ctx: RunContext;
   readonly compiler: PipelineCompiler;
   readonly key: string;
   readonly checkpoints: Readonly<Record<string, string>>;
+}
+
+interface RunPlan extends TaskPlan {
+  readonly signal: AbortSignal;
+  readonly progress: (progress: PromptProgress) => void;
 }
 
 function compile(task: TaskPlan, images: CompileContext['images']) {
@@ -124,19 +133,16 @@ function compile(task: TaskPlan, images: CompileContext['images']) {
  * outputs. The slot is given back as soon as ComfyUI is done, before the downloads, so the next
  * prompt reaches the server at once.
  */
-async function runOn(lease: ServerLease, task: TaskPlan): Promise<OutputImage[]> {
+async function runOn(lease: ServerLease, task: RunPlan): Promise<OutputImage[]> {
   const { client } = lease;
-  const { signal } = task.ctx;
-  const onProgress = (fraction: number, message: string) => task.ctx.progress(fraction, message);
-  let progress: ReturnType<typeof samplingProgress> | undefined;
+  const { signal } = task;
   const submit = async (): Promise<FileRef[]> => {
     const workflow = compile(task, await upload(client, task, signal));
-    progress ??= samplingProgress(workflow.samplingSteps, onProgress);
     return client.run(workflow.prompt, {
       promptId: randomUUID(),
       outputNodes: workflow.outputNodes,
       signal,
-      onProgress: progress,
+      onProgress: task.progress,
     });
   };
   let files: FileRef[];

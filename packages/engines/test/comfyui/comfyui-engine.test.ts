@@ -281,6 +281,26 @@ describe('the comfyui engine', () => {
     ]);
   });
 
+  it('keeps one progress bar for the task when it runs again on another server', async () => {
+    const log: Submission[] = [];
+    const a = server('a', log, { progress: [{ node: '3', value: 15, max: 20 }] });
+    a.run = async (_prompt, { onProgress }) => {
+      onProgress?.({ node: '3', value: 15, max: 20 });
+      a.up = false;
+      throw new ServerUnavailableError('a: socket hang up');
+    };
+    const b = server('b', log, {
+      progress: [
+        { node: '3', value: 10, max: 20 },
+        { node: '7', value: 10, max: 10 },
+      ],
+    });
+    const engine = await startEngine([a, b]);
+    const { ctx, progress: seen } = context();
+    await engine.run(await job(), ctx);
+    expect(seen.map(([fraction]) => fraction)).toEqual([15 / 30, 1]);
+  });
+
   it('aborts the run on the server when the task is aborted, and frees its slot', async () => {
     const log: Submission[] = [];
     let interrupted = false;
