@@ -229,7 +229,13 @@ describe('the queue', () => {
   });
 
   it('accepts a model it is given and refuses one it does not have', async () => {
-    const server = await start({ models: { checkpoints: ['sd_xl_base_1.0.safetensors'] } });
+    const server = await start({
+      models: { checkpoints: ['sd_xl_base_1.0.safetensors'], ipadapter: ['ip-adapter_sdxl.safetensors'] },
+    });
+    // A node pack's folder exists once files are given for it.
+    expect(await (await fetch(`${server.url}/models/ipadapter`)).json()).toEqual([
+      'ip-adapter_sdxl.safetensors',
+    ]);
     const refused = await post(server, { prompt: graph() });
     expect(refused.status).toBe(400);
     const sdxl = graph();
