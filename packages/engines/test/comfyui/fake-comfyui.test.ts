@@ -113,6 +113,20 @@ describe('images of the graph', () => {
     ]);
   });
 
+  it("Stable Cascade's empty latent gives the picture's size and batch", async () => {
+    const server = await start({ models: { vae: ['stage_a.safetensors'] } });
+    const cascade: Graph = {
+      '1': {
+        class_type: 'StableCascade_EmptyLatentImage',
+        inputs: { width: 256, height: 320, compression: 42, batch_size: 2 },
+      },
+      '2': { class_type: 'VAELoader', inputs: { vae_name: 'stage_a.safetensors' } },
+      '3': { class_type: 'VAEDecode', inputs: { samples: ['1', 1], vae: ['2', 0] } },
+      '9': { class_type: 'SaveImage', inputs: { images: ['3', 0], filename_prefix: randomUUID() } },
+    };
+    expect(await sizes(server, await runGraph(server, cascade))).toEqual(['256x320', '256x320']);
+  });
+
   it('scales, hires passes, model upscales and outpaint padding change the size', async () => {
     const server = await start();
     const base = graph({ width: 64, height: 48 });

@@ -170,6 +170,8 @@ const RULES: Readonly<Record<string, Rule>> = {
     return [image, image];
   },
   LoadImageMask: (node) => [node.loadedImage('image')],
+  // Stage C's and stage B's latents, both standing for the picture's size.
+  StableCascade_EmptyLatentImage: emptyLatent,
   VAEEncode: encode,
   VAEEncodeTiled: encode,
   VAEEncodeForInpaint: encode,
