@@ -113,6 +113,20 @@ describe('images of the graph', () => {
     ]);
   });
 
+  it("Stable Cascade's empty latent gives the picture's size and batch", async () => {
+    const server = await start({ models: { vae: ['stage_a.safetensors'] } });
+    const cascade: Graph = {
+      '1': {
+        class_type: 'StableCascade_EmptyLatentImage',
+        inputs: { width: 256, height: 320, compression: 42, batch_size: 2 },
+      },
+      '2': { class_type: 'VAELoader', inputs: { vae_name: 'stage_a.safetensors' } },
+      '3': { class_type: 'VAEDecode', inputs: { samples: ['1', 1], vae: ['2', 0] } },
+      '9': { class_type: 'SaveImage', inputs: { images: ['3', 0], filename_prefix: randomUUID() } },
+    };
+    expect(await sizes(server, await runGraph(server, cascade))).toEqual(['256x320', '256x320']);
+  });
+
   it('scales, hires passes, model upscales and outpaint padding change the size', async () => {
     const server = await start();
     const base = graph({ width: 64, height: 48 });
@@ -229,7 +243,13 @@ describe('the queue', () => {
   });
 
   it('accepts a model it is given and refuses one it does not have', async () => {
-    const server = await start({ models: { checkpoints: ['sd_xl_base_1.0.safetensors'] } });
+    const server = await start({
+      models: { checkpoints: ['sd_xl_base_1.0.safetensors'], ipadapter: ['ip-adapter_sdxl.safetensors'] },
+    });
+    // A node pack's folder exists once files are given for it.
+    expect(await (await fetch(`${server.url}/models/ipadapter`)).json()).toEqual([
+      'ip-adapter_sdxl.safetensors',
+    ]);
     const refused = await post(server, { prompt: graph() });
     expect(refused.status).toBe(400);
     const sdxl = graph();

@@ -24,6 +24,10 @@ type Stored =
 export class FileStore {
   private readonly files = new Map<string, Stored>();
   private readonly counters = new Map<string, number>();
+  /** The input folder's names, kept apart: LoadImage's list is read on every prompt. */
+  private readonly inputs = new Set<string>();
+  /** Changes whenever a file is added to the input folder. */
+  inputVersion = 0;
 
   /** `POST /upload/image`'s naming: an identical file keeps its name, another gets `x (1).png`. */
   async upload(folder: Folder, subfolder: string, filename: string, bytes: Buffer, overwrite: boolean) {
@@ -45,6 +49,10 @@ export class FileStore {
         .then(({ width, height }) => (width && height ? { width, height } : undefined))
         .catch(() => undefined);
       this.files.set(key(folder, subfolder, name), { bytes, size, hash });
+      if (folder === 'input') {
+        this.inputs.add(key(folder, subfolder, name).slice('input/'.length));
+        this.inputVersion += 1;
+      }
     }
     return name;
   }
@@ -68,7 +76,7 @@ export class FileStore {
 
   /** The input folder's files, as LoadImage lists them. */
   inputNames(): string[] {
-    return [...this.files.keys()].filter((name) => name.startsWith('input/')).map((name) => name.slice(6));
+    return [...this.inputs];
   }
 
   /**

@@ -29,6 +29,8 @@ import { SocketHub } from './socket-hub.ts';
  */
 
 export type { ExecutionRecord, StepAction };
+/** The recorded node definitions, for a caller that adds a node pack's to them. */
+export { capturedObjectInfo };
 
 export interface FakeComfyOptions {
   /** Node definitions (default: the recorded server's `object_info.json`). */
@@ -91,13 +93,15 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
   const models = { ...recorded, ...options.models };
   const files = new FileStore();
   const baseInfo = options.objectInfo ?? capturedObjectInfo();
-  let liveInfo: { inputs: string; info: ObjectInfo } | undefined;
+  let liveInfo: { version: number; info: ObjectInfo } | undefined;
   // The node definitions list the model files and the input folder: rebuilt when uploads change it.
   const objectInfo = (): ObjectInfo => {
-    const inputs = files.inputNames();
-    const key = inputs.join('\n');
-    if (liveInfo?.inputs !== key)
-      liveInfo = { inputs: key, info: withModelLists(baseInfo, recorded, models, inputs) };
+    if (liveInfo?.version !== files.inputVersion) {
+      liveInfo = {
+        version: files.inputVersion,
+        info: withModelLists(baseInfo, recorded, models, files.inputNames()),
+      };
+    }
     return liveInfo.info;
   };
 
@@ -151,7 +155,8 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
     counts,
     objectInfo,
     models,
-    folders: capturedModelFolders(),
+    // A folder a node pack adds (`ipadapter`) exists once the fake is given files for it.
+    folders: [...new Set([...capturedModelFolders(), ...Object.keys(models)])],
     systemStats: {
       ...capturedSystemStats(),
       system: { ...systemOf(capturedSystemStats()), argv: ['fake-comfyui'] },
