@@ -1,4 +1,5 @@
 import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import { loadImage } from './input-images.ts';
 import type { Conditioning } from './prompt-encoding.ts';
@@ -97,6 +98,13 @@ export function controlUnits(
     };
   });
 }
+
+export const CONTROLNET_NODES: readonly NodeClass[] = [
+  'LoadImage',
+  'Canny',
+  'ControlNetLoader',
+  'ControlNetApplyAdvanced',
+];
 
 /** One ControlNetApplyAdvanced per unit, chained on both conditionings; each photo becomes its Canny edges once. */
 export function applyControlnets(

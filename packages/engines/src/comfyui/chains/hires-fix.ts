@@ -1,4 +1,5 @@
 import type { Link, NodeInputs } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import type { Size } from './image-size.ts';
 
@@ -8,6 +9,8 @@ import type { Size } from './image-size.ts';
  * answer is `HIRES_FIX.scale` times the requested size.
  */
 export const HIRES_FIX = { scale: 1.5, denoise: 0.5, upscaleMethod: 'nearest-exact' } as const;
+
+export const HIRES_NODES: readonly NodeClass[] = ['LatentUpscaleBy', 'KSampler'];
 
 /** SD latents hold one value per 8 x 8 pixels. */
 const LATENT_PIXELS = 8;

@@ -1,4 +1,5 @@
 import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 
 /**
@@ -29,6 +30,8 @@ export function samplingSize(target: Size, grid: LatentGrid): Size {
   const side = (n: number) => Math.max(grid.min, Math.round(n / grid.multiple) * grid.multiple);
   return { width: side(target.width), height: side(target.height) };
 }
+
+export const EXACT_SIZE_NODES: readonly NodeClass[] = ['ImageScale'];
 
 /** Scales the images to `target` when they come out another size. */
 export function scaleTo(w: Workflow, image: Link<'IMAGE'>, current: Size, target: Size): Link<'IMAGE'> {

@@ -1,7 +1,10 @@
 import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import { repeatLatent } from './input-images.ts';
 import type { Conditioning } from './prompt-encoding.ts';
+
+export const INPAINT_NODES: readonly NodeClass[] = ['InpaintModelConditioning', 'RepeatLatentBatch'];
 
 /**
  * Inpainting conditioning: the picture and its mask go into the conditioning (inpainting models

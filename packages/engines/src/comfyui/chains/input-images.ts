@@ -1,8 +1,17 @@
 import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import type { Size } from './image-size.ts';
 
 /** Request images on the graph: loaded by their uploaded name, sized for sampling, encoded. */
+
+/** The node classes of each function below. */
+export const IMAGE_NODES = {
+  load: ['LoadImage'],
+  sized: ['LoadImage', 'ImageScale'],
+  mask: ['LoadImage', 'ImageScale', 'ImageToMask'],
+  encode: ['VAEEncode', 'RepeatLatentBatch'],
+} as const satisfies Record<string, readonly NodeClass[]>;
 
 export function loadImage(w: Workflow, uploaded: string): Link<'IMAGE'> {
   return w.node('LoadImage', { image: uploaded }).out(0);

@@ -1,4 +1,5 @@
 import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import type { RequestFields } from './request-fields.ts';
 
@@ -28,6 +29,9 @@ export function loraChoices(fields: RequestFields): LoraChoice[] {
     weight: weights[i] ?? 1,
   }));
 }
+
+export const LORA_NODES: readonly NodeClass[] = ['LoraLoader'];
+export const MODEL_LORA_NODES: readonly NodeClass[] = ['LoraLoaderModelOnly'];
 
 /** One LoraLoader per LoRA, chained: each patches the model and the text encoder. */
 export function applyLoras(

@@ -1,7 +1,10 @@
 import { EngineInputError } from '../../engine.ts';
 import type { CompileContext } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
+import { nodeClasses, SAMPLE_NODES, SAVE_NODES } from '../workflow/workflow.ts';
+import { PROMPT_NODES } from './prompt-encoding.ts';
 
 /**
  * Model ids and the files they load on a ComfyUI server. `COMFYUI_CHECKPOINTS` (the context's
@@ -54,6 +57,31 @@ export function checkpointFile(ctx: CompileContext, modelId: string): string {
 export function fixedModelFile(ctx: CompileContext, model: FixedModel): string {
   return ctx.checkpoints[model] ?? FIXED_MODELS[model].file;
 }
+
+/** What the servers need for a model a pipeline loads by id: its usual file, or the mapped one. */
+export function modelNeed(id: string, folder: string, file: string): { folder: string; what: string } {
+  return { folder, what: `\`${file}\`, or the file \`COMFYUI_CHECKPOINTS\` maps \`${id}\` to` };
+}
+
+/** The need of one of FIXED_MODELS. */
+export function fixedModelNeed(model: FixedModel): { folder: string; what: string } {
+  return modelNeed(model, FIXED_MODELS[model].folder, FIXED_MODELS[model].file);
+}
+
+/** The need of a model id of DEFAULT_CHECKPOINTS, for the pipelines that fix which one they load. */
+export function checkpointNeed(id: string): { folder: string; what: string } {
+  return modelNeed(id, 'checkpoints', DEFAULT_CHECKPOINTS[id]!);
+}
+
+export const CHECKPOINT_NODES: readonly NodeClass[] = ['CheckpointLoaderSimple'];
+
+/** Every graph that samples a checkpoint from prompts: loader, prompts, sampler and decoder, SaveImage. */
+export const CHECKPOINT_DIFFUSION_NODES: readonly NodeClass[] = nodeClasses(
+  CHECKPOINT_NODES,
+  PROMPT_NODES,
+  SAMPLE_NODES,
+  SAVE_NODES,
+);
 
 export interface LoadedCheckpoint {
   readonly model: Link<'MODEL'>;

@@ -1,4 +1,5 @@
 import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import type { RequestFields } from './request-fields.ts';
 
@@ -27,6 +28,8 @@ export function outpaintPadding(fields: RequestFields): Record<'left' | 'right' 
   });
   return padding;
 }
+
+export const OUTPAINT_NODES: readonly NodeClass[] = ['ImagePadForOutpaint'];
 
 /** The picture on a larger canvas, and the mask of the new part (to be painted). */
 export function padForOutpaint(

@@ -1,4 +1,5 @@
 import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import type { RequestFields } from './request-fields.ts';
 
@@ -26,6 +27,9 @@ export function withEmbeddings(fields: RequestFields, text: string): string {
   }
   return [text, ...names.map((name) => `embedding:${name}`)].filter((part) => part !== '').join(' ');
 }
+
+export const PROMPT_NODES: readonly NodeClass[] = ['CLIPTextEncode'];
+export const CLIP_SKIP_NODES: readonly NodeClass[] = ['CLIPSetLastLayer'];
 
 /** clip_skip n (A1111's count, 1 = the last layer) as CLIPSetLastLayer -n; absent: the CLIP as is. */
 export function skipClipLayers(w: Workflow, clip: Link<'CLIP'>, clipSkip: number | undefined): Link<'CLIP'> {

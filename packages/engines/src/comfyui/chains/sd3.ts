@@ -1,8 +1,14 @@
 import type { Pipeline } from '../../engine.ts';
 import type { PipelineCompiler } from '../contracts.ts';
-import { Workflow } from '../workflow/workflow.ts';
-import { SD3_GRID, samplingSize, scaleTo } from './image-size.ts';
-import { FIXED_MODELS, fixedModelFile, loadCheckpoint, TEXT_ENCODERS } from './model-files.ts';
+import { nodeClasses, Workflow } from '../workflow/workflow.ts';
+import { EXACT_SIZE_NODES, SD3_GRID, samplingSize, scaleTo } from './image-size.ts';
+import {
+  CHECKPOINT_DIFFUSION_NODES,
+  fixedModelFile,
+  fixedModelNeed,
+  loadCheckpoint,
+  TEXT_ENCODERS,
+} from './model-files.ts';
 import { encodePrompts } from './prompt-encoding.ts';
 import { RequestFields } from './request-fields.ts';
 
@@ -17,22 +23,13 @@ export function sd3Compiler(pipeline: Pipeline, model: 'sd3' | 'sd3.5'): Pipelin
   return {
     pipeline,
     requires: {
-      nodes: [
-        'CheckpointLoaderSimple',
-        'TripleCLIPLoader',
-        'ModelSamplingSD3',
-        'CLIPTextEncode',
-        'EmptySD3LatentImage',
-        'KSampler',
-        'VAEDecode',
-        'ImageScale',
-        'SaveImage',
-      ],
+      nodes: nodeClasses(
+        CHECKPOINT_DIFFUSION_NODES,
+        ['TripleCLIPLoader', 'ModelSamplingSD3', 'EmptySD3LatentImage'],
+        EXACT_SIZE_NODES,
+      ),
       models: [
-        {
-          folder: FIXED_MODELS[model].folder,
-          what: `\`${FIXED_MODELS[model].file}\`, or the file \`COMFYUI_CHECKPOINTS\` maps \`${model}\` to`,
-        },
+        fixedModelNeed(model),
         {
           folder: 'text_encoders',
           what: `\`${TEXT_ENCODERS.clipL}\`, \`${TEXT_ENCODERS.clipG}\` and \`${TEXT_ENCODERS.t5xxl}\``,

@@ -1,18 +1,30 @@
 import type { Pipeline } from '../../engine.ts';
 import type { CompileContext, CompiledWorkflow, PipelineCompiler, ServerRequirements } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
-import { Workflow } from '../workflow/workflow.ts';
-import { applyControlnets, CONTROLNET_FILES, controlUnits, type Family } from './controlnet-stack.ts';
-import { HIRES_FIX, hiresPass } from './hires-fix.ts';
-import { SD_GRID, samplingSize, scaleTo } from './image-size.ts';
-import { inpaint } from './inpainting.ts';
-import { encodeImage, loadImageAt, loadMaskAt } from './input-images.ts';
-import { applyLoras } from './lora-stack.ts';
-import { checkpointFile, DEFAULT_CHECKPOINTS, loadCheckpoint } from './model-files.ts';
-import { encodePrompts, skipClipLayers, withEmbeddings } from './prompt-encoding.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
+import { nodeClasses, Workflow } from '../workflow/workflow.ts';
+import {
+  applyControlnets,
+  CONTROLNET_FILES,
+  CONTROLNET_NODES,
+  controlUnits,
+  type Family,
+} from './controlnet-stack.ts';
+import { HIRES_FIX, HIRES_NODES, hiresPass } from './hires-fix.ts';
+import { EXACT_SIZE_NODES, SD_GRID, samplingSize, scaleTo } from './image-size.ts';
+import { INPAINT_NODES, inpaint } from './inpainting.ts';
+import { encodeImage, IMAGE_NODES, loadImageAt, loadMaskAt } from './input-images.ts';
+import { applyLoras, LORA_NODES } from './lora-stack.ts';
+import {
+  CHECKPOINT_DIFFUSION_NODES,
+  checkpointFile,
+  DEFAULT_CHECKPOINTS,
+  loadCheckpoint,
+} from './model-files.ts';
+import { CLIP_SKIP_NODES, encodePrompts, skipClipLayers, withEmbeddings } from './prompt-encoding.ts';
 import { RequestFields } from './request-fields.ts';
 import { samplingFor } from './schedulers.ts';
-import { applyUpscaleField, GENERAL_UPSCALER } from './upscaling.ts';
+import { applyUpscaleField, GENERAL_UPSCALER, UPSCALE_NODES } from './upscaling.ts';
 
 /**
  * The Stable Diffusion 1.5 and SDXL pipelines (text2image, image2image, inpainting, controlnet and
@@ -124,28 +136,21 @@ export function stableDiffusionRequirements(family: Family, mode: SdMode): Serve
   const start = {
     text2image: ['EmptyLatentImage'],
     controlnet: ['EmptyLatentImage'],
-    image2image: ['LoadImage', 'ImageScale', 'VAEEncode', 'RepeatLatentBatch'],
-    inpainting: ['LoadImage', 'ImageScale', 'ImageToMask', 'InpaintModelConditioning', 'RepeatLatentBatch'],
-  }[mode];
-  const nodes = new Set([
-    'CheckpointLoaderSimple',
-    'CLIPSetLastLayer',
-    'LoraLoader',
-    'CLIPTextEncode',
-    ...start,
-    'LoadImage',
-    'Canny',
-    'ControlNetLoader',
-    'ControlNetApplyAdvanced',
-    'KSampler',
-    'LatentUpscaleBy',
-    'VAEDecode',
-    'ImageScale',
-    ...(family === 'sd' ? ['UpscaleModelLoader', 'ImageUpscaleWithModel', 'ImageScaleBy'] : []),
-    'SaveImage',
-  ]);
+    image2image: nodeClasses(IMAGE_NODES.sized, IMAGE_NODES.encode),
+    inpainting: nodeClasses(IMAGE_NODES.mask, INPAINT_NODES),
+  } as const satisfies Record<SdMode, readonly NodeClass[]>;
+  const nodes = nodeClasses(
+    CHECKPOINT_DIFFUSION_NODES,
+    CLIP_SKIP_NODES,
+    LORA_NODES,
+    CONTROLNET_NODES,
+    start[mode],
+    HIRES_NODES,
+    EXACT_SIZE_NODES,
+    family === 'sd' ? UPSCALE_NODES : [],
+  );
   return {
-    nodes: [...nodes],
+    nodes,
     models: [
       {
         folder: 'checkpoints',

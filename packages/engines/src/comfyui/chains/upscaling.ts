@@ -1,4 +1,5 @@
 import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import type { RequestFields } from './request-fields.ts';
 
@@ -17,6 +18,12 @@ export const UPSCALE_MODELS = {
 
 /** The model behind the SD `upscale` field. */
 export const GENERAL_UPSCALER: UpscaleModel = UPSCALE_MODELS.RealESRGAN_x4plus;
+
+export const UPSCALE_NODES: readonly NodeClass[] = [
+  'UpscaleModelLoader',
+  'ImageUpscaleWithModel',
+  'ImageScaleBy',
+];
 
 /**
  * The model at its native scale, then resized to exactly `factor` (ImageScaleBy rounds the same

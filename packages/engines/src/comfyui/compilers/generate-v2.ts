@@ -1,12 +1,13 @@
-import { SD3_GRID, samplingSize, scaleTo } from '../chains/image-size.ts';
-import { inpaint } from '../chains/inpainting.ts';
-import { encodeImage, loadImageAt, loadMaskAt } from '../chains/input-images.ts';
-import { applyModelLoras } from '../chains/lora-stack.ts';
-import { FIXED_MODELS, FLUX_VAE, fixedModelFile, TEXT_ENCODERS } from '../chains/model-files.ts';
+import { EXACT_SIZE_NODES, SD3_GRID, samplingSize, scaleTo } from '../chains/image-size.ts';
+import { INPAINT_NODES, inpaint } from '../chains/inpainting.ts';
+import { encodeImage, IMAGE_NODES, loadImageAt, loadMaskAt } from '../chains/input-images.ts';
+import { applyModelLoras, MODEL_LORA_NODES } from '../chains/lora-stack.ts';
+import { FLUX_VAE, fixedModelFile, fixedModelNeed, TEXT_ENCODERS } from '../chains/model-files.ts';
+import { PROMPT_NODES } from '../chains/prompt-encoding.ts';
 import { RequestFields } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
-import { Workflow } from '../workflow/workflow.ts';
+import { nodeClasses, SAMPLE_NODES, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
 
 /**
  * `/generate/v2`: Flux (dev). The bare diffusion model, its two text encoders and VAE; the
@@ -20,29 +21,22 @@ export const FLUX_SAMPLING = { sampler_name: 'euler', scheduler: 'simple', cfg: 
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: [
-      'UNETLoader',
-      'LoraLoaderModelOnly',
-      'DualCLIPLoader',
-      'VAELoader',
-      'CLIPTextEncode',
-      'FluxGuidance',
-      'EmptySD3LatentImage',
-      'LoadImage',
-      'ImageScale',
-      'VAEEncode',
-      'ImageToMask',
-      'InpaintModelConditioning',
-      'RepeatLatentBatch',
-      'KSampler',
-      'VAEDecode',
-      'SaveImage',
-    ],
+    nodes: nodeClasses(
+      ['UNETLoader'],
+      MODEL_LORA_NODES,
+      ['DualCLIPLoader', 'VAELoader'],
+      PROMPT_NODES,
+      ['FluxGuidance', 'EmptySD3LatentImage'],
+      IMAGE_NODES.sized,
+      IMAGE_NODES.encode,
+      IMAGE_NODES.mask,
+      INPAINT_NODES,
+      SAMPLE_NODES,
+      EXACT_SIZE_NODES,
+      SAVE_NODES,
+    ),
     models: [
-      {
-        folder: FIXED_MODELS.flux.folder,
-        what: `\`${FIXED_MODELS.flux.file}\`, or the file \`COMFYUI_CHECKPOINTS\` maps \`flux\` to`,
-      },
+      fixedModelNeed('flux'),
       { folder: 'text_encoders', what: `\`${TEXT_ENCODERS.clipL}\` and \`${TEXT_ENCODERS.t5xxl}\`` },
       { folder: 'vae', what: `\`${FLUX_VAE}\`` },
       {

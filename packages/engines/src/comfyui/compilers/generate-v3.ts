@@ -1,9 +1,14 @@
-import { CASCADE_GRID, samplingSize, scaleTo } from '../chains/image-size.ts';
-import { FIXED_MODELS, fixedModelFile, loadCheckpoint } from '../chains/model-files.ts';
+import { CASCADE_GRID, EXACT_SIZE_NODES, samplingSize, scaleTo } from '../chains/image-size.ts';
+import {
+  CHECKPOINT_DIFFUSION_NODES,
+  fixedModelFile,
+  fixedModelNeed,
+  loadCheckpoint,
+} from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { RequestFields } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
-import { Workflow } from '../workflow/workflow.ts';
+import { nodeClasses, Workflow } from '../workflow/workflow.ts';
 
 /**
  * `/generate/v3`: Stable Cascade, as ComfyUI's own example runs it. Stage C samples a small
@@ -19,26 +24,15 @@ export const CASCADE = {
   stageB: { steps: 10, cfg: 1.1 },
 } as const;
 
-const checkpoint = (model: 'stable-cascade' | 'stable-cascade-b') => ({
-  folder: FIXED_MODELS[model].folder,
-  what: `\`${FIXED_MODELS[model].file}\`, or the file \`COMFYUI_CHECKPOINTS\` maps \`${model}\` to`,
-});
-
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: [
-      'CheckpointLoaderSimple',
-      'CLIPTextEncode',
-      'StableCascade_EmptyLatentImage',
-      'KSampler',
-      'StableCascade_StageB_Conditioning',
-      'ConditioningZeroOut',
-      'VAEDecode',
-      'ImageScale',
-      'SaveImage',
-    ],
-    models: [checkpoint('stable-cascade'), checkpoint('stable-cascade-b')],
+    nodes: nodeClasses(
+      CHECKPOINT_DIFFUSION_NODES,
+      ['StableCascade_EmptyLatentImage', 'StableCascade_StageB_Conditioning', 'ConditioningZeroOut'],
+      EXACT_SIZE_NODES,
+    ),
+    models: [fixedModelNeed('stable-cascade'), fixedModelNeed('stable-cascade-b')],
   },
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);

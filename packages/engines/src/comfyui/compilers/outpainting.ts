@@ -1,12 +1,17 @@
-import { inpaint } from '../chains/inpainting.ts';
-import { loadImage } from '../chains/input-images.ts';
-import { checkpointFile, DEFAULT_CHECKPOINTS, loadCheckpoint } from '../chains/model-files.ts';
-import { padForOutpaint } from '../chains/outpainting.ts';
+import { INPAINT_NODES, inpaint } from '../chains/inpainting.ts';
+import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
+import {
+  CHECKPOINT_DIFFUSION_NODES,
+  checkpointFile,
+  checkpointNeed,
+  loadCheckpoint,
+} from '../chains/model-files.ts';
+import { OUTPAINT_NODES, padForOutpaint } from '../chains/outpainting.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { RequestFields } from '../chains/request-fields.ts';
 import { samplingFor } from '../chains/schedulers.ts';
 import type { PipelineCompiler } from '../contracts.ts';
-import { Workflow } from '../workflow/workflow.ts';
+import { nodeClasses, Workflow } from '../workflow/workflow.ts';
 
 /**
  * `/outpainting/v1`: `init_image` on a canvas grown by `expansion` pixels in each `direction`;
@@ -24,23 +29,8 @@ const TILING = 'tiling large canvases is not served by this engine: the canvas i
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: [
-      'CheckpointLoaderSimple',
-      'CLIPTextEncode',
-      'LoadImage',
-      'ImagePadForOutpaint',
-      'InpaintModelConditioning',
-      'RepeatLatentBatch',
-      'KSampler',
-      'VAEDecode',
-      'SaveImage',
-    ],
-    models: [
-      {
-        folder: 'checkpoints',
-        what: `\`${DEFAULT_CHECKPOINTS[MODEL_ID]}\`, or the file \`COMFYUI_CHECKPOINTS\` maps \`${MODEL_ID}\` to`,
-      },
-    ],
+    nodes: nodeClasses(CHECKPOINT_DIFFUSION_NODES, IMAGE_NODES.load, OUTPAINT_NODES, INPAINT_NODES),
+    models: [checkpointNeed(MODEL_ID)],
   },
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);

@@ -1,8 +1,8 @@
-import { loadImage } from '../chains/input-images.ts';
+import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import { RequestFields } from '../chains/request-fields.ts';
-import { UPSCALE_MODELS, type UpscaleModel, upscaleWith } from '../chains/upscaling.ts';
+import { UPSCALE_MODELS, UPSCALE_NODES, type UpscaleModel, upscaleWith } from '../chains/upscaling.ts';
 import type { PipelineCompiler } from '../contracts.ts';
-import { Workflow } from '../workflow/workflow.ts';
+import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
 
 /**
  * `/superresolution/v1`: `init_image` through the named Real-ESRGAN model at its native scale,
@@ -14,7 +14,7 @@ const PIPELINE = '/superresolution/v1';
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: ['LoadImage', 'UpscaleModelLoader', 'ImageUpscaleWithModel', 'ImageScaleBy', 'SaveImage'],
+    nodes: nodeClasses(IMAGE_NODES.load, UPSCALE_NODES, SAVE_NODES),
     models: [
       {
         folder: 'upscale_models',

@@ -1,11 +1,16 @@
-import { encodeImage, loadImage } from '../chains/input-images.ts';
-import { checkpointFile, DEFAULT_CHECKPOINTS, loadCheckpoint } from '../chains/model-files.ts';
+import { encodeImage, IMAGE_NODES, loadImage } from '../chains/input-images.ts';
+import {
+  CHECKPOINT_DIFFUSION_NODES,
+  checkpointFile,
+  checkpointNeed,
+  loadCheckpoint,
+} from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { RequestFields } from '../chains/request-fields.ts';
 import { samplingFor } from '../chains/schedulers.ts';
 import { UPSCALE_MODELS, upscaleWith } from '../chains/upscaling.ts';
 import type { PipelineCompiler } from '../contracts.ts';
-import { Workflow } from '../workflow/workflow.ts';
+import { nodeClasses, Workflow } from '../workflow/workflow.ts';
 
 /**
  * `/upscaler/v1`: `input_image` enlarged x2 by an ESRGAN model. `deblur` stops there (what the cpu
@@ -25,26 +30,19 @@ export const VARIATION = {
   negative: 'blurry, lowres, artifacts',
 } as const;
 
+const VARIATION_MODEL = checkpointNeed(MODEL_ID);
+
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: [
-      'LoadImage',
-      'UpscaleModelLoader',
-      'ImageUpscaleWithModel',
-      'CheckpointLoaderSimple',
-      'CLIPTextEncode',
-      'VAEEncode',
-      'KSampler',
-      'VAEDecode',
-      'SaveImage',
-    ],
+    nodes: nodeClasses(
+      IMAGE_NODES.load,
+      ['UpscaleModelLoader', 'ImageUpscaleWithModel', 'VAEEncode'],
+      CHECKPOINT_DIFFUSION_NODES,
+    ),
     models: [
       { folder: 'upscale_models', what: `\`${UPSCALER.file}\`` },
-      {
-        folder: 'checkpoints',
-        what: `for \`type: "variation"\`: \`${DEFAULT_CHECKPOINTS[MODEL_ID]}\`, or the file \`COMFYUI_CHECKPOINTS\` maps \`${MODEL_ID}\` to`,
-      },
+      { ...VARIATION_MODEL, what: `for \`type: "variation"\`: ${VARIATION_MODEL.what}` },
     ],
   },
   compile(ctx) {

@@ -1,5 +1,18 @@
 import type { CompiledWorkflow } from '../contracts.ts';
 import { Graph, type Link, type NodeInputs } from './graph.ts';
+import type { NodeClass } from './node-types.ts';
+
+/**
+ * Each chain exports the node classes it adds; a compiler's `requires.nodes` is the union of the
+ * chains it composes, in order, each class once.
+ */
+export function nodeClasses(...groups: readonly (readonly NodeClass[])[]): NodeClass[] {
+  return [...new Set(groups.flat())];
+}
+
+/** Sampling and decoding, and saving the result. */
+export const SAMPLE_NODES: readonly NodeClass[] = ['KSampler', 'VAEDecode'];
+export const SAVE_NODES: readonly NodeClass[] = ['SaveImage'];
 
 /**
  * A graph being compiled for one task, with what the engine needs beside it: the sampling nodes
