@@ -96,7 +96,13 @@ describe('the engine note', () => {
           expect(text, notePath).toContain(`${notePath} is served for real by the ${answer.engine} engine`);
           expect(text, notePath).toContain(plain(answer.runs?.replaceAll('`', '') ?? ''));
         } else if (answer?.kind === 'placeholder') {
-          expect(text, notePath).toContain(`answered by the ${answer.engine} engine on every deployment`);
+          // Where a server engine (comfyui) serves the path once enabled, the sandbox answers only by default.
+          const servedOnServers = Object.values(catalog.serverEngines).some((e) => e.pipelines[notePath]);
+          expect(text, notePath).toContain(
+            servedOnServers
+              ? `By default ${notePath} is answered by the ${answer.engine} engine`
+              : `answered by the ${answer.engine} engine on every deployment`,
+          );
           expect(text, notePath).toContain('Request and response shapes are final');
         } else if (answer?.kind === 'registration') {
           expect(text, notePath).toContain('records the model and marks it ready');
@@ -141,15 +147,49 @@ describe('the engine note', () => {
     expect(engineNote(catalog, '/bgremover/v1').engine).toBe('cpu');
   });
 
+  it('says, for each pipeline the comfyui engine serves, what its servers need, as its compiler declares it', () => {
+    const comfyui = shippedEngines().find((e) => e.name === 'comfyui');
+    const needs = comfyui?.servers?.needs ?? {};
+    expect(Object.keys(needs).sort()).toEqual([...(comfyui?.pipelines ?? [])].sort());
+    expect(Object.keys(needs)).toContain('/sd/text2image/v1');
+    for (const [pipeline, need] of Object.entries(needs)) {
+      const text = plain(rendered(catalog, [pipeline]));
+      expect(text, pipeline).toContain(
+        `Where IMAGEGEN_ENGINES enables the comfyui engine ahead of ${catalog.paths[pipeline]?.engine}`,
+      );
+      expect(text, pipeline).toContain('with its servers in COMFYUI_URLS');
+      for (const node of need.nodes) expect(text, pipeline).toContain(node);
+      for (const model of need.models) {
+        expect(text, pipeline).toContain(`in ${model.folder}, ${plain(model.what.replaceAll('`', ''))}`);
+      }
+    }
+    for (const path of Object.keys(catalog.paths).filter((p) => !needs[p])) {
+      expect(engineNote(catalog, path).text, path).not.toContain('COMFYUI_URLS');
+    }
+  });
+
+  it('says a pipeline the comfyui engine answers runs on its servers, not on the CPU', () => {
+    const comfyuiFirst = engineCatalog(shippedEngines(), ['comfyui', 'cpu', 'sandbox']);
+    const note = engineNote(comfyuiFirst, '/sd3/v1');
+    expect(note).toMatchObject({ engine: 'comfyui', kind: 'real' });
+    expect(note.text).toContain(
+      'served for real by the `comfyui` engine on the servers `COMFYUI_URLS` names',
+    );
+    expect(note.text).toContain('`TripleCLIPLoader`');
+    expect(note.text).not.toContain('It runs on the CPU');
+    expect(engineNote(comfyuiFirst, '/bgremover/v1').text).toContain('It runs on the CPU');
+  });
+
   it('refuses a path that is not a task endpoint', () => {
     expect(() => engineNote(catalog, '/models/v1')).toThrow('/models/v1 is not a task endpoint');
   });
 });
 
 describe('the docs pages', () => {
-  it('never mention COMFYUI_URLS: no ComfyUI engine ships', async () => {
-    for (const page of [...(await pages(DOCS)), ...(await pages(BLOG))]) {
-      expect(page.text, page.name).not.toContain('COMFYUI_URLS');
-    }
+  it('mention COMFYUI_URLS only on the page that explains it: the engine notes print the rest', async () => {
+    const mentioning = [...(await pages(DOCS)), ...(await pages(BLOG))]
+      .filter((page) => page.text.includes('COMFYUI_URLS'))
+      .map((page) => page.name);
+    expect(mentioning).toEqual([path.join('Deployment', 'Run-diffusion-on-ComfyUI.mdx')]);
   });
 });

@@ -1,4 +1,6 @@
 import { endpoints, SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from '@imagegen/contract';
+import { COMPILERS } from './comfyui/compilers/index.ts';
+import type { ServerRequirements } from './comfyui/contracts.ts';
 import {
   DEFAULT_ENGINE_ORDER,
   registersWithoutEngine,
@@ -49,11 +51,31 @@ export function sandboxPipelines(): string[] {
   return [...drawingPipelines(), SANDBOX_TRAINING_PIPELINE];
 }
 
+/** An engine that runs on servers of its own: the setting that names them, and what each pipeline needs there. */
+export interface EngineServers {
+  readonly setting: string;
+  readonly needs: Readonly<Record<string, ServerRequirements>>;
+}
+
 export interface EngineEntry extends ServesPipelines {
   /** true: real models; false: labelled placeholders for integration work. */
   readonly real: boolean;
   /** Per pipeline, what the engine runs (Markdown), where it runs something real. */
   readonly runs?: Readonly<Record<string, string>>;
+  readonly servers?: EngineServers;
+}
+
+/** The comfyui engine serves exactly the pipelines it has a compiler for; each compiler says what it needs. */
+function comfyuiEntry(): EngineEntry {
+  return {
+    name: 'comfyui',
+    real: true,
+    pipelines: COMPILERS.map((compiler) => compiler.pipeline),
+    servers: {
+      setting: 'COMFYUI_URLS',
+      needs: Object.fromEntries(COMPILERS.map((compiler) => [compiler.pipeline, compiler.requires])),
+    },
+  };
 }
 
 /** Every engine this release ships. */
@@ -61,6 +83,7 @@ export function shippedEngines(): EngineEntry[] {
   return [
     { name: 'cpu', real: true, pipelines: [...CPU_PIPELINES], runs: { ...CPU_PIPELINE_MODELS } },
     { name: 'sandbox', real: false, pipelines: sandboxPipelines() },
+    comfyuiEntry(),
   ];
 }
 
@@ -82,6 +105,17 @@ export interface EngineCatalog {
   readonly defaultOrder: readonly string[];
   /** Every task path of the contract (generation, load_model, training), answered. */
   readonly paths: Readonly<Record<string, PathAnswer>>;
+  /**
+   * Engines that run on servers of their own (comfyui), enabled by configuration whether or not
+   * the default order has them: the setting that names the servers, and per pipeline they serve,
+   * what those servers need (node classes, model folders and files).
+   */
+  readonly serverEngines: Readonly<
+    Record<
+      string,
+      { readonly setting: string; readonly pipelines: Readonly<Record<string, ServerRequirements>> }
+    >
+  >;
 }
 
 /**
@@ -104,5 +138,10 @@ export function engineCatalog(
       ? { engine: engine.name, kind: engine.real ? 'real' : 'placeholder', ...(runs ? { runs } : {}) }
       : { engine: null, kind: registersWithoutEngine(endpoint.path) ? 'registration' : 'none' };
   }
-  return { defaultOrder: [...order], paths };
+  const serverEngines: Record<string, EngineCatalog['serverEngines'][string]> = {};
+  for (const engine of engines) {
+    if (engine.servers)
+      serverEngines[engine.name] = { setting: engine.servers.setting, pipelines: engine.servers.needs };
+  }
+  return { defaultOrder: [...order], paths, serverEngines };
 }

@@ -10,12 +10,17 @@ export interface EngineSetup {
 }
 
 /**
- * The engines this process runs, from IMAGEGEN_ENGINES (default `cpu,sandbox`) and
- * IMAGEGEN_PIPELINE_ENGINES. The cpu engine (real models shipped in npm packages) is loaded only
- * when enabled; if it cannot load, start-up says so and goes on with the others, so a pipeline it
- * would serve fails with `no engine serves <pipeline>` rather than with fake output.
+ * The engines this process runs, from IMAGEGEN_ENGINES (default `cpu,sandbox`, or
+ * `comfyui,cpu,sandbox` with COMFYUI_URLS) and IMAGEGEN_PIPELINE_ENGINES. The cpu engine (real
+ * models shipped in npm packages) is loaded only when enabled; if it cannot load, start-up says so
+ * and goes on with the others, so a pipeline it would serve fails with `no engine serves <pipeline>`
+ * rather than with fake output. The comfyui engine runs on the ComfyUI servers of COMFYUI_URLS; a
+ * malformed value stops start-up. `log` hears of its servers going down and coming back.
  */
-export async function setUpEngines(env: NodeJS.ProcessEnv = process.env): Promise<EngineSetup> {
+export async function setUpEngines(
+  env: NodeJS.ProcessEnv = process.env,
+  log?: (line: string) => void,
+): Promise<EngineSetup> {
   const config = engineConfigFromEnv(env);
   const available: Engine[] = [];
   const preflights: Preflight[] = [];
@@ -32,10 +37,21 @@ export async function setUpEngines(env: NodeJS.ProcessEnv = process.env): Promis
       warnings.push(`engine cpu could not load (${(error as Error).message}); its pipelines have no engine`);
     }
   }
+  if (config.enabled.includes('comfyui')) {
+    if (env.COMFYUI_URLS?.trim()) {
+      const comfyui = await import('./comfyui/index.ts');
+      available.push(comfyui.comfyuiEngineFromEnv(env, log));
+    } else {
+      warnings.push(
+        'IMAGEGEN_ENGINES names comfyui, but COMFYUI_URLS names no server; its pipelines have no engine',
+      );
+    }
+  }
   const known = new Set(available.map((engine) => engine.name));
   const enabled = config.enabled.filter((name) => known.has(name));
   for (const name of config.enabled) {
-    if (!known.has(name) && name !== 'cpu') warnings.push(`IMAGEGEN_ENGINES names unknown engine "${name}"`);
+    if (!known.has(name) && name !== 'cpu' && name !== 'comfyui')
+      warnings.push(`IMAGEGEN_ENGINES names unknown engine "${name}"`);
   }
   const registry = createEngineRegistry(available, { enabled, pinned: config.pinned });
   return { registry, preflights, ...(safety ? { safety } : {}), warnings };

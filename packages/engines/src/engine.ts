@@ -34,6 +34,11 @@ export interface EngineJob {
   readonly images: Readonly<Record<string, InputImage | readonly InputImage[]>>;
   /** The seed to use; never -1 (the worker draws one for -1 and records it). */
   readonly seed: number;
+  /**
+   * For an engine that sends work to named servers (comfyui): only these may run the job, from
+   * the task's `server_id` routing. Absent: any of them. Other engines ignore it.
+   */
+  readonly servers?: readonly string[];
 }
 
 export interface OutputImage {
@@ -82,11 +87,39 @@ export class EngineInputError extends Error {
   override readonly name = 'EngineInputError';
 }
 
+/** One server an engine sends work to (a ComfyUI server), as `/health` shows it. */
+export interface EngineServer {
+  /** Its name; servers sharing one form a group, and an enterprise `server_id` names either. */
+  readonly name: string;
+  readonly url: string;
+  /** `unknown` until its first health check. */
+  readonly state: 'unknown' | 'up' | 'down';
+  /** Prompts running or waiting on it: ours now, plus others' as of its last check. */
+  readonly queue: number;
+  /** Our prompts on it now. */
+  readonly inFlight: number;
+  /** The checkpoint of the last prompt sent to it (what it holds loaded), or null. */
+  readonly checkpoint: string | null;
+  /** Why it is down, when it is. */
+  readonly error?: string;
+}
+
 export interface Engine {
   /** Short, stable name used in configuration and `/health` (`cpu`, `sandbox`, `comfyui`). */
   readonly name: string;
   /** The pipelines this engine can serve for real (the sandbox engine: placeholder output). */
   readonly pipelines: readonly Pipeline[];
+  /**
+   * Jobs the engine can take at once to keep its hardware busy (comfyui: enough for every server
+   * to run one prompt with one queued behind it). The worker runs that many tasks at once unless
+   * configured otherwise. Absent: one.
+   */
+  readonly capacity?: number;
+  /**
+   * The servers the engine sends work to, live. Their names are enterprise server ids: the worker
+   * claims the tasks routed to them and passes the routing on in `EngineJob.servers`.
+   */
+  servers?(): readonly EngineServer[];
   /** Loads models once; called before the first `run`. Idempotent. */
   start?(): Promise<void>;
   run(job: EngineJob, ctx: RunContext): Promise<EngineResult>;

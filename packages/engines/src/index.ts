@@ -15,9 +15,11 @@ export {
 export * from './engine.ts';
 export { type EngineSetup, setUpEngines } from './engine-setup.ts';
 export {
+  COMFYUI_ENGINE_ORDER,
   createEngineRegistry,
   DEFAULT_ENGINE_ORDER,
   type EngineConfig,
+  type EngineDescription,
   type EngineRegistry,
   engineConfigFromEnv,
   registersWithoutEngine,

@@ -1,5 +1,5 @@
 import { endpointByPath } from '@imagegen/contract';
-import type { Engine, Pipeline } from './engine.ts';
+import type { Engine, EngineServer, Pipeline } from './engine.ts';
 
 /**
  * Which engine serves which pipeline: the one decision, for the worker, `/health` and the docs'
@@ -9,6 +9,9 @@ import type { Engine, Pipeline } from './engine.ts';
 /** The engine names in order of preference when IMAGEGEN_ENGINES is unset. */
 export const DEFAULT_ENGINE_ORDER = ['cpu', 'sandbox'] as const;
 
+/** The default order when COMFYUI_URLS names servers: diffusion on them first. */
+export const COMFYUI_ENGINE_ORDER = ['comfyui', ...DEFAULT_ENGINE_ORDER] as const;
+
 export interface EngineConfig {
   /** Engine names in order of preference (IMAGEGEN_ENGINES). */
   readonly enabled: readonly string[];
@@ -17,8 +20,8 @@ export interface EngineConfig {
 }
 
 /**
- * Reads IMAGEGEN_ENGINES (`cpu,sandbox`; default DEFAULT_ENGINE_ORDER) and
- * IMAGEGEN_PIPELINE_ENGINES (`/bgremover/v1=cpu,/sd/text2image/v1=sandbox`).
+ * Reads IMAGEGEN_ENGINES (`cpu,sandbox`; default DEFAULT_ENGINE_ORDER, or COMFYUI_ENGINE_ORDER
+ * when COMFYUI_URLS is set) and IMAGEGEN_PIPELINE_ENGINES (`/bgremover/v1=cpu,/sd/text2image/v1=sandbox`).
  */
 export function engineConfigFromEnv(
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -36,7 +39,8 @@ export function engineConfigFromEnv(
     }
     pinned[pipeline] = engine;
   }
-  return { enabled: enabled.length > 0 ? enabled : [...DEFAULT_ENGINE_ORDER], pinned };
+  const defaults = env.COMFYUI_URLS?.trim() ? COMFYUI_ENGINE_ORDER : DEFAULT_ENGINE_ORDER;
+  return { enabled: enabled.length > 0 ? enabled : [...defaults], pinned };
 }
 
 /** What the rule needs of an engine: a running one, or a catalogue entry describing one. */
@@ -72,11 +76,22 @@ export function registersWithoutEngine(pipeline: Pipeline): boolean {
   return endpointByPath(pipeline)?.kind === 'load_model';
 }
 
+/** An engine as `GET /health` shows it: the pipelines it serves here, and its servers if it has any. */
+export interface EngineDescription {
+  name: string;
+  pipelines: string[];
+  servers?: EngineServer[];
+}
+
 /** Which engine serves which pipeline in this process: built from configuration. */
 export interface EngineRegistry {
   engineFor(pipeline: Pipeline): Engine | undefined;
   /** For `GET /health`: every configured engine and the pipelines it serves here. */
-  describe(): { name: string; pipelines: string[] }[];
+  describe(): EngineDescription[];
+  /** Tasks the enabled engines take at once (their declared capacities together); 0 when none declares one. */
+  capacity(): number;
+  /** The names of the enabled engines' servers, each once: enterprise server ids the worker serves. */
+  serverNames(): string[];
   /** Starts every engine (loads models); called by the worker before its first claim. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -108,7 +123,12 @@ export function createEngineRegistry(available: readonly Engine[], config: Engin
       enabled.map((engine) => ({
         name: engine.name,
         pipelines: engine.pipelines.filter((pipeline) => engineFor(pipeline) === engine),
+        ...(engine.servers ? { servers: [...engine.servers()] } : {}),
       })),
+    capacity: () => enabled.reduce((sum, engine) => sum + (engine.capacity ?? 0), 0),
+    serverNames: () => [
+      ...new Set(enabled.flatMap((engine) => engine.servers?.().map((server) => server.name) ?? [])),
+    ],
     start() {
       started ??= Promise.all(enabled.map((engine) => engine.start?.())).then(() => {});
       return started;

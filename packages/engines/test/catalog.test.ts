@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { endpoints } from '@imagegen/contract';
 import { describe, expect, it } from 'vitest';
 import { CPU_PIPELINE_MODELS, engineCatalog, shippedEngines } from '../src/catalog.ts';
+import { COMPILERS, compilerFor } from '../src/comfyui/compilers/index.ts';
 import { createCpuEngine } from '../src/cpu/index.ts';
 import { setUpEngines } from '../src/engine-setup.ts';
 import { DEFAULT_ENGINE_ORDER } from '../src/registry.ts';
@@ -44,6 +45,26 @@ describe('the engine catalogue', () => {
     });
     expect(catalog.paths['/sd/text2image/v1']).toEqual({ engine: 'sandbox', kind: 'placeholder' });
     expect(catalog.paths['/train_model/v1']).toEqual({ engine: 'sandbox', kind: 'placeholder' });
+  });
+
+  it('lists comfyui as serving exactly the pipelines it has a compiler for, outside the default order', () => {
+    expect(entry('comfyui')?.pipelines).toEqual(COMPILERS.map((compiler) => compiler.pipeline));
+    expect(entry('comfyui')?.real).toBe(true);
+    expect(catalog.defaultOrder).not.toContain('comfyui');
+    expect(catalog.paths['/sd3/v1']).toEqual({ engine: 'sandbox', kind: 'placeholder' });
+    const comfyuiFirst = engineCatalog(shippedEngines(), ['comfyui', 'cpu', 'sandbox']);
+    expect(comfyuiFirst.paths['/sd3/v1']).toEqual({ engine: 'comfyui', kind: 'real' });
+    expect(comfyuiFirst.paths['/bgremover/v1']?.engine).toBe('cpu');
+  });
+
+  it("gives each comfyui pipeline's server needs exactly as its compiler declares them", () => {
+    const servers = catalog.serverEngines['comfyui'];
+    expect(servers?.setting).toBe('COMFYUI_URLS');
+    expect(Object.keys(servers?.pipelines ?? {})).toEqual(entry('comfyui')?.pipelines);
+    for (const [pipeline, needs] of Object.entries(servers?.pipelines ?? {})) {
+      expect(needs, pipeline).toEqual(compilerFor(pipeline)?.requires);
+    }
+    expect(Object.keys(catalog.serverEngines)).toEqual(['comfyui']);
   });
 
   it('answers every task path of the contract, and only those', () => {

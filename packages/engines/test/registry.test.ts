@@ -74,6 +74,48 @@ describe('the engine registry', () => {
     expect(calls).toEqual(['start sandbox', 'close sandbox']);
   });
 
+  it('puts the comfyui engine first by default when COMFYUI_URLS names servers', () => {
+    expect(engineConfigFromEnv({ COMFYUI_URLS: 'http://10.0.0.5:8188' }).enabled).toEqual([
+      'comfyui',
+      'cpu',
+      'sandbox',
+    ]);
+    expect(engineConfigFromEnv({ COMFYUI_URLS: ' ' }).enabled).toEqual(['cpu', 'sandbox']);
+    expect(
+      engineConfigFromEnv({ COMFYUI_URLS: 'http://10.0.0.5:8188', IMAGEGEN_ENGINES: 'sandbox' }).enabled,
+    ).toEqual(['sandbox']);
+  });
+
+  it("adds up the enabled engines' capacities and lists their servers for /health and routing", () => {
+    const server = (name: string, state: 'up' | 'down') => ({
+      name,
+      url: `http://${name}:8188`,
+      state,
+      queue: 0,
+      inFlight: 0,
+      checkpoint: null,
+    });
+    const gpus: Engine = {
+      ...namedEngine('comfyui', ['/sd/text2image/v1']),
+      capacity: 9,
+      servers: () => [server('gpu-1', 'up'), server('gpu-1', 'down'), server('gpu-2', 'up')],
+    };
+    const registry = createEngineRegistry(
+      [gpus, { ...cpu, capacity: 2 }, sandbox],
+      engineConfigFromEnv({ COMFYUI_URLS: 'gpu-1=http://gpu-1:8188' }),
+    );
+    expect(registry.capacity()).toBe(11);
+    expect(registry.serverNames()).toEqual(['gpu-1', 'gpu-2']);
+    expect(registry.describe()[0]).toEqual({
+      name: 'comfyui',
+      pipelines: ['/sd/text2image/v1'],
+      servers: [server('gpu-1', 'up'), server('gpu-1', 'down'), server('gpu-2', 'up')],
+    });
+    expect(registry.describe()[1]).not.toHaveProperty('servers');
+    const plain = createEngineRegistry([sandbox, cpu], engineConfigFromEnv({}));
+    expect([plain.capacity(), plain.serverNames()]).toEqual([0, []]);
+  });
+
   it('refuses configuration naming an unknown engine or a malformed pin', () => {
     expect(() =>
       createEngineRegistry([sandbox], engineConfigFromEnv({ IMAGEGEN_ENGINES: 'comfyui' })),

@@ -2,7 +2,7 @@ import type { ReactNode } from 'react';
 import { type EngineCatalogData, engineNote } from './engine-note.ts';
 
 /** Renders the `code` spans of a note; the rest stays plain text. */
-function InlineCode({ text }: { text: string }): ReactNode {
+export function InlineCode({ text }: { text: string }): ReactNode {
   return text.split(/(`[^`]+`)/).map((part, i) =>
     part.startsWith('`') && part.endsWith('`') ? (
       // biome-ignore lint/suspicious/noArrayIndexKey: the split is stable for a given text

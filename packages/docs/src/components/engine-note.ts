@@ -8,11 +8,21 @@
 /** How a path is answered (`AnswerKind` of the engines package). */
 export type NoteKind = 'real' | 'placeholder' | 'registration' | 'none';
 
+/** What an engine's own servers need for one pipeline (`ServerRequirements` of the engines package). */
+export interface ServerNeeds {
+  readonly nodes: readonly string[];
+  readonly models: readonly { readonly folder: string; readonly what: string }[];
+}
+
 /** The shape of .generated/engines.json (`EngineCatalog` of the engines package). */
 export interface EngineCatalogData {
   readonly defaultOrder: readonly string[];
   readonly paths: Readonly<
     Record<string, { readonly engine: string | null; readonly kind: NoteKind; readonly runs?: string }>
+  >;
+  /** Engines that run on servers of their own (comfyui), by name. */
+  readonly serverEngines?: Readonly<
+    Record<string, { readonly setting: string; readonly pipelines: Readonly<Record<string, ServerNeeds>> }>
   >;
 }
 
@@ -26,20 +36,52 @@ export interface EngineNoteText {
 
 const TRAINING_PATH = '/train_model/v1';
 
+const code = (text: string) => `\`${text}\``;
+
+function list(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+/** "the node classes `A` and `B`; in `checkpoints`, …; in `loras`, …" */
+function needsText(needs: ServerNeeds): string {
+  const models = needs.models.map((model) => `; in ${code(model.folder)}, ${model.what}`).join('');
+  return `the node classes ${list(needs.nodes.map(code))}${models}`;
+}
+
+/**
+ * The server engines that serve `path` besides the one that answers it by default (`answering`),
+ * each in one sentence: how to enable it, and what its servers need for this path.
+ */
+function serverEngineSentences(catalog: EngineCatalogData, path: string, answering: string | null): string {
+  const ahead = answering ? ` ahead of ${code(answering)}` : '';
+  return Object.entries(catalog.serverEngines ?? {})
+    .filter(([name, engine]) => name !== answering && engine.pipelines[path])
+    .map(
+      ([name, engine]) =>
+        ` Where \`IMAGEGEN_ENGINES\` enables the ${code(name)} engine${ahead}, with its servers in ` +
+        `${code(engine.setting)}, ${code(path)} is served for real on those servers; they need ` +
+        `${needsText(engine.pipelines[path]!)}.`,
+    )
+    .join('');
+}
+
 /** What answers `path` on a deployment of this release, in one paragraph. */
 export function engineNote(catalog: EngineCatalogData, path: string): EngineNoteText {
   const answer = catalog.paths[path];
   if (!answer) throw new Error(`EngineNote: ${path} is not a task endpoint of the contract`);
   const { engine, kind } = answer;
+  const others = serverEngineSentences(catalog, path, engine);
   if (kind === 'real') {
-    return {
-      path,
-      engine,
-      kind,
-      text:
-        `\`${path}\` is served for real by the \`${engine}\` engine on every deployment of this ` +
-        `release${answer.runs ? `: ${answer.runs}` : ''}. It runs on the CPU: no GPU and no extra server are needed.`,
-    };
+    const runs = answer.runs ? `: ${answer.runs}` : '';
+    const servers = engine ? catalog.serverEngines?.[engine] : undefined;
+    const needs = servers?.pipelines[path];
+    const text =
+      servers && needs
+        ? `${code(path)} is served for real by the ${code(engine!)} engine on the servers ` +
+          `${code(servers.setting)} names${runs}; they need ${needsText(needs)}.`
+        : `${code(path)} is served for real by the ${code(engine!)} engine on every deployment of this ` +
+          `release${runs}. It runs on the CPU: no GPU and no extra server are needed.`;
+    return { path, engine, kind, text: `${text}${others}` };
   }
   if (kind === 'placeholder') {
     const what =
@@ -47,14 +89,17 @@ export function engineNote(catalog: EngineCatalogData, path: string): EngineNote
         ? `No training engine ships yet: \`${path}\` is answered by the \`${engine}\` engine on every ` +
           'deployment of this release. It walks through the training states and registers a model tagged ' +
           '`sandbox` whose description says so; no weights are trained.'
-        : `No diffusion engine ships yet: \`${path}\` is answered by the \`${engine}\` engine on every ` +
-          'deployment of this release, with visibly labelled placeholder images (each says it is sandbox ' +
+        : `${
+            others
+              ? `By default \`${path}\` is answered by the \`${engine}\` engine`
+              : `No engine of this release serves \`${path}\` for real yet: it is answered by the \`${engine}\` engine on every deployment`
+          }, with visibly labelled placeholder images (each says it is sandbox ` +
           'output and lists the pipeline, prompt, seed and parameters).';
     return {
       path,
       engine,
       kind,
-      text: `${what} Request and response shapes are final, so integrations built against the sandbox keep working.`,
+      text: `${what} Request and response shapes are final, so integrations built against the sandbox keep working.${others}`,
     };
   }
   if (kind === 'registration') {
@@ -72,6 +117,6 @@ export function engineNote(catalog: EngineCatalogData, path: string): EngineNote
     path,
     engine: null,
     kind,
-    text: `No engine of this release serves \`${path}\`: its tasks fail with \`no engine serves ${path}\`.`,
+    text: `No engine of this release serves \`${path}\`: its tasks fail with \`no engine serves ${path}\`.${others}`,
   };
 }

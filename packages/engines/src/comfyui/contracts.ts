@@ -113,6 +113,15 @@ export class PromptRejectedError extends Error {
   override readonly name = 'PromptRejectedError';
 }
 
+/**
+ * A prompt that ComfyUI accepted but that failed while it ran (a node raised, or someone else
+ * interrupted it): `message` names the node and the exception. Not retried: the graph would fail
+ * again.
+ */
+export class PromptFailedError extends Error {
+  override readonly name = 'PromptFailedError';
+}
+
 /** A prompt the server no longer knows (restarted, history lost): the engine resubmits it once. */
 export class PromptLostError extends Error {
   override readonly name = 'PromptLostError';
@@ -143,7 +152,8 @@ export interface ComfyClient {
   /**
    * Submits the graph under our own prompt id and follows it to the end (WebSocket, with `/history`
    * polling when the socket is silent or drops). Answers the output files of the given nodes
-   * (type output only). Throws PromptRejectedError, PromptLostError or ServerUnavailableError;
+   * (type output only). Throws PromptRejectedError, PromptFailedError, PromptLostError or
+   * ServerUnavailableError;
    * on abort it interrupts the prompt (targeted `/interrupt` and `/queue` delete) and rejects.
    */
   run(

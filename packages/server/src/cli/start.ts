@@ -25,7 +25,7 @@ const log = (line: string) => console.log(`[imagegen] ${line}`);
 
 async function main(): Promise<void> {
   const config = readStartConfig(process.env);
-  const engines = await setUpEngines(process.env);
+  const engines = await setUpEngines(process.env, (line) => log(`engines: ${line}`));
   for (const warning of engines.warnings) log(`warning: ${warning}`);
 
   const apiDb = await openDatabase({

@@ -1,5 +1,6 @@
 import { buildOpenApi, endpoints } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
+import type { EngineDescription } from '@imagegen/engines';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import { analyticsRoutes } from '../analytics/analytics-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
@@ -26,8 +27,8 @@ export interface ApiOptions {
   store: BlobStore;
   /** Absolute base of the links the API hands out, e.g. `http://localhost:8000`. */
   publicUrl: string;
-  /** Engines and the pipelines they serve, for /health. */
-  engines: () => { name: string; pipelines: string[] }[];
+  /** Engines, the pipelines they serve and their servers, for /health. */
+  engines: () => EngineDescription[];
   /**
    * Origins of the documentation site: they may post page views to the analytics collector
    * (which needs no API key: the browser has none). Without origins the collector is not served.

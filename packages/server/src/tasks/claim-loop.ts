@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { inTransaction } from '@imagegen/db';
 import { holdLease, SHUTDOWN } from './attempt-lease.ts';
-import { ownerPool, SHARED_POOL } from './routing.ts';
 import { runTask, type TaskOutcome } from './run-task.ts';
 import { settleError, settleFailure, settleSuccess } from './settle-task.ts';
-import { announceServer } from './sql/announceServer.ts';
+import { announceServers } from './sql/announceServers.ts';
 import { claimTask } from './sql/claimTask.ts';
 import { reclaimExpired } from './sql/reclaimExpired.ts';
 import { setServerStatus } from './sql/setServerStatus.ts';
@@ -12,6 +11,7 @@ import { type TaskRow, toTaskRecord } from './sql/task-row.ts';
 import { listenForTasks } from './task-notifications.ts';
 import type { TaskRecord } from './types.ts';
 import type { WorkerContext } from './worker-context.ts';
+import { type WorkerRoutes, workerRoutes } from './worker-routes.ts';
 
 /**
  * The worker's loop: keeps up to `concurrency` attempts running, claiming the next task (fairly,
@@ -22,10 +22,18 @@ export class ClaimLoop {
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private wakeFlag = false;
   private wakeUp: (() => void) | undefined;
-  /** What this worker claims: its pool, and its own server's tasks when it serves one. */
-  private routes: string[] = [SHARED_POOL];
+  /** The enterprise server ids this worker serves: its own, and its engines' servers. */
+  private readonly serverIds: string[];
+  /** What this worker claims, and where each task may run: known owners once announced. */
+  private routing: WorkerRoutes;
 
-  constructor(private readonly ctx: WorkerContext) {}
+  constructor(private readonly ctx: WorkerContext) {
+    const { serverId } = ctx;
+    const engineServers = ctx.engines.serverNames();
+    this.serverIds = [...new Set([...(serverId === undefined ? [] : [serverId]), ...engineServers])];
+    // Until the first announcement says whose servers they are, every one counts as shared.
+    this.routing = workerRoutes(undefined, engineServers, new Map());
+  }
 
   async run(): Promise<void> {
     const { signal, pool } = this.ctx;
@@ -50,24 +58,24 @@ export class ClaimLoop {
       signal.removeEventListener('abort', onAbort);
       await listener.close();
       await this.drain();
-      if (this.ctx.serverId !== undefined) {
-        await setServerStatus(pool, this.ctx.serverId, 'offline').catch(() => {});
+      if (this.serverIds.length > 0) {
+        await setServerStatus(pool, this.serverIds, 'offline').catch(() => {});
       }
     }
   }
 
   /**
-   * A server's worker keeps its row's last_seen_at fresh and follows its owner: an operator may
-   * assign the server to an enterprise owner while the worker runs.
+   * A server's worker keeps its rows' last_seen_at fresh and follows their owners: an operator may
+   * assign a server to an enterprise owner while the worker runs.
    */
   private async announce(): Promise<void> {
-    const { serverId } = this.ctx;
-    if (serverId === undefined) return;
+    if (this.serverIds.length === 0) return;
     try {
-      const server = await announceServer(this.ctx.pool, serverId);
-      this.routes = [`server:${serverId}`, server.owner_id ? ownerPool(server.owner_id) : SHARED_POOL];
+      const rows = await announceServers(this.ctx.pool, this.serverIds);
+      const owners = new Map(rows.map((row) => [row.id, row.owner_id]));
+      this.routing = workerRoutes(this.ctx.serverId, this.ctx.engines.serverNames(), owners);
     } catch (error) {
-      this.ctx.log(`announcing server ${serverId} failed: ${(error as Error).message}`);
+      this.ctx.log(`announcing server ${this.serverIds.join(', ')} failed: ${(error as Error).message}`);
     }
   }
 
@@ -76,7 +84,11 @@ export class ClaimLoop {
       const leaseOwner = `${this.ctx.id}/${randomBytes(6).toString('hex')}`;
       let row: TaskRow | null;
       try {
-        row = await claimTask(this.ctx.pool, { leaseOwner, routes: this.routes, leaseMs: this.ctx.leaseMs });
+        row = await claimTask(this.ctx.pool, {
+          leaseOwner,
+          routes: this.routing.routes,
+          leaseMs: this.ctx.leaseMs,
+        });
       } catch (error) {
         this.ctx.log(`claim failed: ${(error as Error).message}`);
         return;
@@ -99,7 +111,8 @@ export class ClaimLoop {
     const lease = holdLease(this.ctx, task.id, leaseOwner, controller);
     let outcome: TaskOutcome;
     try {
-      outcome = await runTask(this.ctx, task, controller.signal, lease.progress);
+      const servers = this.routing.placement(task);
+      outcome = await runTask(this.ctx, task, controller.signal, lease.progress, servers);
     } catch (error) {
       lease.stop();
       await settleError(this.ctx, task, leaseOwner, controller.signal, error);

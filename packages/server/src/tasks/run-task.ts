@@ -31,6 +31,8 @@ export async function runTask(
   task: TaskRecord,
   signal: AbortSignal,
   progress: (fraction: number, message?: string) => void,
+  /** The engine servers its routing allows (`EngineJob.servers`); absent: any. */
+  servers?: readonly string[],
 ): Promise<TaskOutcome> {
   const engine = ctx.engines.engineFor(task.endpoint);
   const seed = typeof task.input.seed === 'number' && task.input.seed >= 0 ? task.input.seed : drawSeed();
@@ -45,6 +47,7 @@ export async function runTask(
     input: task.input,
     images: await fetchImages(ctx, task, signal),
     seed,
+    ...(servers ? { servers } : {}),
   };
   // A check the caller asked for is never skipped in silence: without a checker on this worker
   // the task fails before any compute is spent.

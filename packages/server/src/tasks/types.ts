@@ -94,11 +94,14 @@ export interface WorkerOptions {
   readonly store: BlobStore;
   readonly publicUrl: string;
   readonly enqueueWebhook?: EnqueueWebhook;
-  /** Serve this enterprise server's tasks (and its owner's `any` pool); absent: the shared pool. */
+  /**
+   * Serve this enterprise server's tasks (and its owner's `any` pool); absent: the shared pool.
+   * The engines' own servers (ComfyUI servers, by name) are served as server ids besides it.
+   */
   readonly serverId?: string;
   /** Aborting it drains: no new claims, running tasks finish or are released (see drainMs). */
   readonly signal: AbortSignal;
-  /** Tasks run at once by this worker (default 1). */
+  /** Tasks run at once by this worker (default: the engines' declared capacity, at least 1). */
   readonly concurrency?: number;
   /** Lease length; the worker renews it every third of it (default 30 s). */
   readonly leaseMs?: number;

@@ -20,7 +20,8 @@ export function workerContext(id: string, options: WorkerOptions): WorkerContext
     ...options,
     id,
     leaseMs: options.leaseMs ?? 30_000,
-    concurrency: Math.max(1, options.concurrency ?? 1),
+    // Enough attempts at once to keep the engines' servers busy, unless the operator says otherwise.
+    concurrency: Math.max(1, options.concurrency ?? options.engines.capacity()),
     pollMs: options.pollMs ?? 1_000,
     drainMs: options.drainMs ?? 10_000,
     attemptTimeoutMs: options.attemptTimeoutMs ?? 60 * 60_000,

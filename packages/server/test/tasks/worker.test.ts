@@ -499,4 +499,62 @@ describe('the worker', () => {
     expect(server.rows[0].status).toBe('online');
     expect(server.rows[0].last_seen_at).toBeInstanceOf(Date);
   });
+  it('keeps as many attempts running as its engines declare, when no concurrency is set', async () => {
+    const waiting: (() => void)[] = [];
+    const engine = {
+      ...fakeEngine('gpus', ['/generate/v2'], async () => {
+        await new Promise<void>((resolve) => waiting.push(resolve));
+        return { images: [await png(8, 8)] };
+      }),
+      capacity: 3,
+    };
+    run([engine]);
+    const ids = await Promise.all([1, 2, 3, 4, 5].map(() => submit('/generate/v2', { prompt: 'fox' })));
+    await eventually(async () => (waiting.length === 3 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(waiting).toHaveLength(3);
+    waiting.shift()!();
+    await eventually(async () => (waiting.length === 3 ? true : undefined));
+    while (waiting.length > 0 || engine.jobs.length < 5) {
+      waiting.shift()?.();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (const { id } of ids) expect((await settled(id)).state).toBe('succeeded');
+  });
+
+  it("serves its engine's servers as enterprise server ids, and tells the engine where each task may run", async () => {
+    const acme = await createOwner(db.pool, 'EPBASIC');
+    await createServer(db.pool, 'comfy-b', acme);
+    const server = (name: string) => ({
+      name,
+      url: `http://${name}:8188`,
+      state: 'up' as const,
+      queue: 0,
+      inFlight: 0,
+      checkpoint: null,
+    });
+    const engine = {
+      ...fakeEngine('gpus', ['/sdxl/text2image/v1']),
+      servers: () => [server('comfy-a'), server('comfy-b'), server('comfy-b')],
+    };
+    const routed = await submit('/sdxl/text2image/v1', { prompt: 'routed', server_id: 'comfy-b' }, acme);
+    const pooled = await submit('/sdxl/text2image/v1', { prompt: 'pooled', server_id: 'any' }, acme);
+    const shared = await submit('/sdxl/text2image/v1', { prompt: 'shared' });
+    const { worker, stop } = run([engine]);
+    expect((await settled(routed.id, acme)).state).toBe('succeeded');
+    expect((await settled(pooled.id, acme)).state).toBe('succeeded');
+    expect((await settled(shared.id)).state).toBe('succeeded');
+    const placed = Object.fromEntries(engine.jobs.map((job) => [job.input.prompt, job.servers]));
+    expect(placed).toEqual({ routed: ['comfy-b'], pooled: ['comfy-b'], shared: ['comfy-a'] });
+    const rows = async () =>
+      (await db.pool.query("SELECT id, owner_id, status FROM servers WHERE id LIKE 'comfy-%' ORDER BY id"))
+        .rows;
+    expect(await rows()).toEqual([
+      { id: 'comfy-a', owner_id: null, status: 'online' },
+      { id: 'comfy-b', owner_id: acme, status: 'online' },
+    ]);
+    stop.abort();
+    await worker.stopped;
+    expect((await rows()).map((row) => row.status)).toEqual(['offline', 'offline']);
+  });
 });

@@ -1,8 +1,9 @@
+import type { EngineDescription } from '@imagegen/engines';
 import type { FastifyInstance } from 'fastify';
 
 export interface HealthSource {
-  /** Every configured engine and the pipelines it serves here. */
-  engines(): { name: string; pipelines: string[] }[];
+  /** Every configured engine, the pipelines it serves here, and its servers' state if it has any. */
+  engines(): EngineDescription[];
   /** Throws when the database is unreachable. */
   ping(): Promise<void>;
 }

@@ -1,0 +1,49 @@
+import type { ReactNode } from 'react';
+import { InlineCode } from './EngineNoteBody.tsx';
+import type { EngineCatalogData } from './engine-note.ts';
+
+/**
+ * What a server engine's servers need, pipeline by pipeline: the node classes its graphs use and
+ * the model files each folder must hold, as the engine catalogue has them from the compilers.
+ * Kept free of theme imports for tests.
+ */
+export function ServerNeedsBody({
+  catalog,
+  engine,
+}: {
+  catalog: EngineCatalogData;
+  engine: string;
+}): ReactNode {
+  const servers = catalog.serverEngines?.[engine];
+  if (!servers) throw new Error(`ServerNeeds: the engine catalogue has no server engine "${engine}"`);
+  return (
+    <table data-server-engine={engine}>
+      <thead>
+        <tr>
+          <th>Pipeline</th>
+          <th>Model files</th>
+          <th>Node classes</th>
+        </tr>
+      </thead>
+      <tbody>
+        {Object.entries(servers.pipelines).map(([path, needs]) => (
+          <tr key={path} data-pipeline={path}>
+            <td>
+              <code>{path}</code>
+            </td>
+            <td>
+              {needs.models.map((model) => (
+                <p key={model.folder + model.what}>
+                  <code>{model.folder}</code>: <InlineCode text={model.what} />
+                </p>
+              ))}
+            </td>
+            <td>
+              <InlineCode text={needs.nodes.map((node) => `\`${node}\``).join(', ')} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,137 @@
+import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
+import type { Workflow } from '../workflow/workflow.ts';
+import { loadImage } from './input-images.ts';
+import type { Conditioning } from './prompt-encoding.ts';
+import type { RequestFields } from './request-fields.ts';
+
+export type Family = 'sd' | 'sdxl';
+
+/**
+ * The ControlNet model file of each contract controlnet name, per model family (folder
+ * `controlnet`), as their publishers name them.
+ */
+export const CONTROLNET_FILES: Readonly<Record<Family, Readonly<Record<string, string>>>> = {
+  sd: {
+    canny: 'control_v11p_sd15_canny.pth',
+    openpose: 'control_v11p_sd15_openpose.pth',
+    depth: 'control_v11f1p_sd15_depth.pth',
+  },
+  sdxl: {
+    canny: 'controlnet-canny-sdxl-1.0.safetensors',
+    openpose: 'OpenPoseXL2.safetensors',
+    depth: 'controlnet-depth-sdxl-1.0.safetensors',
+  },
+};
+
+/** Controlnets whose control picture core ComfyUI can make from a photo (Canny is a core node). */
+const CORE_PREPROCESSED = new Set(['canny']);
+
+/** Canny's thresholds as a share of full brightness: diffusers' usual 100 and 200 of 255. */
+const CANNY = { low_threshold: 0.4, high_threshold: 0.8 } as const;
+
+export interface ControlUnit {
+  readonly file: string;
+  /** The uploaded photo the control picture is made from. */
+  readonly image: string;
+  readonly strength: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+const PER_CONTROLNET = ['controlnet_weights', 'starting_control_steps', 'ending_control_steps'] as const;
+
+/**
+ * The request's controlnets with their pictures, weights and start and end (as shares of the
+ * steps). `images` are the uploads of `imageField`: one picture for every controlnet, or one each.
+ */
+export function controlUnits(
+  fields: RequestFields,
+  family: Family,
+  imageField: string,
+  images: readonly string[],
+): ControlUnit[] {
+  const names = fields.list<string>('controlnets');
+  if (names.length === 0) {
+    for (const field of [imageField, ...PER_CONTROLNET]) {
+      if (fields.has(field)) fields.refuse(field, 'is only used with controlnets, and none is named');
+    }
+    return [];
+  }
+  for (const name of names) {
+    if (!CORE_PREPROCESSED.has(name)) {
+      fields.refuse(
+        'controlnets',
+        `'${name}' needs its preprocessor from a ComfyUI node pack (comfyui_controlnet_aux), which this engine does not use yet; core ComfyUI preprocesses only ${[...CORE_PREPROCESSED].map((n) => `'${n}'`).join(', ')}`,
+      );
+    }
+  }
+  if (images.length !== 1 && images.length !== names.length) {
+    fields.refuse(
+      imageField,
+      `${images.length} picture(s) for ${names.length} controlnet(s); send one, or one per controlnet`,
+    );
+  }
+  const perUnit = Object.fromEntries(
+    PER_CONTROLNET.map((field) => {
+      const values = fields.list<number>(field);
+      if (values.length > 0 && values.length !== names.length) {
+        fields.refuse(
+          field,
+          `${values.length} value(s) for ${names.length} controlnet(s); send one per controlnet`,
+        );
+      }
+      return [field, values];
+    }),
+  ) as Record<(typeof PER_CONTROLNET)[number], readonly number[]>;
+  return names.map((name, i) => {
+    const start = perUnit.starting_control_steps[i] ?? 0;
+    const end = perUnit.ending_control_steps[i] ?? 1;
+    if (start > end)
+      fields.refuse('starting_control_steps', `controlnet ${i + 1} starts (${start}) after it ends (${end})`);
+    return {
+      file: CONTROLNET_FILES[family][name]!,
+      image: images[images.length === 1 ? 0 : i]!,
+      strength: perUnit.controlnet_weights[i] ?? 1,
+      start,
+      end,
+    };
+  });
+}
+
+export const CONTROLNET_NODES: readonly NodeClass[] = [
+  'LoadImage',
+  'Canny',
+  'ControlNetLoader',
+  'ControlNetApplyAdvanced',
+];
+
+/** One ControlNetApplyAdvanced per unit, chained on both conditionings; each photo becomes its Canny edges once. */
+export function applyControlnets(
+  w: Workflow,
+  conditioning: Conditioning,
+  vae: Link<'VAE'>,
+  units: readonly ControlUnit[],
+): Conditioning {
+  const edges = new Map<string, Link<'IMAGE'>>();
+  let { positive, negative } = conditioning;
+  for (const unit of units) {
+    let image = edges.get(unit.image);
+    if (!image) {
+      image = w.node('Canny', { image: loadImage(w, unit.image), ...CANNY }).out(0);
+      edges.set(unit.image, image);
+    }
+    const control_net = w.node('ControlNetLoader', { control_net_name: unit.file }).out(0);
+    [positive, negative] = w.node('ControlNetApplyAdvanced', {
+      positive,
+      negative,
+      control_net,
+      image,
+      strength: unit.strength,
+      start_percent: unit.start,
+      end_percent: unit.end,
+      vae,
+    }).outputs;
+  }
+  return { positive, negative };
+}

@@ -1,0 +1,49 @@
+import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
+import type { Workflow } from '../workflow/workflow.ts';
+import type { Size } from './image-size.ts';
+
+/** Request images on the graph: loaded by their uploaded name, sized for sampling, encoded. */
+
+/** The node classes of each function below. */
+export const IMAGE_NODES = {
+  load: ['LoadImage'],
+  sized: ['LoadImage', 'ImageScale'],
+  mask: ['LoadImage', 'ImageScale', 'ImageToMask'],
+  encode: ['VAEEncode', 'RepeatLatentBatch'],
+} as const satisfies Record<string, readonly NodeClass[]>;
+
+export function loadImage(w: Workflow, uploaded: string): Link<'IMAGE'> {
+  return w.node('LoadImage', { image: uploaded }).out(0);
+}
+
+/** An input picture at the sampling size (centre crop, so its proportions survive). */
+export function loadImageAt(w: Workflow, uploaded: string, size: Size): Link<'IMAGE'> {
+  const image = loadImage(w, uploaded);
+  return w.node('ImageScale', { image, upscale_method: 'lanczos', ...size, crop: 'center' }).out(0);
+}
+
+/**
+ * A black-and-white mask picture (white: repaint) as a MASK at the sampling size, cropped as its
+ * image is. Its red channel is read: a mask picture is grey, and LoadImage's own MASK output is the
+ * alpha channel, which mask pictures seldom carry.
+ */
+export function loadMaskAt(w: Workflow, uploaded: string, size: Size): Link<'MASK'> {
+  const image = loadImageAt(w, uploaded, size);
+  return w.node('ImageToMask', { image, channel: 'red' }).out(0);
+}
+
+/** `samples` copies of one latent (an encoded picture is a batch of one). */
+export function repeatLatent(w: Workflow, latent: Link<'LATENT'>, samples: number): Link<'LATENT'> {
+  return samples > 1 ? w.node('RepeatLatentBatch', { samples: latent, amount: samples }).out(0) : latent;
+}
+
+/** A picture to start sampling from (image2image): encoded, repeated for the batch. */
+export function encodeImage(
+  w: Workflow,
+  pixels: Link<'IMAGE'>,
+  vae: Link<'VAE'>,
+  samples: number,
+): Link<'LATENT'> {
+  return repeatLatent(w, w.node('VAEEncode', { pixels, vae }).out(0), samples);
+}

@@ -1,0 +1,182 @@
+import type { Pipeline } from '../../engine.ts';
+import type { CompileContext, CompiledWorkflow, PipelineCompiler, ServerRequirements } from '../contracts.ts';
+import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
+import { nodeClasses, Workflow } from '../workflow/workflow.ts';
+import {
+  applyControlnets,
+  CONTROLNET_FILES,
+  CONTROLNET_NODES,
+  controlUnits,
+  type Family,
+} from './controlnet-stack.ts';
+import { HIRES_FIX, HIRES_NODES, hiresPass } from './hires-fix.ts';
+import { EXACT_SIZE_NODES, SD_GRID, samplingSize, scaleTo } from './image-size.ts';
+import { INPAINT_NODES, inpaint } from './inpainting.ts';
+import { encodeImage, IMAGE_NODES, loadImageAt, loadMaskAt } from './input-images.ts';
+import { applyLoras, LORA_NODES } from './lora-stack.ts';
+import {
+  CHECKPOINT_DIFFUSION_NODES,
+  checkpointFile,
+  DEFAULT_CHECKPOINTS,
+  loadCheckpoint,
+} from './model-files.ts';
+import { CLIP_SKIP_NODES, encodePrompts, skipClipLayers, withEmbeddings } from './prompt-encoding.ts';
+import { RequestFields } from './request-fields.ts';
+import { samplingFor } from './schedulers.ts';
+import { applyUpscaleField, GENERAL_UPSCALER, UPSCALE_NODES } from './upscaling.ts';
+
+/**
+ * The Stable Diffusion 1.5 and SDXL pipelines (text2image, image2image, inpainting, controlnet and
+ * Generate v1) share one request shape and one graph: checkpoint, clip_skip, LoRAs, prompts with
+ * embeddings, a starting latent per mode, controlnets, the sampler, hires, exact size, upscale.
+ */
+export type SdMode = 'text2image' | 'image2image' | 'inpainting' | 'controlnet';
+
+const NODE_PACK = (what: string, pack: string) =>
+  `needs ${what} from a ComfyUI node pack (${pack}), which this engine does not use yet`;
+
+/** Fields of the shared SD request shape no core-node graph can honour. */
+const NOT_SERVED: Readonly<Record<string, string>> = {
+  ip_adapter_image: NODE_PACK('IP-Adapter', 'ComfyUI_IPAdapter_plus'),
+  ip_adapter_style_images: NODE_PACK('IP-Adapter', 'ComfyUI_IPAdapter_plus'),
+  ip_adapter_mask_images: NODE_PACK('IP-Adapter', 'ComfyUI_IPAdapter_plus'),
+  ip_adapter: NODE_PACK('IP-Adapter', 'ComfyUI_IPAdapter_plus'),
+  ip_adapter_scale: NODE_PACK('IP-Adapter', 'ComfyUI_IPAdapter_plus'),
+  hidiffusion: NODE_PACK('HiDiffusion', 'comfyui_jankhidiffusion'),
+  attn: NODE_PACK('style-aligned attention sharing', 'style_aligned_comfy'),
+  adain: NODE_PACK('style-aligned AdaIN', 'style_aligned_comfy'),
+  style: NODE_PACK('style-aligned generation', 'style_aligned_comfy'),
+  resolution: "sets a controlnet preprocessor's working size, and core ComfyUI's Canny has none",
+  mask_images: 'masks for controlnet inpainting are not served by this engine; use /sd/inpainting/v1',
+};
+
+const NO_INIT_IMAGE =
+  'applies to image2image and inpainting; this pipeline starts from noise, not from a picture';
+
+export function compileStableDiffusion(
+  pipeline: Pipeline,
+  family: Family,
+  mode: SdMode,
+  ctx: CompileContext,
+): CompiledWorkflow {
+  const fields = new RequestFields(pipeline, ctx);
+  fields.refuseUnlessDefault(NOT_SERVED);
+  const fromPicture = mode === 'image2image' || mode === 'inpainting';
+  if (!fromPicture) fields.refuseUnlessDefault({ strength: NO_INIT_IMAGE });
+
+  const w = new Workflow(ctx.filenamePrefix);
+  const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id')));
+  const { model, clip } = applyLoras(w, fields, {
+    model: checkpoint.model,
+    clip: skipClipLayers(w, checkpoint.clip, fields.optionalNumber('clip_skip')),
+  });
+  let conditioning = encodePrompts(
+    w,
+    clip,
+    withEmbeddings(fields, fields.string('prompt')),
+    fields.string('negative_prompt'),
+  );
+
+  const target = { width: fields.number('width'), height: fields.number('height') };
+  const size = samplingSize(target, SD_GRID);
+  const samples = fields.number('samples');
+  const controls =
+    mode === 'controlnet'
+      ? controlUnits(fields, family, 'init_images', fields.images('init_images'))
+      : controlUnits(
+          fields,
+          family,
+          'control_image',
+          fields.has('control_image') ? [fields.image('control_image')] : [],
+        );
+  conditioning = applyControlnets(w, conditioning, checkpoint.vae, controls);
+
+  let latent: Link<'LATENT'>;
+  if (mode === 'image2image') {
+    latent = encodeImage(w, loadImageAt(w, fields.image('init_image'), size), checkpoint.vae, samples);
+  } else if (mode === 'inpainting') {
+    const pixels = loadImageAt(w, fields.image('init_image'), size);
+    const mask = loadMaskAt(w, fields.image('mask_image'), size);
+    ({ latent, ...conditioning } = inpaint(w, conditioning, checkpoint.vae, pixels, mask, samples));
+  } else {
+    latent = w.node('EmptyLatentImage', { ...size, batch_size: samples }).out(0);
+  }
+
+  const sampler = {
+    model,
+    seed: ctx.seed,
+    steps: fields.number('num_inference_steps'),
+    cfg: fields.number('guidance_scale'),
+    ...samplingFor(fields.string('scheduler')),
+    ...conditioning,
+  };
+  latent = w.sample({
+    ...sampler,
+    latent_image: latent,
+    denoise: fromPicture ? fields.number('strength') : 1,
+  });
+  let sampled = size;
+  let answer = target;
+  if (fields.bool('hires')) {
+    ({ latent, size: sampled } = hiresPass(w, sampler, latent, size));
+    answer = {
+      width: Math.round(target.width * HIRES_FIX.scale),
+      height: Math.round(target.height * HIRES_FIX.scale),
+    };
+  }
+  const decoded = w.node('VAEDecode', { samples: latent, vae: checkpoint.vae }).out(0);
+  w.save(applyUpscaleField(w, fields, scaleTo(w, decoded, sampled, answer)));
+  return w.compiled();
+}
+
+/** What the SD pipelines of one family and mode need on the server. */
+export function stableDiffusionRequirements(family: Family, mode: SdMode): ServerRequirements {
+  const defaultModel = family === 'sd' ? 'sd1.5' : 'sdxl';
+  const start = {
+    text2image: ['EmptyLatentImage'],
+    controlnet: ['EmptyLatentImage'],
+    image2image: nodeClasses(IMAGE_NODES.sized, IMAGE_NODES.encode),
+    inpainting: nodeClasses(IMAGE_NODES.mask, INPAINT_NODES),
+  } as const satisfies Record<SdMode, readonly NodeClass[]>;
+  const nodes = nodeClasses(
+    CHECKPOINT_DIFFUSION_NODES,
+    CLIP_SKIP_NODES,
+    LORA_NODES,
+    CONTROLNET_NODES,
+    start[mode],
+    HIRES_NODES,
+    EXACT_SIZE_NODES,
+    family === 'sd' ? UPSCALE_NODES : [],
+  );
+  return {
+    nodes,
+    models: [
+      {
+        folder: 'checkpoints',
+        what: `the checkpoint of \`model_id\`: \`${DEFAULT_CHECKPOINTS[defaultModel]}\` for \`${defaultModel}\` (the default), or the file \`COMFYUI_CHECKPOINTS\` maps the id to`,
+      },
+      {
+        folder: 'loras',
+        what: 'each file `lora_models` names (`.safetensors` added to a name without extension)',
+      },
+      { folder: 'embeddings', what: 'each textual inversion `embeddings` names' },
+      {
+        folder: 'controlnet',
+        what: `\`${CONTROLNET_FILES[family]['canny']}\` for \`controlnets: ["canny"]\``,
+      },
+      ...(family === 'sd'
+        ? [{ folder: 'upscale_models', what: `\`${GENERAL_UPSCALER.file}\` for \`upscale\`` }]
+        : []),
+    ],
+  };
+}
+
+/** The compiler of one SD pipeline: its family, its mode, and the one graph they share. */
+export function stableDiffusionCompiler(pipeline: Pipeline, family: Family, mode: SdMode): PipelineCompiler {
+  return {
+    pipeline,
+    requires: stableDiffusionRequirements(family, mode),
+    compile: (ctx) => compileStableDiffusion(pipeline, family, mode, ctx),
+  };
+}

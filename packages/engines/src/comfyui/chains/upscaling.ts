@@ -1,0 +1,61 @@
+import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
+import type { Workflow } from '../workflow/workflow.ts';
+import type { RequestFields } from './request-fields.ts';
+
+/** An ESRGAN-family model in the server's `upscale_models` folder and its native scale. */
+export interface UpscaleModel {
+  readonly file: string;
+  readonly scale: number;
+}
+
+/** The upscalers the contract names (superresolution's `model_name`), as their usual files. */
+export const UPSCALE_MODELS = {
+  RealESRGAN_x4plus: { file: 'RealESRGAN_x4plus.pth', scale: 4 },
+  RealESRGAN_x2plus: { file: 'RealESRGAN_x2plus.pth', scale: 2 },
+  'realesr-general-x4v3': { file: 'realesr-general-x4v3.pth', scale: 4 },
+} as const satisfies Record<string, UpscaleModel>;
+
+/** The model behind the SD `upscale` field. */
+export const GENERAL_UPSCALER: UpscaleModel = UPSCALE_MODELS.RealESRGAN_x4plus;
+
+export const UPSCALE_NODES: readonly NodeClass[] = [
+  'UpscaleModelLoader',
+  'ImageUpscaleWithModel',
+  'ImageScaleBy',
+];
+
+/**
+ * The model at its native scale, then resized to exactly `factor` (ImageScaleBy rounds the same
+ * way a request's size would: round(side x factor)).
+ */
+export function upscaleWith(
+  w: Workflow,
+  image: Link<'IMAGE'>,
+  model: UpscaleModel,
+  factor: number,
+): Link<'IMAGE'> {
+  const upscale_model = w.node('UpscaleModelLoader', { model_name: model.file }).out(0);
+  const upscaled = w.node('ImageUpscaleWithModel', { upscale_model, image }).out(0);
+  if (factor === model.scale) return upscaled;
+  return w
+    .node('ImageScaleBy', { image: upscaled, upscale_method: 'lanczos', scale_by: factor / model.scale })
+    .out(0);
+}
+
+/** The SD `upscale` field ('2x', '1.5x', up to '4x'), or undefined when it is not sent. */
+export function upscaleFactor(fields: RequestFields): number | undefined {
+  if (!fields.has('upscale')) return undefined;
+  const text = fields.string('upscale');
+  const factor = Number(/^\s*(\d+(?:\.\d+)?)\s*x?\s*$/i.exec(text)?.[1]);
+  if (!(factor >= 1 && factor <= 4)) {
+    fields.refuse('upscale', `'${text}' is not an upscale factor from '1x' to '4x' (such as '2x')`);
+  }
+  return factor;
+}
+
+/** Applies the SD `upscale` field, when sent, with the general upscaler. */
+export function applyUpscaleField(w: Workflow, fields: RequestFields, image: Link<'IMAGE'>): Link<'IMAGE'> {
+  const factor = upscaleFactor(fields);
+  return factor === undefined || factor === 1 ? image : upscaleWith(w, image, GENERAL_UPSCALER, factor);
+}

@@ -1,0 +1,2 @@
+export { type ComfyClientOptions, createComfyClient } from './comfy-client.ts';
+export { describeRejection } from './rejection.ts';

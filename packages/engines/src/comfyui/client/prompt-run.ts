@@ -1,0 +1,259 @@
+import {
+  type ApiPrompt,
+  type FileRef,
+  PromptFailedError,
+  PromptLostError,
+  type PromptProgress,
+  PromptRejectedError,
+  ServerUnavailableError,
+} from '../contracts.ts';
+import { type ComfyHttp, parseJson } from './comfy-http.ts';
+import type { ComfySocket, SocketEvent } from './comfy-socket.ts';
+import { type HistoryEntry, type PromptOutcome, readHistoryEntry } from './history-entry.ts';
+import { describeRejection, type RejectionBody } from './rejection.ts';
+
+/**
+ * One prompt on one server, from submission to its output files: submitted under our own
+ * client_id and prompt_id, followed on the socket, with `/history` (and `/queue`) read when the
+ * socket reports the end, reconnects, or stays silent; cancelled on the server when aborted.
+ */
+
+export interface RunTiming {
+  /** With no message about the prompt for this long, the client asks `/history` and `/queue`. */
+  readonly silenceMs: number;
+  /** After this many checks in a row that the server did not answer, it is unavailable. */
+  readonly maxFailedChecks: number;
+}
+
+export interface RunDeps {
+  readonly http: ComfyHttp;
+  readonly socket: ComfySocket;
+  readonly clientId: string;
+  readonly timing: RunTiming;
+}
+
+export interface RunOptions {
+  readonly promptId: string;
+  readonly outputNodes: readonly string[];
+  readonly signal: AbortSignal;
+  readonly onProgress?: (progress: PromptProgress) => void;
+}
+
+export async function runPrompt(deps: RunDeps, prompt: ApiPrompt, options: RunOptions): Promise<FileRef[]> {
+  const { signal } = options;
+  signal.throwIfAborted();
+  // Listen before submitting: the socket drops messages for a client it does not know yet, and a
+  // quick prompt can end before the POST's answer arrives.
+  const follower = new PromptFollower(deps, options);
+  let sent = false;
+  try {
+    await deps.socket.ready(signal);
+    signal.throwIfAborted();
+    sent = true;
+    const promptId = await submit(deps, prompt, options);
+    return await follower.follow(promptId);
+  } catch (error) {
+    // The server may hold the prompt (an abort or a timeout while it was sent or ran): take it back.
+    if (sent && (signal.aborted || error instanceof ServerUnavailableError)) {
+      await cancelOnServer(deps.http, follower.promptId);
+    }
+    if (signal.aborted) throw signal.reason;
+    throw error;
+  } finally {
+    follower.stop();
+  }
+}
+
+async function submit(deps: RunDeps, prompt: ApiPrompt, options: RunOptions): Promise<string> {
+  const { http } = deps;
+  const { status, body } = await http.send('POST', '/prompt', {
+    json: { prompt, client_id: deps.clientId, prompt_id: options.promptId },
+    signal: options.signal,
+  });
+  if (status === 200) {
+    const answer = parseJson<RejectionBody & { prompt_id?: string }>(body, 'POST /prompt', http.server);
+    const promptId = answer.prompt_id ?? options.promptId;
+    if (Object.keys(answer.node_errors ?? {}).length > 0) {
+      // The trap: ComfyUI queued the outputs that validated and dropped the others. A partial
+      // result is a wrong result, so take the prompt back and fail.
+      await cancelOnServer(http, promptId);
+      throw new PromptRejectedError(describeRejection(answer, http.server));
+    }
+    return promptId;
+  }
+  if (status === 400) {
+    const answer = parseJson<RejectionBody>(body, 'POST /prompt', http.server);
+    throw new PromptRejectedError(describeRejection(answer, http.server));
+  }
+  if (status === 500) {
+    // ComfyUI answers 500 when reading or validating the prompt raised: the prompt's fault.
+    const text = body.toString('utf8').split('\n').filter(Boolean).join(': ');
+    throw new PromptRejectedError(`the prompt could not be read (${text}) on server ${http.server}`);
+  }
+  throw new ServerUnavailableError(`server ${http.server} answered ${status} to POST /prompt`);
+}
+
+/**
+ * Removes the prompt if it is still pending, then interrupts it if it runs (in that order, so a
+ * prompt that starts in between is still caught). Both touch only this prompt.
+ */
+async function cancelOnServer(http: ComfyHttp, promptId: string): Promise<void> {
+  try {
+    await http.send('POST', '/queue', { json: { delete: [promptId] } });
+    await http.send('POST', '/interrupt', { json: { prompt_id: promptId } });
+  } catch {
+    // Best effort: a server that does not answer holds nothing we can take back.
+  }
+}
+
+interface QueueBody {
+  readonly queue_running?: readonly (readonly unknown[])[];
+  readonly queue_pending?: readonly (readonly unknown[])[];
+}
+
+class PromptFollower {
+  promptId: string;
+  private following: { resolve(files: FileRef[]): void; reject(error: unknown): void } | undefined;
+  private endSeen = false;
+  private timer: NodeJS.Timeout | undefined;
+  private checking = false;
+  private checkAgain = false;
+  private failedChecks = 0;
+  private readonly stopListening: () => void;
+  private readonly onAbort = () => this.fail(this.options.signal.reason);
+
+  constructor(
+    private readonly deps: RunDeps,
+    private readonly options: RunOptions,
+  ) {
+    this.promptId = options.promptId;
+    this.stopListening = deps.socket.listen((event) => this.onSocket(event));
+  }
+
+  /** Follows the submitted prompt (the id the server answered) to its output files. */
+  follow(promptId: string): Promise<FileRef[]> {
+    this.promptId = promptId;
+    return new Promise((resolve, reject) => {
+      this.following = { resolve, reject };
+      this.options.signal.addEventListener('abort', this.onAbort, { once: true });
+      if (this.endSeen) void this.check();
+      else this.arm();
+    });
+  }
+
+  /** Stops listening and timing (idempotent); a prompt still followed is left unsettled. */
+  stop(): void {
+    this.stopListening();
+    clearTimeout(this.timer);
+    this.options.signal.removeEventListener('abort', this.onAbort);
+    this.following = undefined;
+  }
+
+  private onSocket(event: SocketEvent): void {
+    if (event.kind === 'open') {
+      // Messages sent while the socket was down are lost: ask the server where the prompt is.
+      void this.check();
+      return;
+    }
+    if (event.kind !== 'message') return;
+    const { type, data } = event.message;
+    if (data.prompt_id !== this.promptId) return;
+    this.arm();
+    if (type === 'progress') {
+      this.progress({ node: String(data.node), value: Number(data.value), max: Number(data.max) });
+    } else if (
+      (type === 'executing' && data.node === null) ||
+      type === 'execution_error' ||
+      type === 'execution_interrupted'
+    ) {
+      // The end: `executing {node: null}` comes after history is written, the other two just before.
+      this.endSeen = true;
+      void this.check();
+    }
+  }
+
+  private progress(progress: PromptProgress): void {
+    try {
+      this.options.onProgress?.(progress);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** Re-arms the silence timer (only while following a submitted prompt). */
+  private arm(): void {
+    if (!this.following) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.check(), this.deps.timing.silenceMs);
+  }
+
+  private async check(): Promise<void> {
+    if (!this.following) return;
+    if (this.checking) {
+      this.checkAgain = true;
+      return;
+    }
+    this.checking = true;
+    clearTimeout(this.timer);
+    try {
+      do {
+        this.checkAgain = false;
+        const outcome = await this.lookUp();
+        if (outcome) return this.settle(outcome);
+      } while (this.checkAgain);
+      this.failedChecks = 0;
+    } catch (error) {
+      if (!(error instanceof ServerUnavailableError)) return this.fail(error);
+      this.failedChecks += 1;
+      if (this.failedChecks >= this.deps.timing.maxFailedChecks) return this.fail(error);
+    } finally {
+      this.checking = false;
+    }
+    this.arm();
+  }
+
+  /** Where the prompt is: ended (history), still queued or running (undefined), or lost. */
+  private async lookUp(): Promise<PromptOutcome | { kind: 'lost' } | undefined> {
+    const first = await this.historyEntry();
+    if (first) return readHistoryEntry(first, this.options.outputNodes, this.deps.http.server);
+    const queue = await this.deps.http.json<QueueBody>('GET', '/queue', { signal: this.options.signal });
+    const queued = [...(queue.queue_running ?? []), ...(queue.queue_pending ?? [])];
+    if (queued.some((item) => item[1] === this.promptId)) return undefined;
+    // It may have ended between the two reads: history is written as it leaves the queue.
+    const second = await this.historyEntry();
+    if (second) return readHistoryEntry(second, this.options.outputNodes, this.deps.http.server);
+    return { kind: 'lost' };
+  }
+
+  private async historyEntry(): Promise<HistoryEntry | undefined> {
+    const path = `/history/${encodeURIComponent(this.promptId)}`;
+    const body = await this.deps.http.json<Record<string, HistoryEntry>>('GET', path, {
+      signal: this.options.signal,
+    });
+    return body[this.promptId];
+  }
+
+  private settle(outcome: PromptOutcome | { kind: 'lost' }): void {
+    if (outcome.kind === 'success') {
+      this.end((following) => following.resolve(outcome.files));
+      return;
+    }
+    const server = this.deps.http.server;
+    this.fail(
+      outcome.kind === 'failed'
+        ? new PromptFailedError(outcome.message)
+        : new PromptLostError(`server ${server} no longer knows prompt ${this.promptId} (it restarted?)`),
+    );
+  }
+
+  private fail(error: unknown): void {
+    this.end((following) => following.reject(error));
+  }
+
+  private end(action: (following: NonNullable<PromptFollower['following']>) => void): void {
+    const following = this.following;
+    if (!following) return;
+    this.stop();
+    action(following);
+  }
+}

@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import sharp, { type Metadata } from 'sharp';
+import {
+  type Engine,
+  EngineInputError,
+  type EngineJob,
+  type EngineResult,
+  type InputImage,
+  type OutputImage,
+  type RunContext,
+} from '../engine.ts';
+import {
+  type ComfyClient,
+  type CompileContext,
+  type FileRef,
+  type PipelineCompiler,
+  PromptFailedError,
+  PromptLostError,
+  type PromptProgress,
+  PromptRejectedError,
+  ServerUnavailableError,
+} from './contracts.ts';
+import { samplingProgress } from './sampling-progress.ts';
+import { type PoolOptions, type ServerLease, ServerPool, SLOTS_PER_SERVER } from './server-pool.ts';
+
+/**
+ * The comfyui engine: real diffusion on one or many ComfyUI servers. A job is compiled into a
+ * ComfyUI graph by its pipeline's compiler, sent to the server the pool picks (its routing
+ * respected), followed to the end with progress, and answered with the server's output images.
+ * A server that dies mid-run is marked down and the job runs again on another; a server that
+ * restarted and forgot the prompt gets it once more; a graph the server refuses, or one that
+ * fails while it runs, fails the task with the server's reason in plain words.
+ */
+export interface ComfyuiEngineOptions {
+  /** One client per server of COMFYUI_URLS (servers sharing a name form a group). */
+  readonly servers: readonly ComfyClient[];
+  /** The compilers this engine runs: its pipelines are theirs. */
+  readonly compilers: readonly PipelineCompiler[];
+  /** COMFYUI_CHECKPOINTS: the API's model ids to checkpoint files on the servers. */
+  readonly checkpoints: Readonly<Record<string, string>>;
+  readonly pool?: PoolOptions;
+}
+
+/**
+ * Jobs per server the worker keeps in flight: the pool's slots (one prompt running, one queued)
+ * plus one prepared and waiting, so a freed slot is refilled at once rather than after the
+ * database hands out the next task.
+ */
+const JOBS_PER_SERVER = SLOTS_PER_SERVER + 1;
+
+export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
+  const compilers = new Map(options.compilers.map((compiler) => [compiler.pipeline, compiler]));
+  const pool = new ServerPool(options.servers, options.pool);
+  // Each server may fail once under a job before the attempt gives up (then the worker retries it).
+  const tries = options.servers.length + 1;
+
+  return {
+    name: 'comfyui',
+    pipelines: [...compilers.keys()],
+    capacity: options.servers.length * JOBS_PER_SERVER,
+    servers: () => pool.status(),
+    start: () => pool.start(),
+    close: () => pool.close(),
+
+    async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+      const compiler = compilers.get(job.pipeline);
+      if (!compiler) throw new Error(`the comfyui engine has no compiler for ${job.pipeline}`);
+      // Unique per task: ComfyUI serves an identical graph from its cache, pointing at the files of
+      // whichever task ran it first; a prefix of our own keeps every task's graph and files apart.
+      const key = randomUUID();
+      const task = { job, compiler, key, checkpoints: options.checkpoints };
+      // Compiled once before a server is taken: bad input fails at once, and the checkpoint the
+      // graph loads steers the choice of server. It is compiled again with the names the server
+      // gives the uploaded images.
+      const { checkpoint, samplingSteps } = compile(task, requestedNames(task));
+      // One bar for the whole task, so a run again elsewhere never moves it back.
+      const progress = samplingProgress(samplingSteps, (fraction, message) =>
+        ctx.progress(fraction, message),
+      );
+      for (let attempt = 1; ; attempt++) {
+        const lease = await pool.acquire({
+          ...(checkpoint ? { checkpoint } : {}),
+          ...(job.servers ? { servers: job.servers } : {}),
+          signal: ctx.signal,
+        });
+        try {
+          const images = await runOn(lease, { ...task, signal: ctx.signal, progress });
+          return {
+            images,
+            meta: { comfyui_server: lease.client.name, ...(checkpoint ? { checkpoint } : {}) },
+          };
+        } catch (error) {
+          if (error instanceof ServerUnavailableError && !ctx.signal.aborted) {
+            lease.fail(error);
+            if (attempt < tries) continue;
+          }
+          lease.release();
+          // A refused graph, or one that failed while it ran, would fail the same way again.
+          if (error instanceof PromptRejectedError || error instanceof PromptFailedError) {
+            throw new EngineInputError(error.message);
+          }
+          throw error;
+        }
+      }
+    },
+  };
+}
+
+interface TaskPlan {
+  readonly job: EngineJob;
+  readonly compiler: PipelineCompiler;
+  readonly key: string;
+  readonly checkpoints: Readonly<Record<string, string>>;
+}
+
+interface RunPlan extends TaskPlan {
+  readonly signal: AbortSignal;
+  readonly progress: (progress: PromptProgress) => void;
+}
+
+function compile(task: TaskPlan, images: CompileContext['images']) {
+  return task.compiler.compile({
+    input: task.job.input,
+    seed: task.job.seed,
+    images,
+    filenamePrefix: `imagegen/${task.key}/img`,
+    checkpoints: task.checkpoints,
+  });
+}
+
+/**
+ * One run on one server: upload the inputs, submit the graph and follow it, then fetch the
+ * outputs. The slot is given back as soon as ComfyUI is done, before the downloads, so the next
+ * prompt reaches the server at once.
+ */
+async function runOn(lease: ServerLease, task: RunPlan): Promise<OutputImage[]> {
+  const { client } = lease;
+  const { signal } = task;
+  const submit = async (): Promise<FileRef[]> => {
+    const workflow = compile(task, await upload(client, task, signal));
+    return client.run(workflow.prompt, {
+      promptId: randomUUID(),
+      outputNodes: workflow.outputNodes,
+      signal,
+      onProgress: task.progress,
+    });
+  };
+  let files: FileRef[];
+  try {
+    files = await submit();
+  } catch (error) {
+    if (!(error instanceof PromptLostError)) throw error;
+    // The server restarted and forgot the prompt (its history is in memory): submitted once more,
+    // under a new id so nothing can mistake the two. A second loss fails the attempt.
+    files = await submit();
+  }
+  lease.release();
+  return Promise.all(files.map(async (file) => decode(await client.view(file, signal), file)));
+}
+
+/** The names asked for on upload: the task's key keeps them apart from every other task's. */
+function requestedNames(task: TaskPlan): Record<string, string | string[]> {
+  const names: Record<string, string | string[]> = {};
+  for (const [field, value] of Object.entries(task.job.images)) {
+    const name = (image: InputImage, n?: number) =>
+      `imagegen-${task.key}-${field}${n === undefined ? '' : `-${n}`}.${extension(image.contentType)}`;
+    names[field] = isList(value) ? value.map((image, n) => name(image, n)) : name(value);
+  }
+  return names;
+}
+
+/** Uploads every input image; answers the names the server gave them (not always the ones asked). */
+async function upload(
+  client: ComfyClient,
+  task: TaskPlan,
+  signal: AbortSignal,
+): Promise<Record<string, string | string[]>> {
+  const asked = requestedNames(task);
+  const given: Record<string, string | string[]> = {};
+  for (const [field, value] of Object.entries(task.job.images)) {
+    const names = asked[field]!;
+    const one = (image: InputImage, name: string) =>
+      client.upload({ name, data: image.data, contentType: image.contentType }, signal);
+    given[field] = isList(value)
+      ? await Promise.all(value.map((image, n) => one(image, (names as string[])[n]!)))
+      : await one(value, names as string);
+  }
+  return given;
+}
+
+function isList(value: InputImage | readonly InputImage[]): value is readonly InputImage[] {
+  return Array.isArray(value);
+}
+
+function extension(contentType: string): string {
+  const subtype = contentType.split('/')[1]?.split(/[;+]/)[0];
+  return subtype === 'jpeg' ? 'jpg' : subtype || 'png';
+}
+
+const CONTENT_TYPES: Readonly<Record<string, OutputImage['contentType']>> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+};
+
+/** An output file as the worker stores it: its true format and size, read from the bytes. */
+async function decode(data: Buffer, file: FileRef): Promise<OutputImage> {
+  let meta: Metadata;
+  try {
+    meta = await sharp(data).metadata();
+  } catch (error) {
+    throw new Error(`ComfyUI output ${file.filename} is not an image: ${(error as Error).message}`);
+  }
+  const contentType = CONTENT_TYPES[meta.format ?? ''];
+  if (!contentType || !meta.width || !meta.height) {
+    throw new Error(
+      `ComfyUI output ${file.filename} is ${meta.format ?? 'of no known format'}, not PNG, JPEG or WebP`,
+    );
+  }
+  return { data, contentType, width: meta.width, height: meta.height };
+}

@@ -1,0 +1,48 @@
+import type { Pipeline } from '../../engine.ts';
+import type { PipelineCompiler } from '../contracts.ts';
+import { compiler as generateV1 } from './generate-v1.ts';
+import { compiler as generateV2 } from './generate-v2.ts';
+import { compiler as generateV3 } from './generate-v3.ts';
+import { compiler as outpainting } from './outpainting.ts';
+import { compiler as sdControlnet } from './sd-controlnet.ts';
+import { compiler as sdImage2Image } from './sd-image2image.ts';
+import { compiler as sdInpainting } from './sd-inpainting.ts';
+import { compiler as sdText2Image } from './sd-text2image.ts';
+import { compiler as sd3 } from './sd3.ts';
+import { compiler as sd35 } from './sd3-5.ts';
+import { compiler as sdxlControlnet } from './sdxl-controlnet.ts';
+import { compiler as sdxlImage2Image } from './sdxl-image2image.ts';
+import { compiler as sdxlInpainting } from './sdxl-inpainting.ts';
+import { compiler as sdxlText2Image } from './sdxl-text2image.ts';
+import { compiler as superresolution } from './superresolution.ts';
+import { compiler as upscaler } from './upscaler.ts';
+
+/** Every pipeline the comfyui engine compiles to a ComfyUI graph: the pipelines it serves. */
+export const COMPILERS: readonly PipelineCompiler[] = [
+  sdText2Image,
+  sdImage2Image,
+  sdInpainting,
+  sdControlnet,
+  sdxlText2Image,
+  sdxlImage2Image,
+  sdxlInpainting,
+  sdxlControlnet,
+  generateV1,
+  generateV2,
+  generateV3,
+  sd3,
+  sd35,
+  outpainting,
+  upscaler,
+  superresolution,
+];
+
+const byPipeline = new Map(COMPILERS.map((compiler) => [compiler.pipeline, compiler]));
+
+/** The compiler of a pipeline, or undefined when the comfyui engine does not serve it. */
+export function compilerFor(pipeline: Pipeline): PipelineCompiler | undefined {
+  return byPipeline.get(pipeline);
+}
+
+/** The pipelines the comfyui engine serves. */
+export const COMFYUI_PIPELINES: readonly Pipeline[] = COMPILERS.map((compiler) => compiler.pipeline);

@@ -1,0 +1,45 @@
+import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
+import { RequestFields } from '../chains/request-fields.ts';
+import { UPSCALE_MODELS, UPSCALE_NODES, type UpscaleModel, upscaleWith } from '../chains/upscaling.ts';
+import type { PipelineCompiler } from '../contracts.ts';
+import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
+
+/**
+ * `/superresolution/v1`: `init_image` through the named Real-ESRGAN model at its native scale,
+ * then resized to exactly `scale_factor`. `tile` is not sent on: ComfyUI tiles by itself, as
+ * memory allows, and the tile size does not change the picture.
+ */
+const PIPELINE = '/superresolution/v1';
+
+export const compiler: PipelineCompiler = {
+  pipeline: PIPELINE,
+  requires: {
+    nodes: nodeClasses(IMAGE_NODES.load, UPSCALE_NODES, SAVE_NODES),
+    models: [
+      {
+        folder: 'upscale_models',
+        what: `the file of \`model_name\`: ${Object.entries(UPSCALE_MODELS)
+          .map(([name, model]) => `\`${model.file}\` for \`${name}\``)
+          .join(', ')}`,
+      },
+    ],
+  },
+  compile(ctx) {
+    const fields = new RequestFields(PIPELINE, ctx);
+    fields.refuseUnlessDefault({
+      face_enhance:
+        'needs a face-restoration model from a ComfyUI node pack, which this engine does not use yet',
+    });
+    const name = fields.string('model_name');
+    const model: UpscaleModel | undefined = UPSCALE_MODELS[name as keyof typeof UPSCALE_MODELS];
+    if (!model) {
+      fields.refuse(
+        'model_name',
+        `'${name}' is not an upscaler this engine knows (uploaded upscalers are not served); send one of ${Object.keys(UPSCALE_MODELS).join(', ')}`,
+      );
+    }
+    const w = new Workflow(ctx.filenamePrefix);
+    w.save(upscaleWith(w, loadImage(w, fields.image('init_image')), model, fields.number('scale_factor')));
+    return w.compiled();
+  },
+};

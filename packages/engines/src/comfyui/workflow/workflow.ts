@@ -1,0 +1,57 @@
+import type { CompiledWorkflow } from '../contracts.ts';
+import { Graph, type Link, type NodeInputs } from './graph.ts';
+import type { NodeClass } from './node-types.ts';
+
+/**
+ * Each chain exports the node classes it adds; a compiler's `requires.nodes` is the union of the
+ * chains it composes, in order, each class once.
+ */
+export function nodeClasses(...groups: readonly (readonly NodeClass[])[]): NodeClass[] {
+  return [...new Set(groups.flat())];
+}
+
+/** Sampling and decoding, and saving the result. */
+export const SAMPLE_NODES: readonly NodeClass[] = ['KSampler', 'VAEDecode'];
+export const SAVE_NODES: readonly NodeClass[] = ['SaveImage'];
+
+/**
+ * A graph being compiled for one task, with what the engine needs beside it: the sampling nodes
+ * and their steps (progress), the output nodes (results), the checkpoint (model affinity). Sampling
+ * and saving go through here so none of them can be left out of the bookkeeping.
+ */
+export class Workflow extends Graph {
+  private readonly sampling: { node: string; steps: number }[] = [];
+  private readonly outputNodes: string[] = [];
+  private checkpoint: string | undefined;
+
+  constructor(private readonly filenamePrefix: string) {
+    super();
+  }
+
+  /** The main model file the graph loads (the first one named wins: it is the one that stays loaded longest). */
+  usesModel(file: string): void {
+    this.checkpoint ??= file;
+  }
+
+  /** A KSampler, counted for progress. */
+  sample(inputs: NodeInputs<'KSampler'>): Link<'LATENT'> {
+    const sampler = this.node('KSampler', inputs);
+    this.sampling.push({ node: sampler.id, steps: inputs.steps });
+    return sampler.out(0);
+  }
+
+  /** SaveImage under the task's own prefix: its files are the task's result. */
+  save(images: Link<'IMAGE'>): void {
+    this.outputNodes.push(this.node('SaveImage', { images, filename_prefix: this.filenamePrefix }).id);
+  }
+
+  compiled(): CompiledWorkflow {
+    if (this.outputNodes.length === 0) throw new Error('a workflow saves at least one image');
+    return {
+      prompt: this.toPrompt(),
+      outputNodes: [...this.outputNodes],
+      ...(this.checkpoint ? { checkpoint: this.checkpoint } : {}),
+      samplingSteps: [...this.sampling],
+    };
+  }
+}

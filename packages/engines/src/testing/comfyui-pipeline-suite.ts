@@ -1,0 +1,307 @@
+import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
+import sharp from 'sharp';
+import { compilerFor } from '../comfyui/compilers/index.ts';
+import type { ApiPrompt, CompiledWorkflow } from '../comfyui/contracts.ts';
+import type { EngineJob, InputImage } from '../engine.ts';
+import { MODEL_INPUTS } from './fake-comfyui/model-lists.ts';
+
+/**
+ * The pipeline suite of the comfyui engine: one request per pipeline it compiles (and a few more
+ * for fields that reshape the graph), each with the images the answer must hold. It runs through
+ * the API against the fake ComfyUI in `npm test`, and against a real server with
+ * `npm run --silent test:comfyui -- URL`. Sizes and steps are small: a real server on a CPU runs
+ * them in minutes.
+ */
+
+/** An input picture, drawn at test time. */
+export interface Picture {
+  readonly width: number;
+  readonly height: number;
+  /** A photo-like scene, or a mask (white: the part to paint). */
+  readonly kind: 'photo' | 'mask';
+}
+
+export interface PipelineCase {
+  /** The pipeline, and what the case exercises when a pipeline has several. */
+  readonly name: string;
+  readonly pipeline: string;
+  /** The request body without its image fields. */
+  readonly body: Readonly<Record<string, unknown>>;
+  /** Input pictures by request field (a list for a list field). */
+  readonly images: Readonly<Record<string, Picture | readonly Picture[]>>;
+  /** What the answer must hold: this many images of this size. */
+  readonly expect: { readonly count: number; readonly width: number; readonly height: number };
+}
+
+const photo = (width: number, height: number): Picture => ({ width, height, kind: 'photo' });
+const mask = (width: number, height: number): Picture => ({ width, height, kind: 'mask' });
+
+const SD = { prompt: 'a red fox in the snow', negative_prompt: 'blurry', num_inference_steps: 2 };
+const SD_SIZE = { width: 128, height: 192 };
+const XL_SIZE = { width: 256, height: 192 };
+const BIG = {
+  prompt: 'a lighthouse at dawn',
+  negative_prompt: 'blurry',
+  num_inference_steps: 2,
+  guidance_scale: 4,
+};
+
+export const PIPELINE_SUITE: readonly PipelineCase[] = [
+  {
+    name: '/sd/text2image/v1',
+    pipeline: '/sd/text2image/v1',
+    body: { ...SD, ...SD_SIZE, samples: 2 },
+    images: {},
+    expect: { count: 2, ...SD_SIZE },
+  },
+  {
+    name: '/sd/text2image/v1 with hires, upscale, clip_skip, a LoRA and another scheduler',
+    pipeline: '/sd/text2image/v1',
+    body: {
+      ...SD,
+      width: 128,
+      height: 128,
+      hires: true,
+      upscale: '2x',
+      clip_skip: 2,
+      scheduler: 'DPMSolverMultistepScheduler',
+      lora_models: ['detail-tweaker'],
+      lora_weights: [0.7],
+    },
+    images: {},
+    expect: { count: 1, width: 384, height: 384 },
+  },
+  {
+    name: '/sd/image2image/v1',
+    pipeline: '/sd/image2image/v1',
+    body: { ...SD, ...SD_SIZE, strength: 0.6 },
+    images: { init_image: photo(160, 120) },
+    expect: { count: 1, ...SD_SIZE },
+  },
+  {
+    name: '/sd/inpainting/v1',
+    pipeline: '/sd/inpainting/v1',
+    body: { ...SD, ...SD_SIZE },
+    images: { init_image: photo(160, 120), mask_image: mask(160, 120) },
+    expect: { count: 1, ...SD_SIZE },
+  },
+  {
+    name: '/sd/controlnet/v1',
+    pipeline: '/sd/controlnet/v1',
+    body: { ...SD, ...SD_SIZE, controlnets: ['canny'] },
+    images: { init_images: [photo(160, 120)] },
+    expect: { count: 1, ...SD_SIZE },
+  },
+  {
+    name: '/sdxl/text2image/v1',
+    pipeline: '/sdxl/text2image/v1',
+    body: { ...SD, ...XL_SIZE, samples: 2 },
+    images: {},
+    expect: { count: 2, ...XL_SIZE },
+  },
+  {
+    name: '/sdxl/image2image/v1',
+    pipeline: '/sdxl/image2image/v1',
+    body: { ...SD, ...XL_SIZE },
+    images: { init_image: photo(160, 120) },
+    expect: { count: 1, ...XL_SIZE },
+  },
+  {
+    name: '/sdxl/inpainting/v1',
+    pipeline: '/sdxl/inpainting/v1',
+    body: { ...SD, ...XL_SIZE },
+    images: { init_image: photo(160, 120), mask_image: mask(160, 120) },
+    expect: { count: 1, ...XL_SIZE },
+  },
+  {
+    name: '/sdxl/controlnet/v1',
+    pipeline: '/sdxl/controlnet/v1',
+    body: { ...SD, ...XL_SIZE, controlnets: ['canny'] },
+    images: { init_images: [photo(160, 120)] },
+    expect: { count: 1, ...XL_SIZE },
+  },
+  {
+    name: '/generate/v1',
+    pipeline: '/generate/v1',
+    body: { ...SD, ...XL_SIZE, samples: 2 },
+    images: {},
+    expect: { count: 2, ...XL_SIZE },
+  },
+  {
+    name: '/generate/v2',
+    pipeline: '/generate/v2',
+    body: { prompt: 'a lighthouse at dawn', num_inference_steps: 2, samples: 1, ...XL_SIZE },
+    images: {},
+    expect: { count: 1, ...XL_SIZE },
+  },
+  {
+    name: '/generate/v3',
+    pipeline: '/generate/v3',
+    body: { ...BIG, samples: 2, ...XL_SIZE },
+    images: {},
+    expect: { count: 2, ...XL_SIZE },
+  },
+  {
+    name: '/sd3/v1',
+    pipeline: '/sd3/v1',
+    body: { ...BIG, samples: 1, ...XL_SIZE },
+    images: {},
+    expect: { count: 1, ...XL_SIZE },
+  },
+  {
+    name: '/sd3_5/v1',
+    pipeline: '/sd3_5/v1',
+    body: { ...BIG, samples: 1, ...XL_SIZE },
+    images: {},
+    expect: { count: 1, ...XL_SIZE },
+  },
+  {
+    name: '/outpainting/v1',
+    pipeline: '/outpainting/v1',
+    body: {
+      prompt: 'a wider view',
+      num_inference_steps: 2,
+      guidance_scale: 7,
+      direction: ['right', 'down'],
+      expansion: [64],
+    },
+    images: { init_image: photo(128, 96) },
+    expect: { count: 1, width: 192, height: 160 },
+  },
+  {
+    name: '/upscaler/v1 deblur',
+    pipeline: '/upscaler/v1',
+    body: { prompt: 'sharp', type: 'deblur' },
+    images: { input_image: photo(96, 64) },
+    expect: { count: 1, width: 192, height: 128 },
+  },
+  {
+    name: '/upscaler/v1 variation',
+    pipeline: '/upscaler/v1',
+    body: { prompt: 'more detail', type: 'variation' },
+    images: { input_image: photo(96, 64) },
+    expect: { count: 1, width: 192, height: 128 },
+  },
+  {
+    name: '/superresolution/v1',
+    pipeline: '/superresolution/v1',
+    body: { model_name: 'RealESRGAN_x4plus', scale_factor: 2, tile: 128 },
+    images: { init_image: photo(96, 64) },
+    expect: { count: 1, width: 192, height: 128 },
+  },
+];
+
+/** A picture as PNG bytes: a lit scene with a few shapes, or a white ellipse on black. */
+export async function drawPicture(picture: Picture): Promise<Buffer> {
+  const { width, height } = picture;
+  const svg =
+    picture.kind === 'mask'
+      ? `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+           <rect width="100%" height="100%" fill="black"/>
+           <ellipse cx="${width / 2}" cy="${height / 2}" rx="${width / 4}" ry="${height / 4}" fill="white"/>
+         </svg>`
+      : `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+           <defs><linearGradient id="sky" x1="0" y1="0" x2="0" y2="1">
+             <stop offset="0" stop-color="#8ec5ff"/><stop offset="1" stop-color="#f7d9a8"/>
+           </linearGradient></defs>
+           <rect width="100%" height="100%" fill="url(#sky)"/>
+           <circle cx="${width * 0.7}" cy="${height * 0.3}" r="${height / 8}" fill="#ffe066"/>
+           <rect x="${width * 0.15}" y="${height * 0.45}" width="${width * 0.3}" height="${height * 0.45}" fill="#6b4f3a"/>
+           <rect y="${height * 0.85}" width="100%" height="${height * 0.15}" fill="#3f7d3a"/>
+         </svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}
+
+/**
+ * The engine job of a case, as the worker would hand it over: the body validated by the contract
+ * (defaults filled in), with `imageUrl(field, n)` standing for each image's URL, and the pictures.
+ */
+export async function caseJob(
+  testCase: PipelineCase,
+  imageUrl: (field: string, n?: number) => string = (field, n) =>
+    `https://suite.example/${field}${n === undefined ? '' : `-${n}`}.png`,
+): Promise<EngineJob> {
+  const endpoint = endpointByPath(testCase.pipeline);
+  if (!endpoint) throw new Error(`${testCase.pipeline} is not an endpoint of the contract`);
+  const body: Record<string, unknown> = { ...testCase.body };
+  const images: Record<string, InputImage | InputImage[]> = {};
+  for (const [field, value] of Object.entries(testCase.images)) {
+    const one = async (picture: Picture, n?: number): Promise<InputImage> => ({
+      data: await drawPicture(picture),
+      contentType: 'image/png',
+      width: picture.width,
+      height: picture.height,
+      url: imageUrl(field, n),
+    });
+    if (Array.isArray(value)) {
+      images[field] = await Promise.all((value as Picture[]).map((picture, n) => one(picture, n)));
+      body[field] = (images[field] as InputImage[]).map((image) => image.url);
+    } else {
+      images[field] = await one(value as Picture);
+      body[field] = (images[field] as InputImage).url;
+    }
+  }
+  const validated = compileRequestValidator(endpoint)(body);
+  if (!validated.ok)
+    throw new Error(`${testCase.name}: the contract refuses the body: ${JSON.stringify(validated.detail)}`);
+  return { pipeline: testCase.pipeline, input: validated.value, images, seed: 1 };
+}
+
+/** A case's graph as the engine compiles it, its input images named as on upload. */
+export function compileCase(
+  testCase: PipelineCase,
+  job: EngineJob,
+  checkpoints: Readonly<Record<string, string>>,
+): CompiledWorkflow {
+  const images = Object.fromEntries(
+    Object.entries(job.images).map(([field, value]) => [
+      field,
+      Array.isArray(value) ? value.map((_, n) => `${field}-${n}.png`) : `${field}.png`,
+    ]),
+  );
+  return compilerFor(testCase.pipeline)!.compile({
+    input: job.input,
+    seed: job.seed,
+    images,
+    filenamePrefix: 'imagegen/suite/img',
+    checkpoints,
+  });
+}
+
+/** The model files a compiled graph loads, by model folder (what a server must hold to run it). */
+export function modelFilesOf(prompt: ApiPrompt): Record<string, string[]> {
+  const files = new FolderFiles();
+  for (const node of Object.values(prompt)) {
+    for (const [input, folder] of Object.entries(MODEL_INPUTS[node.class_type] ?? {})) {
+      const value = node.inputs[input];
+      if (typeof value === 'string') files.add(folder, value);
+    }
+  }
+  return files.sorted();
+}
+
+/** Every model file the suite's graphs load with these checkpoint mappings, by folder. */
+export async function suiteModelFiles(
+  checkpoints: Readonly<Record<string, string>>,
+): Promise<Record<string, string[]>> {
+  const all = new FolderFiles();
+  for (const testCase of PIPELINE_SUITE) {
+    const { prompt } = compileCase(testCase, await caseJob(testCase), checkpoints);
+    for (const [folder, files] of Object.entries(modelFilesOf(prompt))) {
+      for (const file of files) all.add(folder, file);
+    }
+  }
+  return all.sorted();
+}
+
+class FolderFiles {
+  private readonly folders = new Map<string, Set<string>>();
+  add(folder: string, file: string): void {
+    const files = this.folders.get(folder) ?? new Set<string>();
+    files.add(file);
+    this.folders.set(folder, files);
+  }
+  sorted(): Record<string, string[]> {
+    return Object.fromEntries([...this.folders].map(([folder, files]) => [folder, [...files].sort()]));
+  }
+}

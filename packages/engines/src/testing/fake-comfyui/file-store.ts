@@ -1,0 +1,119 @@
+import { createHash, randomBytes } from 'node:crypto';
+import path from 'node:path/posix';
+import sharp from 'sharp';
+import type { FileRef } from '../../comfyui/contracts.ts';
+import { renderPng } from './fake-images.ts';
+import type { Picture } from './graph-shapes.ts';
+
+/**
+ * The fake's input, output and temp folders, in memory. Uploads keep their bytes; saved images
+ * keep what they show and are drawn when first viewed (so a prompt "runs" in no time). Files
+ * outlive a restart, as files on disk do.
+ */
+
+type Folder = FileRef['type'];
+
+type Stored =
+  | {
+      readonly bytes: Buffer;
+      readonly size: { width: number; height: number } | undefined;
+      readonly hash: string;
+    }
+  | { readonly picture: Picture; readonly index: number; png?: Promise<Buffer> };
+
+export class FileStore {
+  private readonly files = new Map<string, Stored>();
+  private readonly counters = new Map<string, number>();
+  /** The input folder's names, kept apart: LoadImage's list is read on every prompt. */
+  private readonly inputs = new Set<string>();
+  /** Changes whenever a file is added to the input folder. */
+  inputVersion = 0;
+
+  /** `POST /upload/image`'s naming: an identical file keeps its name, another gets `x (1).png`. */
+  async upload(folder: Folder, subfolder: string, filename: string, bytes: Buffer, overwrite: boolean) {
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    const { name: stem, ext } = path.parse(filename);
+    let name = filename;
+    let duplicate = false;
+    for (let i = 1; !overwrite && this.files.has(key(folder, subfolder, name)); i++) {
+      const existing = this.files.get(key(folder, subfolder, name))!;
+      if ('hash' in existing && existing.hash === hash) {
+        duplicate = true;
+        break;
+      }
+      name = `${stem} (${i})${ext}`;
+    }
+    if (!duplicate) {
+      const size = await sharp(bytes)
+        .metadata()
+        .then(({ width, height }) => (width && height ? { width, height } : undefined))
+        .catch(() => undefined);
+      this.files.set(key(folder, subfolder, name), { bytes, size, hash });
+      if (folder === 'input') {
+        this.inputs.add(key(folder, subfolder, name).slice('input/'.length));
+        this.inputVersion += 1;
+      }
+    }
+    return name;
+  }
+
+  /** A file by the name a graph gives it (`sub/x.png`) in a folder. */
+  exists(folder: Folder, name: string): boolean {
+    return this.files.has(`${folder}/${name}`);
+  }
+
+  /** An input image's size, for LoadImage. */
+  inputImage(name: string): { width: number; height: number } | undefined {
+    const stored = this.files.get(`input/${name}`);
+    return stored && 'size' in stored ? stored.size : undefined;
+  }
+
+  /** An input file's content hash (ComfyUI reruns LoadImage when the file changes). */
+  inputHash(name: string): string {
+    const stored = this.files.get(`input/${name}`);
+    return stored && 'hash' in stored ? stored.hash : '';
+  }
+
+  /** The input folder's files, as LoadImage lists them. */
+  inputNames(): string[] {
+    return [...this.inputs];
+  }
+
+  /**
+   * SaveImage / PreviewImage: one file per image of the batch, named `<prefix>_00001_.png` with the
+   * counter after the highest one already in the folder; a prefix `a/b/img` saves into `a/b`.
+   */
+  save(folder: 'output' | 'temp', prefix: string, picture: Picture): FileRef[] {
+    const normal = path.normalize(folder === 'temp' ? `${prefix}${randomLetters()}` : prefix);
+    const subfolder = path.dirname(normal) === '.' ? '' : path.dirname(normal);
+    const base = path.basename(normal);
+    const counterKey = key(folder, subfolder, base);
+    const files: FileRef[] = [];
+    for (let index = 0; index < picture.batch; index++) {
+      const counter = (this.counters.get(counterKey) ?? 0) + 1;
+      this.counters.set(counterKey, counter);
+      const filename = `${base}_${String(counter).padStart(5, '0')}_.png`;
+      this.files.set(key(folder, subfolder, filename), { picture, index });
+      files.push({ filename, subfolder, type: folder });
+    }
+    return files;
+  }
+
+  /** A file's bytes for `/view`; undefined when there is none. */
+  read(folder: Folder, subfolder: string, filename: string): Promise<Buffer> | undefined {
+    const stored = this.files.get(key(folder, subfolder, filename));
+    if (!stored) return undefined;
+    if ('bytes' in stored) return Promise.resolve(stored.bytes);
+    stored.png ??= renderPng(stored.picture, stored.index);
+    return stored.png;
+  }
+}
+
+function key(folder: Folder, subfolder: string, filename: string): string {
+  return `${folder}/${subfolder ? `${subfolder}/` : ''}${filename}`;
+}
+
+/** PreviewImage's random suffix (`ComfyUI_temp_abcde`). */
+function randomLetters(): string {
+  return [...randomBytes(5)].map((byte) => String.fromCharCode(97 + (byte % 26))).join('');
+}

@@ -1,0 +1,272 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { ObjectInfo } from '../../comfyui/contracts.ts';
+import {
+  capturedFeatures,
+  capturedModelFolders,
+  capturedModels,
+  capturedObjectInfo,
+  capturedRefusal,
+  capturedSystemStats,
+} from './captures.ts';
+import { FileStore } from './file-store.ts';
+import { answer, type FakeCounts, type RouteState } from './http-routes.ts';
+import { withModelLists } from './model-lists.ts';
+import {
+  type ExecutionFaults,
+  type ExecutionRecord,
+  PromptExecutor,
+  type StepAction,
+} from './prompt-executor.ts';
+import { PromptQueue } from './prompt-queue.ts';
+import { SocketHub } from './socket-hub.ts';
+
+/**
+ * A FAKE ComfyUI server for tests and benchmarks: ComfyUI 0.3.64's HTTP routes and WebSocket
+ * messages as recorded from a real server, its prompt validation, its queue, history and output
+ * cache, and images of the size and count the graph asks for, drawn instead of diffused. Fault
+ * switches make it slow, silent, cut off, restarted (history forgotten), refusing, or dead.
+ */
+
+export type { ExecutionRecord, StepAction };
+/** The recorded node definitions, for a caller that adds a node pack's to them. */
+export { capturedObjectInfo };
+
+export interface FakeComfyOptions {
+  /** Node definitions (default: the recorded server's `object_info.json`). */
+  readonly objectInfo?: ObjectInfo;
+  /**
+   * Model files by folder (`checkpoints`, `loras`, `upscale_models`…): the loaders accept exactly
+   * these. Folders left out keep the recorded server's files (`random-sd15.safetensors`,
+   * `random-esrgan-x4-tiny.safetensors`).
+   */
+  readonly models?: Readonly<Record<string, readonly string[]>>;
+  /** Time per sampler step (default 5 ms); 0 runs prompts in no time. */
+  readonly stepDelayMs?: number;
+  /** Send a preview frame after each sampler step (a server started with `--preview-method`). */
+  readonly previews?: boolean;
+  readonly name?: string;
+}
+
+export interface FakeFaults {
+  /** Slows every sampler step to this many milliseconds. */
+  slow(stepDelayMs: number): void;
+  /** Runs prompts in no time (no step delay at all): the benchmark's mode. */
+  zeroTime(): void;
+  /** Cuts every WebSocket off now (clients may reconnect). */
+  dropWebSockets(): void;
+  /** While on, the sockets stay open but carry nothing (a silent stall). */
+  silence(on: boolean): void;
+  /** Does `action` once, when a running sampler reaches this step. */
+  afterStep(step: number, action: StepAction): void;
+  /** A restart: queue, history, cache and sockets are gone, the running prompt ends unrecorded. */
+  restart(): void;
+  /** Stops answering: requests and socket upgrades hang, the running prompt stops (restart() revives). */
+  die(): void;
+  /** Refuses every prompt with this 400 body (default: a recorded unknown-checkpoint refusal); false stops. */
+  refuse(body?: unknown): void;
+  /** Makes a node (by id or class) raise when it runs: an `execution_error`; undefined stops. */
+  failNode(match?: { node?: string; classType?: string; exceptionType?: string; message?: string }): void;
+}
+
+export interface FakeCounters extends FakeCounts {
+  /** The most prompts the fake held at once (running plus pending). */
+  readonly maxQueue: number;
+  readonly socketConnections: number;
+  /** Sockets open now. */
+  readonly openSockets: number;
+  readonly restarts: number;
+}
+
+export interface FakeComfyUI {
+  readonly url: string;
+  readonly name: string;
+  readonly faults: FakeFaults;
+  readonly counters: FakeCounters;
+  /** Every prompt the worker took, in order, with when it started and ended. */
+  readonly executions: readonly ExecutionRecord[];
+  close(): Promise<void>;
+}
+
+export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<FakeComfyUI> {
+  const recorded = capturedModels();
+  const models = { ...recorded, ...options.models };
+  const files = new FileStore();
+  const baseInfo = options.objectInfo ?? capturedObjectInfo();
+  let liveInfo: { version: number; info: ObjectInfo } | undefined;
+  // The node definitions list the model files and the input folder: rebuilt when uploads change it.
+  const objectInfo = (): ObjectInfo => {
+    if (liveInfo?.version !== files.inputVersion) {
+      liveInfo = {
+        version: files.inputVersion,
+        info: withModelLists(baseInfo, recorded, models, files.inputNames()),
+      };
+    }
+    return liveInfo.info;
+  };
+
+  const executionFaults: ExecutionFaults = {
+    stepDelayMs: options.stepDelayMs ?? 5,
+    previews: options.previews ?? false,
+    afterStep: undefined,
+    failNode: undefined,
+  };
+  let dead = false;
+  let restarts = 0;
+  // What a dead server leaves hanging, cut when it restarts or closes.
+  const hung = new Set<{ destroy(): void }>();
+
+  const queue = new PromptQueue(() =>
+    hub.send('status', { status: { exec_info: { queue_remaining: queue.remaining } } }),
+  );
+  const hub = new SocketHub((sid) => {
+    const greeting: { type: string; data: unknown }[] = [
+      { type: 'status', data: { status: { exec_info: { queue_remaining: queue.remaining } }, sid } },
+    ];
+    // A client that reconnects while its prompt runs is told the node that runs.
+    if (executor.clientId === sid && executor.lastNodeId !== undefined) {
+      greeting.push({ type: 'executing', data: { node: executor.lastNodeId } });
+    }
+    return greeting;
+  }, capturedFeatures());
+  const executor: PromptExecutor = new PromptExecutor(
+    queue,
+    hub,
+    files,
+    objectInfo,
+    executionFaults,
+    (action) => stepActions[action](),
+    () => dead,
+  );
+
+  const counts: FakeCounts = {
+    promptsReceived: 0,
+    promptsQueued: 0,
+    interrupts: 0,
+    queueDeletes: 0,
+    uploads: 0,
+    views: 0,
+    historyReads: 0,
+  };
+  const state: RouteState = {
+    queue,
+    executor,
+    files,
+    counts,
+    objectInfo,
+    models,
+    // A folder a node pack adds (`ipadapter`) exists once the fake is given files for it.
+    folders: [...new Set([...capturedModelFolders(), ...Object.keys(models)])],
+    systemStats: {
+      ...capturedSystemStats(),
+      system: { ...systemOf(capturedSystemStats()), argv: ['fake-comfyui'] },
+    },
+    features: capturedFeatures(),
+    refusal: undefined,
+    number: 0,
+  };
+
+  const restart = () => {
+    restarts += 1;
+    dead = false;
+    executor.reset();
+    queue.forget();
+    state.number = 0;
+    hub.silent = false;
+    hub.dropAll();
+    for (const connection of hung) connection.destroy();
+    hung.clear();
+  };
+  const stepActions: Record<StepAction, () => void> = {
+    'drop-websocket': () => hub.dropAll(),
+    silence: () => {
+      hub.silent = true;
+    },
+    restart,
+    die: () => {
+      dead = true;
+    },
+    stall: () => {},
+  };
+
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    if (dead) {
+      hung.add(request.socket);
+      return;
+    }
+    answer(state, request, response).catch((error: unknown) => {
+      response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(String(error));
+    });
+  });
+  server.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    const path = new URL(request.url ?? '/', 'http://fake').pathname;
+    if (dead) {
+      hung.add(socket);
+      return;
+    }
+    if (path !== '/ws' && path !== '/api/ws') socket.destroy();
+    else hub.upgrade(request, socket, head);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+
+  const faults: FakeFaults = {
+    slow: (stepDelayMs) => {
+      executionFaults.stepDelayMs = stepDelayMs;
+    },
+    zeroTime: () => {
+      executionFaults.stepDelayMs = 0;
+    },
+    dropWebSockets: () => hub.dropAll(),
+    silence: (on) => {
+      hub.silent = on;
+    },
+    afterStep: (step, action) => {
+      executionFaults.afterStep = { step, action };
+    },
+    restart: () => {
+      restart();
+      executor.pump();
+    },
+    die: () => stepActions.die(),
+    refuse: (body) => {
+      state.refusal = body === false ? undefined : (body ?? capturedRefusal());
+    },
+    failNode: (match) => {
+      executionFaults.failNode = match && {
+        ...match,
+        exceptionType: match.exceptionType ?? 'RuntimeError',
+        message: match.message ?? 'the fake was told to fail here',
+      };
+    },
+  };
+
+  return {
+    url,
+    name: options.name ?? `fake-comfyui:${port}`,
+    faults,
+    get counters(): FakeCounters {
+      return {
+        ...counts,
+        maxQueue: queue.maxLength,
+        socketConnections: hub.connections,
+        openSockets: hub.open,
+        restarts,
+      };
+    },
+    executions: executor.records,
+    async close() {
+      dead = true;
+      executor.reset();
+      hub.close();
+      for (const connection of hung) connection.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function systemOf(stats: Record<string, unknown>): Record<string, unknown> {
+  return (stats['system'] ?? {}) as Record<string, unknown>;
+}

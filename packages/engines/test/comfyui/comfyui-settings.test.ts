@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { parseCheckpoints, parseServerList } from '../../src/comfyui/comfyui-settings.ts';
+
+describe('COMFYUI_URLS', () => {
+  it('names a server as given, or by its host:port', () => {
+    expect(parseServerList('gpu-1=http://10.0.0.5:8188, http://10.0.0.6:8188/')).toEqual([
+      { name: 'gpu-1', url: 'http://10.0.0.5:8188' },
+      { name: '10.0.0.6:8188', url: 'http://10.0.0.6:8188' },
+    ]);
+  });
+
+  it('keeps a path prefix and forms a group from a name given twice', () => {
+    expect(parseServerList('big=https://a.internal/comfy/,big=http://b.internal:8188')).toEqual([
+      { name: 'big', url: 'https://a.internal/comfy' },
+      { name: 'big', url: 'http://b.internal:8188' },
+    ]);
+  });
+
+  it('is empty when unset or blank', () => {
+    expect(parseServerList(undefined)).toEqual([]);
+    expect(parseServerList(' , ')).toEqual([]);
+  });
+
+  it('refuses what is not a server, naming the setting and the part', () => {
+    expect(() => parseServerList('gpu-1=10.0.0.5')).toThrow(
+      'COMFYUI_URLS: "gpu-1=10.0.0.5" is not URL or NAME=URL',
+    );
+    expect(() => parseServerList('ftp://a:21')).toThrow('must be an http:// or https:// URL');
+    expect(() => parseServerList('http://u:p@a:8188')).toThrow('plain base URL');
+    expect(() => parseServerList('gpu 1=http://a:8188')).toThrow('server name "gpu 1" may hold only');
+    expect(() => parseServerList('http://a:8188,x=http://a:8188/')).toThrow('http://a:8188 is listed twice');
+  });
+});
+
+describe('COMFYUI_CHECKPOINTS', () => {
+  it('maps model ids to checkpoint files', () => {
+    expect(parseCheckpoints('sd1.5=random-sd15.safetensors, sdxl = sd_xl_base_1.0.safetensors')).toEqual({
+      'sd1.5': 'random-sd15.safetensors',
+      sdxl: 'sd_xl_base_1.0.safetensors',
+    });
+    expect(parseCheckpoints(undefined)).toEqual({});
+  });
+
+  it('refuses a pair without both halves, or an id given twice', () => {
+    expect(() => parseCheckpoints('sdxl')).toThrow(
+      'COMFYUI_CHECKPOINTS: "sdxl" is not <model id>=<checkpoint file>',
+    );
+    expect(() => parseCheckpoints('=a.safetensors')).toThrow('is not <model id>=<checkpoint file>');
+    expect(() => parseCheckpoints('a=x.ckpt,a=y.ckpt')).toThrow('model id "a" is listed twice');
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { COMFYUI_PIPELINES } from '../../src/comfyui/index.ts';
+import { setUpEngines } from '../../src/engine-setup.ts';
+import { startFakeComfyUI } from '../../src/testing/index.ts';
+
+describe('the comfyui engine in the engine setup', () => {
+  it('runs on the servers of COMFYUI_URLS, first in line for the pipelines it compiles', async () => {
+    const fake = await startFakeComfyUI();
+    const { registry, warnings } = await setUpEngines({
+      COMFYUI_URLS: `gpu-1=${fake.url},http://127.0.0.1:9/`,
+      IMAGEGEN_ENGINES: 'comfyui,sandbox',
+    });
+    try {
+      expect(warnings).toEqual([]);
+      expect(registry.engineFor('/sd/text2image/v1')?.name).toBe('comfyui');
+      expect(registry.engineFor('/bgremover/v1')?.name).toBe('sandbox');
+      expect(registry.describe()[0]!.pipelines).toEqual([...COMFYUI_PIPELINES]);
+      expect(registry.capacity()).toBe(6);
+      expect(registry.serverNames()).toEqual(['gpu-1', '127.0.0.1:9']);
+      expect(registry.describe()[0]!.servers!.map((server) => server.state)).toEqual(['unknown', 'unknown']);
+      await registry.start();
+      expect(registry.describe()[0]!.servers).toEqual([
+        { name: 'gpu-1', url: fake.url, state: 'up', queue: 0, inFlight: 0, checkpoint: null },
+        {
+          name: '127.0.0.1:9',
+          url: 'http://127.0.0.1:9',
+          state: 'down',
+          queue: 0,
+          inFlight: 0,
+          checkpoint: null,
+          error: expect.stringContaining('127.0.0.1:9'),
+        },
+      ]);
+    } finally {
+      await registry.close();
+      await fake.close();
+    }
+  });
+
+  it('warns when comfyui is enabled without servers, and stops on a malformed setting', async () => {
+    const { registry, warnings } = await setUpEngines({ IMAGEGEN_ENGINES: 'comfyui,sandbox' });
+    expect(warnings).toEqual([
+      'IMAGEGEN_ENGINES names comfyui, but COMFYUI_URLS names no server; its pipelines have no engine',
+    ]);
+    expect(registry.engineFor('/sd/text2image/v1')?.name).toBe('sandbox');
+    await expect(
+      setUpEngines({ COMFYUI_URLS: 'gpu-1=10.0.0.5', IMAGEGEN_ENGINES: 'comfyui' }),
+    ).rejects.toThrow('COMFYUI_URLS: "gpu-1=10.0.0.5" is not URL or NAME=URL');
+    await expect(
+      setUpEngines({
+        COMFYUI_URLS: 'http://a:8188',
+        COMFYUI_CHECKPOINTS: 'sdxl',
+        IMAGEGEN_ENGINES: 'comfyui',
+      }),
+    ).rejects.toThrow('COMFYUI_CHECKPOINTS: "sdxl" is not <model id>=<checkpoint file>');
+  });
+});

@@ -1,0 +1,169 @@
+import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
+import { compilerFor } from '../../src/comfyui/compilers/index.ts';
+import type { CompileContext, CompiledWorkflow } from '../../src/comfyui/contracts.ts';
+import { objectInfoWithFiles } from './recorded-object-info.ts';
+
+/** An image URL of a request; the test server stores its upload under the URL's last segment. */
+export const url = (name: string) => `https://images.example/${name}`;
+
+/** Requests each pipeline takes with nothing but its required fields. */
+export const MINIMAL_REQUESTS: Readonly<Record<string, Record<string, unknown>>> = {
+  '/sd/text2image/v1': { prompt: 'a lighthouse at dusk', negative_prompt: 'blurry' },
+  '/sd/image2image/v1': {
+    prompt: 'a lighthouse at dusk',
+    negative_prompt: 'blurry',
+    init_image: url('init.png'),
+  },
+  '/sd/inpainting/v1': {
+    prompt: 'a red door',
+    negative_prompt: 'blurry',
+    init_image: url('init.png'),
+    mask_image: url('mask.png'),
+  },
+  '/sd/controlnet/v1': { prompt: 'a house', negative_prompt: 'blurry', init_images: [url('control-0.png')] },
+  '/sdxl/text2image/v1': { prompt: 'a lighthouse at dusk', negative_prompt: 'blurry' },
+  '/sdxl/image2image/v1': {
+    prompt: 'a lighthouse at dusk',
+    negative_prompt: 'blurry',
+    init_image: url('init.png'),
+  },
+  '/sdxl/inpainting/v1': {
+    prompt: 'a red door',
+    negative_prompt: 'blurry',
+    init_image: url('init.png'),
+    mask_image: url('mask.png'),
+  },
+  '/sdxl/controlnet/v1': {
+    prompt: 'a house',
+    negative_prompt: 'blurry',
+    init_images: [url('control-0.png')],
+  },
+  '/generate/v1': { prompt: 'a lighthouse at dusk' },
+  '/generate/v2': { prompt: 'a lighthouse at dusk' },
+  '/generate/v3': {
+    prompt: 'a lighthouse at dusk',
+    negative_prompt: 'blurry',
+    num_inference_steps: 20,
+    samples: 1,
+    guidance_scale: 4,
+  },
+  '/sd3/v1': {
+    prompt: 'a lighthouse',
+    negative_prompt: 'blurry',
+    num_inference_steps: 28,
+    samples: 1,
+    guidance_scale: 4.5,
+  },
+  '/sd3_5/v1': {
+    prompt: 'a lighthouse',
+    negative_prompt: 'blurry',
+    num_inference_steps: 28,
+    samples: 1,
+    guidance_scale: 4.5,
+  },
+  '/outpainting/v1': {
+    prompt: 'more beach',
+    init_image: url('init.png'),
+    num_inference_steps: 20,
+    guidance_scale: 7,
+    direction: ['left'],
+  },
+  '/upscaler/v1': { input_image: url('init.png'), prompt: 'crisp detail' },
+  '/superresolution/v1': {
+    model_name: 'RealESRGAN_x4plus',
+    init_image: url('init.png'),
+    scale_factor: 2,
+    tile: 128,
+  },
+};
+
+/** The LoRA, embedding and picture files the test requests name, beside the usual model files. */
+export const TEST_LORAS = ['detail-tweaker.safetensors', 'film-grain.safetensors'];
+export const UPLOADS = ['init.png', 'mask.png', 'control-0.png', 'control-1.png'];
+
+/**
+ * The recorded object_info with the files a fully equipped server would list in its COMBO lists.
+ * The recorded server held only `random-sd15.safetensors` and a tiny upscaler; TripleCLIPLoader
+ * and UpscaleModelLoader declare their file inputs as plain COMBO (newer node API), which ComfyUI
+ * does not check against a list, so they need no additions.
+ */
+export const equippedServer = objectInfoWithFiles({
+  CheckpointLoaderSimple: {
+    ckpt_name: [
+      'v1-5-pruned-emaonly.safetensors',
+      'sd_xl_base_1.0.safetensors',
+      'sd3_medium.safetensors',
+      'sd3.5_large.safetensors',
+      'stable_cascade_stage_c.safetensors',
+      'stable_cascade_stage_b.safetensors',
+    ],
+  },
+  LoraLoader: { lora_name: TEST_LORAS },
+  LoraLoaderModelOnly: { lora_name: TEST_LORAS },
+  ControlNetLoader: {
+    control_net_name: ['control_v11p_sd15_canny.pth', 'controlnet-canny-sdxl-1.0.safetensors'],
+  },
+  UNETLoader: { unet_name: ['flux1-dev.safetensors'] },
+  DualCLIPLoader: { clip_name1: ['t5xxl_fp16.safetensors'], clip_name2: ['clip_l.safetensors'] },
+  VAELoader: { vae_name: ['ae.safetensors'] },
+  LoadImage: { image: UPLOADS },
+});
+
+/** The JSON Schema of each field of a pipeline's request. */
+export function requestProperties<S>(pipeline: string): Record<string, S> {
+  const request = endpointByPath(pipeline)?.request as { properties?: Record<string, S> } | undefined;
+  if (!request?.properties) throw new Error(`${pipeline} has no request schema in the contract`);
+  return request.properties;
+}
+
+/** The request as the contract hands it to an engine: validated, defaults filled in. */
+export function validatedRequest(pipeline: string, body: Record<string, unknown>): Record<string, unknown> {
+  const endpoint = endpointByPath(pipeline);
+  if (!endpoint) throw new Error(`${pipeline} is not in the contract`);
+  const result = compileRequestValidator(endpoint)(structuredClone(body));
+  if (!result.ok) throw new Error(`${pipeline} refuses the test request: ${JSON.stringify(result.detail)}`);
+  return result.value;
+}
+
+/** The images of a request as uploaded: each URL stored under its last path segment. */
+export function uploadsOf(pipeline: string, input: Record<string, unknown>): CompileContext['images'] {
+  const images: Record<string, string | string[]> = {};
+  for (const field of endpointByPath(pipeline)?.imageFields ?? []) {
+    const value = input[field];
+    const name = (u: string) => u.slice(u.lastIndexOf('/') + 1);
+    if (typeof value === 'string') images[field] = name(value);
+    else if (Array.isArray(value)) images[field] = value.map((u) => name(String(u)));
+  }
+  return images;
+}
+
+export interface CompileOptions {
+  readonly seed?: number;
+  readonly filenamePrefix?: string;
+  readonly checkpoints?: Readonly<Record<string, string>>;
+}
+
+/** Compiles a request body (minimal request + `extra`) the way the engine will. */
+export function compileRequest(
+  pipeline: string,
+  extra: Record<string, unknown> = {},
+  options: CompileOptions = {},
+): CompiledWorkflow {
+  const compiler = compilerFor(pipeline);
+  if (!compiler) throw new Error(`no compiler for ${pipeline}`);
+  const input = validatedRequest(pipeline, { ...MINIMAL_REQUESTS[pipeline], ...extra });
+  return compiler.compile({
+    input,
+    seed: options.seed ?? 1234,
+    images: uploadsOf(pipeline, input),
+    filenamePrefix: options.filenamePrefix ?? 'imagegen/task-1/img',
+    checkpoints: options.checkpoints ?? {},
+  });
+}
+
+/** The nodes of a compiled graph of one class, in id order. */
+export function nodesOf(workflow: CompiledWorkflow, classType: string) {
+  return Object.entries(workflow.prompt)
+    .filter(([, node]) => node.class_type === classType)
+    .map(([id, node]) => ({ id, inputs: node.inputs }));
+}

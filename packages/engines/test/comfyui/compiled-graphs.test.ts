@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import { COMPILERS } from '../../src/comfyui/compilers/index.ts';
+import type { CompiledWorkflow } from '../../src/comfyui/contracts.ts';
+import { validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
+import {
+  compileRequest,
+  equippedServer,
+  MINIMAL_REQUESTS,
+  requestProperties,
+  TEST_LORAS,
+  url,
+} from './compile-request.ts';
+
+/**
+ * Every compiler, over requests that reach each part of its graph, compiled and put through
+ * ComfyUI's own POST /prompt validation against the recorded node definitions: a graph the real
+ * server would refuse fails here.
+ */
+
+interface Property {
+  enum?: string[];
+  maximum?: number;
+  exclusiveMaximum?: number;
+  minimum?: number;
+  exclusiveMinimum?: number;
+  type?: string;
+  items?: Property;
+}
+
+const propertiesOf = (pipeline: string) => requestProperties<Property>(pipeline);
+
+/** The smallest and largest value the contract lets through for a numeric field. */
+function bounds(property: Property): [number, number] {
+  const step = property.type === 'integer' ? 1 : 0.01;
+  const low = property.minimum ?? (property.exclusiveMinimum ?? 0) + step;
+  const high = property.maximum ?? (property.exclusiveMaximum ?? 1536 + step) - step;
+  return [low, Number(high.toFixed(2))];
+}
+
+/** Requests that exercise each part of a pipeline's graph the request shape offers. */
+function variants(pipeline: string): Record<string, Record<string, unknown>> {
+  const has = propertiesOf(pipeline);
+  const out: Record<string, Record<string, unknown>> = { defaults: {} };
+  for (const scheduler of has['scheduler']?.enum ?? []) out[`scheduler ${scheduler}`] = { scheduler };
+  for (const field of ['width', 'height', 'num_inference_steps', 'guidance_scale', 'samples', 'clip_skip']) {
+    const property = has[field];
+    if (!property) continue;
+    const [low, high] = bounds(property);
+    out[`${field} ${low}`] = { [field]: low };
+    out[`${field} ${high}`] = { [field]: high };
+  }
+  if (has['width'] && has['height']) {
+    const [, wide] = bounds(has['width']);
+    out['an odd size'] = { width: 333, height: 77 };
+    out['the largest size, every sample'] = {
+      width: wide,
+      height: wide,
+      samples: bounds(has['samples']!)[1],
+    };
+  }
+  if (has['lora_models'])
+    out.loras = { lora_models: ['detail-tweaker', TEST_LORAS[1]], lora_weights: [0.8, -1.5] };
+  if (has['lora_models']) out['loras at weight 1'] = { lora_models: ['detail-tweaker'] };
+  if (has['embeddings']) out.embeddings = { embeddings: ['easynegative', 'bad-hands-5'] };
+  if (has['hires']) out.hires = { hires: true, width: 520, height: 776 };
+  if (has['upscale']) {
+    for (const upscale of ['2x', '4x', '1.5x', '1x']) out[`upscale ${upscale}`] = { upscale };
+    out['hires and upscale'] = { hires: true, upscale: '2x', samples: 2 };
+  }
+  if (has['strength'] && has['init_image'] && pipeline !== '/generate/v2') {
+    out['strength low'] = { strength: 0.01 };
+    out['strength 1'] = { strength: 1 };
+  }
+  if (has['control_image']) {
+    out.controlnet = {
+      controlnets: ['canny'],
+      control_image: url('control-0.png'),
+      controlnet_weights: [bounds(has['controlnet_weights']!.items!)[1]],
+      starting_control_steps: [0.1],
+      ending_control_steps: [0.9],
+    };
+  }
+  if (has['init_images']) {
+    out['two controlnets'] = {
+      controlnets: ['canny', 'canny'],
+      init_images: [url('control-0.png'), url('control-1.png')],
+      controlnet_weights: [0, 0.5],
+      starting_control_steps: [0, 0.5],
+      ending_control_steps: [0.5, 1],
+    };
+    out['one picture for two controlnets'] = { controlnets: ['canny', 'canny'] };
+  }
+  if (pipeline === '/generate/v2') {
+    out['image to image'] = { init_image: url('init.png'), strength: 0.6 };
+    out.inpainting = { init_image: url('init.png'), mask_image: url('mask.png'), strength: 1, samples: 4 };
+    out['style null'] = { style: null };
+  }
+  if (pipeline === '/outpainting/v1') {
+    out['every direction'] = {
+      direction: ['left', 'right', 'up', 'down'],
+      expansion: [8, 16, 32, 256],
+      samples: 4,
+    };
+    out['one expansion for all'] = { direction: ['up', 'down'], expansion: [128], strength: 0.5 };
+  }
+  if (pipeline === '/upscaler/v1') {
+    out.deblur = { type: 'deblur' };
+    out.variation = { type: 'variation' };
+  }
+  if (pipeline === '/superresolution/v1') {
+    for (const model_name of has['model_name']
+      ? ['RealESRGAN_x4plus', 'RealESRGAN_x2plus', 'realesr-general-x4v3']
+      : []) {
+      for (const scale_factor of [0.5, 2, 4])
+        out[`${model_name} x${scale_factor}`] = { model_name, scale_factor };
+    }
+  }
+  return out;
+}
+
+function expectWellFormed(workflow: CompiledWorkflow) {
+  const ids = Object.keys(workflow.prompt);
+  expect(workflow.outputNodes.length).toBeGreaterThan(0);
+  for (const id of workflow.outputNodes) expect(workflow.prompt[id]?.class_type).toBe('SaveImage');
+  for (const { node, steps } of workflow.samplingSteps) {
+    expect(workflow.prompt[node]?.class_type).toBe('KSampler');
+    expect(workflow.prompt[node]?.inputs['steps']).toBe(steps);
+  }
+  expect(workflow.samplingSteps.length).toBe(
+    ids.filter((id) => workflow.prompt[id]?.class_type === 'KSampler').length,
+  );
+  if (workflow.checkpoint)
+    expect(JSON.stringify(workflow.prompt)).toContain(JSON.stringify(workflow.checkpoint));
+}
+
+describe('every compiled graph passes ComfyUI validation against the recorded node definitions', () => {
+  it('has a compiler and a minimal request for the same pipelines', () => {
+    expect(COMPILERS.map((c) => c.pipeline).sort()).toEqual(Object.keys(MINIMAL_REQUESTS).sort());
+  });
+
+  for (const compiler of COMPILERS) {
+    describe(compiler.pipeline, () => {
+      const used = new Set<string>();
+      const cases = Object.entries(variants(compiler.pipeline));
+      for (const [name, extra] of cases) {
+        it(`compiles ${name} to a graph ComfyUI accepts without node errors`, () => {
+          const workflow = compileRequest(compiler.pipeline, extra, { seed: 2 ** 53 - 1 });
+          expect(validatePrompt(equippedServer, { prompt: workflow.prompt })).toMatchObject({
+            status: 200,
+            nodeErrors: {},
+            outputs: workflow.outputNodes,
+          });
+          expectWellFormed(workflow);
+          for (const node of Object.values(workflow.prompt)) {
+            expect(compiler.requires.nodes, name).toContain(node.class_type);
+            used.add(node.class_type);
+          }
+        });
+      }
+
+      it('declares exactly the node classes its graphs use', () => {
+        expect(cases.length).toBeGreaterThan(0);
+        expect([...used].sort()).toEqual([...compiler.requires.nodes].sort());
+      });
+    });
+  }
+});

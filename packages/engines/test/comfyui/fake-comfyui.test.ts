@@ -1,0 +1,337 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { ApiNode, FileRef } from '../../src/comfyui/contracts.ts';
+import {
+  type FakeComfyOptions,
+  type FakeComfyUI,
+  startFakeComfyUI,
+} from '../../src/testing/fake-comfyui/index.ts';
+
+/**
+ * The fake ComfyUI's own behaviour beyond the recordings: images of the size and count the graph
+ * asks for, deterministic pixels, the output cache, one queue in priority order, model lists, and
+ * the fault switches (restart, die, refuse, zero time).
+ */
+
+type Graph = Record<string, ApiNode>;
+
+const RECORDED_TXT2IMG = (
+  JSON.parse(
+    readFileSync(
+      path.resolve(import.meta.dirname, '../../comfyui-captures/txt2img-01-post-prompt-txt2img-64.json'),
+      'utf8',
+    ),
+  ) as { request: { body: { prompt: Graph } } }
+).request.body.prompt;
+
+/** The recorded txt2img graph with the latent and sampler set; `tail` replaces the decode → save end. */
+function graph(
+  options: { width?: number; height?: number; batch?: number; seed?: number; prefix?: string } = {},
+): Graph {
+  const out = structuredClone(RECORDED_TXT2IMG);
+  out['5'] = {
+    class_type: 'EmptyLatentImage',
+    inputs: { width: options.width ?? 64, height: options.height ?? 64, batch_size: options.batch ?? 1 },
+  };
+  out['3'] = { ...out['3']!, inputs: { ...out['3']!.inputs, seed: options.seed ?? 1 } };
+  out['9'] = {
+    class_type: 'SaveImage',
+    inputs: { images: ['8', 0], filename_prefix: options.prefix ?? randomUUID() },
+  };
+  return out;
+}
+
+let fake: FakeComfyUI | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+async function start(options: FakeComfyOptions = {}): Promise<FakeComfyUI> {
+  fake = await startFakeComfyUI({ stepDelayMs: 1, ...options });
+  return fake;
+}
+
+async function post(server: FakeComfyUI, body: Record<string, unknown>) {
+  const response = await fetch(`${server.url}/prompt`, { method: 'POST', body: JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+interface Entry {
+  outputs: Record<string, { images: FileRef[] }>;
+  status: { status_str: string; messages: [string, Record<string, unknown>][] };
+}
+
+/** Submits a graph and waits for its history entry. */
+async function runGraph(
+  server: FakeComfyUI,
+  prompt: Graph,
+  extra: Record<string, unknown> = {},
+): Promise<Entry> {
+  const { status, body } = await post(server, { prompt, ...extra });
+  expect(status, JSON.stringify(body)).toBe(200);
+  return history(server, String(body['prompt_id']));
+}
+
+async function history(server: FakeComfyUI, promptId: string): Promise<Entry> {
+  for (let tries = 0; tries < 2000; tries++) {
+    const body = (await (await fetch(`${server.url}/history/${promptId}`)).json()) as Record<string, Entry>;
+    if (body[promptId]) return body[promptId];
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`no history for ${promptId}`);
+}
+
+async function view(server: FakeComfyUI, file: FileRef): Promise<Buffer> {
+  const query = new URLSearchParams({ filename: file.filename, subfolder: file.subfolder, type: file.type });
+  const response = await fetch(`${server.url}/view?${query}`);
+  expect(response.status).toBe(200);
+  return Buffer.from(await response.arrayBuffer());
+}
+
+async function sizes(server: FakeComfyUI, entry: Entry, node = '9'): Promise<string[]> {
+  const images = entry.outputs[node]?.images ?? [];
+  return Promise.all(
+    images.map(async (file) => {
+      const { width, height } = await sharp(await view(server, file)).metadata();
+      return `${width}x${height}`;
+    }),
+  );
+}
+
+describe('images of the graph', () => {
+  it('an empty latent gives its size and batch', async () => {
+    const server = await start();
+    expect(await sizes(server, await runGraph(server, graph({ width: 96, height: 64, batch: 3 })))).toEqual([
+      '96x64',
+      '96x64',
+      '96x64',
+    ]);
+  });
+
+  it("Stable Cascade's empty latent gives the picture's size and batch", async () => {
+    const server = await start({ models: { vae: ['stage_a.safetensors'] } });
+    const cascade: Graph = {
+      '1': {
+        class_type: 'StableCascade_EmptyLatentImage',
+        inputs: { width: 256, height: 320, compression: 42, batch_size: 2 },
+      },
+      '2': { class_type: 'VAELoader', inputs: { vae_name: 'stage_a.safetensors' } },
+      '3': { class_type: 'VAEDecode', inputs: { samples: ['1', 1], vae: ['2', 0] } },
+      '9': { class_type: 'SaveImage', inputs: { images: ['3', 0], filename_prefix: randomUUID() } },
+    };
+    expect(await sizes(server, await runGraph(server, cascade))).toEqual(['256x320', '256x320']);
+  });
+
+  it('scales, hires passes, model upscales and outpaint padding change the size', async () => {
+    const server = await start();
+    const base = graph({ width: 64, height: 48 });
+    const ends: Record<string, [Graph, string]> = {
+      'latent upscale by 1.5 and a second pass': [
+        {
+          '20': {
+            class_type: 'LatentUpscaleBy',
+            inputs: { samples: ['3', 0], upscale_method: 'nearest-exact', scale_by: 1.5 },
+          },
+          '21': {
+            class_type: 'KSampler',
+            inputs: { ...base['3']!.inputs, latent_image: ['20', 0], denoise: 0.5 },
+          },
+          '8': { class_type: 'VAEDecode', inputs: { samples: ['21', 0], vae: ['4', 2] } },
+        },
+        '96x72',
+      ],
+      'an upscale model (x4)': [
+        {
+          '20': {
+            class_type: 'UpscaleModelLoader',
+            inputs: { model_name: 'random-esrgan-x4-tiny.safetensors' },
+          },
+          '21': {
+            class_type: 'ImageUpscaleWithModel',
+            inputs: { upscale_model: ['20', 0], image: ['8', 0] },
+          },
+          '9': { class_type: 'SaveImage', inputs: { images: ['21', 0], filename_prefix: randomUUID() } },
+        },
+        '256x192',
+      ],
+      'an image scale': [
+        {
+          '20': {
+            class_type: 'ImageScale',
+            inputs: { image: ['8', 0], upscale_method: 'bilinear', width: 100, height: 0, crop: 'disabled' },
+          },
+          '9': { class_type: 'SaveImage', inputs: { images: ['20', 0], filename_prefix: randomUUID() } },
+        },
+        '100x75',
+      ],
+      'outpaint padding': [
+        {
+          '20': {
+            class_type: 'ImagePadForOutpaint',
+            inputs: { image: ['8', 0], left: 16, top: 0, right: 16, bottom: 8, feathering: 40 },
+          },
+          '9': { class_type: 'SaveImage', inputs: { images: ['20', 0], filename_prefix: randomUUID() } },
+        },
+        '96x56',
+      ],
+    };
+    for (const [what, [nodes, size]] of Object.entries(ends)) {
+      const entry = await runGraph(server, { ...base, ...nodes, '9': nodes['9'] ?? { ...base['9']! } });
+      expect(await sizes(server, entry), what).toEqual([size]);
+    }
+  });
+
+  it('the same graph draws the same pixels; another seed draws others', async () => {
+    const server = await start();
+    const first = await view(server, (await runGraph(server, graph({ seed: 7 }))).outputs['9']!.images[0]!);
+    const again = await view(server, (await runGraph(server, graph({ seed: 7 }))).outputs['9']!.images[0]!);
+    const other = await view(server, (await runGraph(server, graph({ seed: 8 }))).outputs['9']!.images[0]!);
+    expect(again.equals(first)).toBe(true);
+    expect(other.equals(first)).toBe(false);
+  });
+});
+
+describe('the output cache', () => {
+  it('an identical graph runs in no time and points at the old files; a new prefix runs again', async () => {
+    const server = await start();
+    const prompt = graph({ prefix: 'same' });
+    const first = await runGraph(server, prompt);
+    const identical = await runGraph(server, prompt);
+    expect(identical.outputs).toEqual(first.outputs);
+    const cached = identical.status.messages.find(([event]) => event === 'execution_cached')![1];
+    expect([...(cached['nodes'] as string[])].sort()).toEqual(Object.keys(prompt).sort());
+
+    const fresh = await runGraph(server, {
+      ...prompt,
+      '9': { ...prompt['9']!, inputs: { ...prompt['9']!.inputs, filename_prefix: 'other' } },
+    });
+    expect(fresh.outputs['9']!.images[0]!.filename).toBe('other_00001_.png');
+    const freshCached = fresh.status.messages.find(([event]) => event === 'execution_cached')![1];
+    expect(freshCached['nodes']).not.toContain('9');
+  });
+});
+
+describe('the queue', () => {
+  it('runs one prompt at a time in priority order and counts the longest queue', async () => {
+    const server = await start({ stepDelayMs: 100 });
+    const ids: string[] = [];
+    for (const seed of [1, 2, 3])
+      ids.push(String((await post(server, { prompt: graph({ seed }) })).body['prompt_id']));
+    const front = String((await post(server, { prompt: graph({ seed: 4 }), front: true })).body['prompt_id']);
+    await history(server, ids[2]!);
+    expect(server.executions.map((execution) => execution.promptId)).toEqual([ids[0], front, ids[1], ids[2]]);
+    const runs = server.executions;
+    for (let i = 1; i < runs.length; i++)
+      expect(runs[i]!.startedAt).toBeGreaterThanOrEqual(runs[i - 1]!.endedAt!);
+    expect(server.counters.maxQueue).toBe(4);
+    expect(server.counters.promptsQueued).toBe(4);
+  });
+
+  it('runs a long prompt in no time when told to (zero time)', async () => {
+    const server = await start({ stepDelayMs: 50 });
+    server.faults.zeroTime();
+    const prompt = graph();
+    prompt['3'] = { ...prompt['3']!, inputs: { ...prompt['3']!.inputs, steps: 200 } };
+    const started = performance.now();
+    await runGraph(server, prompt);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('accepts a model it is given and refuses one it does not have', async () => {
+    const server = await start({
+      models: { checkpoints: ['sd_xl_base_1.0.safetensors'], ipadapter: ['ip-adapter_sdxl.safetensors'] },
+    });
+    // A node pack's folder exists once files are given for it.
+    expect(await (await fetch(`${server.url}/models/ipadapter`)).json()).toEqual([
+      'ip-adapter_sdxl.safetensors',
+    ]);
+    const refused = await post(server, { prompt: graph() });
+    expect(refused.status).toBe(400);
+    const sdxl = graph();
+    sdxl['4'] = { class_type: 'CheckpointLoaderSimple', inputs: { ckpt_name: 'sd_xl_base_1.0.safetensors' } };
+    expect((await runGraph(server, sdxl)).status.status_str).toBe('success');
+    const info = (await (await fetch(`${server.url}/api/object_info/CheckpointLoaderSimple`)).json()) as {
+      CheckpointLoaderSimple: { input: { required: { ckpt_name: [string[]] } } };
+    };
+    expect(info.CheckpointLoaderSimple.input.required.ckpt_name[0]).toEqual(['sd_xl_base_1.0.safetensors']);
+  });
+});
+
+describe('fault switches', () => {
+  it('a restart forgets queue and history but keeps the files; the socket gets cut', async () => {
+    const server = await start();
+    const entry = await runGraph(server, graph());
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/ws`);
+    const greetings: string[] = [];
+    const greeted = (data: unknown) => {
+      const sid = JSON.parse(String(data)).data.sid;
+      if (sid) greetings.push(sid);
+    };
+    ws.on('message', greeted);
+    await new Promise((resolve) => ws.once('open', resolve));
+    const closed = new Promise((resolve) => ws.once('close', resolve));
+    server.faults.restart();
+    await closed;
+    const history = (await (await fetch(`${server.url}/history`)).json()) as object;
+    expect(history).toEqual({});
+    expect(await view(server, entry.outputs['9']!.images[0]!)).toBeInstanceOf(Buffer);
+    // A socket without a client id gets a new sid from the restarted server.
+    const again = new WebSocket(`${server.url.replace('http', 'ws')}/ws`);
+    again.on('message', greeted);
+    await new Promise((resolve) => again.once('message', resolve));
+    again.close();
+    expect(greetings).toHaveLength(2);
+    expect(greetings[1]).not.toBe(greetings[0]);
+  });
+
+  it('a dead server answers nothing until it restarts', async () => {
+    const server = await start();
+    server.faults.die();
+    await expect(fetch(`${server.url}/system_stats`, { signal: AbortSignal.timeout(200) })).rejects.toThrow();
+    server.faults.restart();
+    expect((await fetch(`${server.url}/system_stats`)).status).toBe(200);
+  });
+
+  it('refuses every prompt with a given body until told to stop', async () => {
+    const server = await start();
+    const body = {
+      error: { type: 'prompt_no_outputs', message: 'Prompt has no outputs', details: '', extra_info: {} },
+      node_errors: {},
+    };
+    server.faults.refuse(body);
+    expect(await post(server, { prompt: graph() })).toEqual({ status: 400, body });
+    server.faults.refuse(false);
+    expect((await post(server, { prompt: graph() })).status).toBe(200);
+  });
+
+  it('sends a JPEG preview frame after each step when previews are on', async () => {
+    const server = await start({ previews: true });
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/ws?clientId=watcher`);
+    const frames: Buffer[] = [];
+    ws.on('message', (data, isBinary) => isBinary && frames.push(data as Buffer));
+    await new Promise((resolve) => ws.once('open', resolve));
+    await runGraph(server, graph(), { client_id: 'watcher' });
+    ws.close();
+    expect(frames).toHaveLength(2);
+    for (const frame of frames) {
+      expect([frame.readUInt32BE(0), frame.readUInt32BE(4)]).toEqual([1, 1]);
+      expect(frame.subarray(8, 10)).toEqual(Buffer.from([0xff, 0xd8]));
+    }
+  });
+});
+
+describe('routes', () => {
+  it('answers under /api/ too, and 404 and 405 as aiohttp does', async () => {
+    const server = await start();
+    expect((await fetch(`${server.url}/api/prompt`)).status).toBe(200);
+    const missing = await fetch(`${server.url}/nope`);
+    expect([missing.status, await missing.text()]).toEqual([404, '404: Not Found']);
+    const wrongMethod = await fetch(`${server.url}/system_stats`, { method: 'POST' });
+    expect([wrongMethod.status, await wrongMethod.text()]).toEqual([405, '405: Method Not Allowed']);
+  });
+});

@@ -1,0 +1,444 @@
+import { describe, expect, it } from 'vitest';
+import { HIRES_FIX } from '../../src/comfyui/chains/hires-fix.ts';
+import { SCHEDULER_SAMPLING } from '../../src/comfyui/chains/schedulers.ts';
+import { COMPILERS } from '../../src/comfyui/compilers/index.ts';
+import { EngineInputError } from '../../src/engine.ts';
+import { compileRequest, MINIMAL_REQUESTS, nodesOf, requestProperties, url } from './compile-request.ts';
+
+/**
+ * Every request field that changes the picture reaches the graph, or the task fails naming it;
+ * and the fields that do reach it land where they should.
+ */
+
+/** Fields that never change the picture: delivery, routing, the worker's own steps. */
+const NOT_PICTURE = new Set([
+  'webhook',
+  'server_id',
+  'direct_link',
+  'batch_id',
+  'file_prefix',
+  'queued_image_urls',
+  'base64',
+  // The worker checks outputs after the engine ran, and draws -1 into the task's seed (ctx.seed).
+  'safety_checker',
+  'seed',
+]);
+/** Per pipeline: fields its compiler documents as not changing the picture. */
+const NOT_PICTURE_HERE: Readonly<Record<string, readonly string[]>> = {
+  // ComfyUI tiles the upscale by itself; the tile size changes memory use, not the picture.
+  '/superresolution/v1': ['tile'],
+};
+/** Bases that reach every field: the upscaler's prompt matters only to `variation`. */
+const BASE: Readonly<Record<string, Record<string, unknown>>> = { '/upscaler/v1': { type: 'variation' } };
+
+interface Schema {
+  type?: string;
+  enum?: unknown[];
+  anyOf?: Schema[];
+  items?: Schema;
+  default?: unknown;
+  minimum?: number;
+  exclusiveMinimum?: number;
+  maximum?: number;
+  exclusiveMaximum?: number;
+  pattern?: string;
+  'x-image'?: boolean;
+}
+
+/** A valid value of the schema other than `current`. */
+function otherValue(schema: Schema, current: unknown): unknown {
+  if (schema.anyOf) return otherValue(schema.anyOf.find((s) => s.type !== 'null')!, current);
+  if (schema.enum) return schema.enum.find((v) => v !== current);
+  if (schema['x-image']) return url('other.png');
+  if (schema.type === 'array') {
+    const item = otherValue(schema.items!, (current as unknown[] | undefined)?.[0]);
+    return [item];
+  }
+  if (schema.type === 'boolean') return current !== true;
+  if (schema.type === 'string') {
+    if (schema.pattern?.startsWith('^#')) return '#fff';
+    if (schema.pattern?.includes('0-9a-f')) return 'deadbeef';
+    return 'other';
+  }
+  return otherNumber(schema, current);
+}
+
+/** A number inside the schema's bounds other than `current` (and other than 0 and 1 where it can). */
+function otherNumber(schema: Schema, current: unknown): number {
+  const integer = schema.type === 'integer';
+  const low = schema.minimum ?? schema.exclusiveMinimum;
+  const high = schema.maximum ?? schema.exclusiveMaximum;
+  const valid = (v: number) =>
+    (!integer || Number.isInteger(v)) &&
+    v !== current &&
+    (schema.minimum === undefined || v >= schema.minimum) &&
+    (schema.exclusiveMinimum === undefined || v > schema.exclusiveMinimum) &&
+    (schema.maximum === undefined || v <= schema.maximum) &&
+    (schema.exclusiveMaximum === undefined || v < schema.exclusiveMaximum);
+  const quarter = low !== undefined && high !== undefined ? low + (high - low) / 4 : undefined;
+  const from = typeof current === 'number' ? current : (low ?? 0);
+  const candidates = [quarter, from + 1, from - 1, from + 0.25, from - 0.25, (low ?? 0) + 1];
+  const found = candidates
+    .filter((v): v is number => v !== undefined)
+    .map((v) => (integer ? Math.round(v) : v))
+    .find(valid);
+  if (found === undefined) throw new Error(`no other value for ${JSON.stringify(schema)}`);
+  return found;
+}
+
+describe('every request field', () => {
+  for (const compiler of COMPILERS) {
+    const pipeline = compiler.pipeline;
+    const properties = requestProperties<Schema>(pipeline);
+    const base = { ...MINIMAL_REQUESTS[pipeline], ...BASE[pipeline] };
+    const baseline = JSON.stringify(compileRequest(pipeline, BASE[pipeline]).prompt);
+    const fields = Object.keys(properties).filter(
+      (f) => !NOT_PICTURE.has(f) && !(NOT_PICTURE_HERE[pipeline] ?? []).includes(f),
+    );
+    it(`of ${pipeline} changes the graph or fails the task naming it`, () => {
+      expect(fields.length).toBeGreaterThan(0);
+      for (const field of fields) {
+        const schema = properties[field]!;
+        const value = otherValue(schema, base[field] ?? schema.default);
+        let outcome: string;
+        try {
+          const graph = JSON.stringify(
+            compileRequest(pipeline, { ...BASE[pipeline], [field]: value }).prompt,
+          );
+          outcome = graph === baseline ? 'ignored' : 'mapped';
+        } catch (error) {
+          expect(error, field).toBeInstanceOf(EngineInputError);
+          outcome = (error as Error).message.startsWith(`${field}: `) ? 'refused' : (error as Error).message;
+        }
+        expect([field, outcome]).toEqual([field, expect.stringMatching(/^(mapped|refused)$/)]);
+      }
+    });
+  }
+});
+
+describe('the graph of a request', () => {
+  it('maps each contract scheduler to its sampler and scheduler, and knows no other', () => {
+    const contract = requestProperties<Schema>('/sd/text2image/v1')['scheduler']?.enum;
+    expect(Object.keys(SCHEDULER_SAMPLING).sort()).toEqual([...(contract as string[])].sort());
+    for (const [scheduler, sampling] of Object.entries(SCHEDULER_SAMPLING)) {
+      const [sampler] = nodesOf(compileRequest('/sd/text2image/v1', { scheduler }), 'KSampler');
+      expect(sampler?.inputs).toMatchObject(sampling);
+    }
+    expect(SCHEDULER_SAMPLING['DDIMScheduler']).toEqual({ sampler_name: 'ddim', scheduler: 'ddim_uniform' });
+  });
+
+  it('sends steps, guidance, seed, size, batch and prompts where KSampler and the latent read them', () => {
+    const workflow = compileRequest(
+      '/sdxl/text2image/v1',
+      {
+        num_inference_steps: 12,
+        guidance_scale: 3.5,
+        width: 768,
+        height: 512,
+        samples: 3,
+        prompt: 'a fox',
+        negative_prompt: 'rain',
+      },
+      { seed: 987654321 },
+    );
+    const [sampler] = nodesOf(workflow, 'KSampler');
+    expect(sampler?.inputs).toMatchObject({ steps: 12, cfg: 3.5, seed: 987654321, denoise: 1 });
+    expect(nodesOf(workflow, 'EmptyLatentImage')[0]?.inputs).toEqual({
+      width: 768,
+      height: 512,
+      batch_size: 3,
+    });
+    expect(nodesOf(workflow, 'CLIPTextEncode').map((n) => n.inputs['text'])).toEqual(['a fox', 'rain']);
+    expect(nodesOf(workflow, 'CheckpointLoaderSimple')[0]?.inputs['ckpt_name']).toBe(
+      'sd_xl_base_1.0.safetensors',
+    );
+    expect(workflow.checkpoint).toBe('sd_xl_base_1.0.safetensors');
+    expect(workflow.samplingSteps).toEqual([{ node: sampler?.id, steps: 12 }]);
+  });
+
+  it('resolves model_id through the checkpoint map, and names model_id with the known ids when it cannot', () => {
+    const mapped = compileRequest(
+      '/sd/text2image/v1',
+      { model_id: 'my-finetune' },
+      { checkpoints: { 'my-finetune': 'ft.safetensors', 'sd1.5': 'random-sd15.safetensors' } },
+    );
+    expect(mapped.checkpoint).toBe('ft.safetensors');
+    expect(
+      compileRequest('/sd/text2image/v1', {}, { checkpoints: { 'sd1.5': 'random-sd15.safetensors' } })
+        .checkpoint,
+    ).toBe('random-sd15.safetensors');
+    expect(() =>
+      compileRequest('/sd/text2image/v1', { model_id: 'nope' }, { checkpoints: { mine: 'm.safetensors' } }),
+    ).toThrow(
+      new EngineInputError(
+        "model_id: unknown model id 'nope'; this server knows 'mine', 'sd1.5', 'sdxl' (COMFYUI_CHECKPOINTS maps model ids to checkpoint files)",
+      ),
+    );
+  });
+
+  it('skips CLIP layers as clip_skip asks, and Generate v1 skips 2 by default', () => {
+    expect(
+      nodesOf(compileRequest('/sd/text2image/v1', { clip_skip: 2 }), 'CLIPSetLastLayer')[0]?.inputs,
+    ).toMatchObject({
+      stop_at_clip_layer: -2,
+    });
+    expect(nodesOf(compileRequest('/sd/text2image/v1'), 'CLIPSetLastLayer')).toEqual([]);
+    expect(nodesOf(compileRequest('/generate/v1'), 'CLIPSetLastLayer')[0]?.inputs['stop_at_clip_layer']).toBe(
+      -2,
+    );
+  });
+
+  it('chains one LoraLoader per LoRA with its weight, and the sampler uses the last', () => {
+    const workflow = compileRequest('/sd/text2image/v1', {
+      lora_models: ['a', 'b.ckpt'],
+      lora_weights: [0.5, -2],
+    });
+    const loras = nodesOf(workflow, 'LoraLoader');
+    expect(
+      loras.map((l) => [l.inputs['lora_name'], l.inputs['strength_model'], l.inputs['strength_clip']]),
+    ).toEqual([
+      ['a.safetensors', 0.5, 0.5],
+      ['b.ckpt', -2, -2],
+    ]);
+    expect(loras[1]?.inputs['model']).toEqual([loras[0]?.id, 0]);
+    expect(nodesOf(workflow, 'KSampler')[0]?.inputs['model']).toEqual([loras[1]?.id, 0]);
+    expect(nodesOf(workflow, 'CLIPTextEncode')[0]?.inputs['clip']).toEqual([loras[1]?.id, 1]);
+    expect(
+      nodesOf(compileRequest('/generate/v2', { lora_models: ['flux-style'] }), 'LoraLoaderModelOnly')[0]
+        ?.inputs,
+    ).toMatchObject({
+      lora_name: 'flux-style.safetensors',
+      strength_model: 1,
+    });
+  });
+
+  it('refuses LoRA weights that do not pair up with the models, naming lora_weights', () => {
+    expect(() => compileRequest('/sd/text2image/v1', { lora_models: ['a', 'b'], lora_weights: [1] })).toThrow(
+      /^lora_weights: 1 weight\(s\) for 2 LoRA model\(s\)/,
+    );
+  });
+
+  it('writes embeddings into the prompt as ComfyUI reads them, and refuses names it cannot read', () => {
+    const [positive] = nodesOf(
+      compileRequest('/sd/text2image/v1', { prompt: 'a cat', embeddings: ['style-a', 'b.pt'] }),
+      'CLIPTextEncode',
+    );
+    expect(positive?.inputs['text']).toBe('a cat embedding:style-a embedding:b.pt');
+    expect(() => compileRequest('/sd/text2image/v1', { embeddings: ['two words'] })).toThrow(
+      /^embeddings: 'two words'/,
+    );
+  });
+
+  it('starts image2image from the encoded picture at strength, one copy per sample', () => {
+    const workflow = compileRequest('/sd/image2image/v1', {
+      strength: 0.35,
+      samples: 2,
+      width: 512,
+      height: 768,
+    });
+    expect(nodesOf(workflow, 'LoadImage')[0]?.inputs['image']).toBe('init.png');
+    expect(nodesOf(workflow, 'ImageScale')[0]?.inputs).toMatchObject({ width: 512, height: 768 });
+    expect(nodesOf(workflow, 'RepeatLatentBatch')[0]?.inputs['amount']).toBe(2);
+    expect(nodesOf(workflow, 'KSampler')[0]?.inputs['denoise']).toBe(0.35);
+  });
+
+  it('inpaints with the red channel of the mask picture, scaled like the picture', () => {
+    const workflow = compileRequest('/sd/inpainting/v1', { strength: 0.9 });
+    expect(nodesOf(workflow, 'LoadImage').map((n) => n.inputs['image'])).toEqual(['init.png', 'mask.png']);
+    expect(nodesOf(workflow, 'ImageToMask')[0]?.inputs['channel']).toBe('red');
+    const [conditioning] = nodesOf(workflow, 'InpaintModelConditioning');
+    expect(conditioning?.inputs['noise_mask']).toBe(true);
+    expect(nodesOf(workflow, 'KSampler')[0]?.inputs).toMatchObject({
+      positive: [conditioning?.id, 0],
+      negative: [conditioning?.id, 1],
+      latent_image: [conditioning?.id, 2],
+      denoise: 0.9,
+    });
+  });
+
+  it('applies each canny controlnet on its Canny edges with its weight, start and end', () => {
+    const workflow = compileRequest('/sd/controlnet/v1', {
+      controlnets: ['canny', 'canny'],
+      init_images: [url('control-0.png'), url('control-1.png')],
+      controlnet_weights: [0.3, 1.5],
+      starting_control_steps: [0, 0.2],
+      ending_control_steps: [0.6, 1],
+    });
+    const applied = nodesOf(workflow, 'ControlNetApplyAdvanced');
+    expect(
+      applied.map((a) => [a.inputs['strength'], a.inputs['start_percent'], a.inputs['end_percent']]),
+    ).toEqual([
+      [0.3, 0, 0.6],
+      [1.5, 0.2, 1],
+    ]);
+    expect(nodesOf(workflow, 'Canny')).toHaveLength(2);
+    expect(nodesOf(workflow, 'ControlNetLoader')[0]?.inputs['control_net_name']).toBe(
+      'control_v11p_sd15_canny.pth',
+    );
+    expect(nodesOf(workflow, 'KSampler')[0]?.inputs['positive']).toEqual([applied[1]?.id, 0]);
+    const sdxl = compileRequest('/sdxl/text2image/v1', {
+      controlnets: ['canny'],
+      control_image: url('control-0.png'),
+    });
+    expect(nodesOf(sdxl, 'ControlNetLoader')[0]?.inputs['control_net_name']).toBe(
+      'controlnet-canny-sdxl-1.0.safetensors',
+    );
+  });
+
+  it('refuses controlnets whose preprocessor is not core, and controlnet settings without controlnets', () => {
+    expect(() => compileRequest('/sd/controlnet/v1', { controlnets: ['openpose'] })).toThrow(
+      /^controlnets: 'openpose' needs its preprocessor/,
+    );
+    expect(() =>
+      compileRequest('/sd/text2image/v1', { controlnets: ['depth'], control_image: url('control-0.png') }),
+    ).toThrow(/^controlnets: 'depth'/);
+    expect(() => compileRequest('/sd/text2image/v1', { control_image: url('control-0.png') })).toThrow(
+      /^control_image: /,
+    );
+    expect(() => compileRequest('/sd/controlnet/v1', { controlnet_weights: [1, 1] })).toThrow(
+      /^controlnet_weights: 2 value\(s\) for 1/,
+    );
+    expect(() =>
+      compileRequest('/sd/controlnet/v1', { starting_control_steps: [0.8], ending_control_steps: [0.2] }),
+    ).toThrow(/^starting_control_steps: /);
+  });
+
+  it('samples at the latent grid and scales to exactly the size asked', () => {
+    const workflow = compileRequest('/sd/text2image/v1', { width: 1, height: 333 });
+    expect(nodesOf(workflow, 'EmptyLatentImage')[0]?.inputs).toMatchObject({ width: 16, height: 336 });
+    expect(nodesOf(workflow, 'ImageScale')[0]?.inputs).toMatchObject({ width: 1, height: 333 });
+    expect(nodesOf(compileRequest('/sd/text2image/v1', { width: 512, height: 512 }), 'ImageScale')).toEqual(
+      [],
+    );
+    const cascade = compileRequest('/generate/v3', { width: 100, height: 1024 });
+    expect(nodesOf(cascade, 'StableCascade_EmptyLatentImage')[0]?.inputs).toMatchObject({
+      width: 256,
+      height: 1024,
+    });
+  });
+
+  it('runs hires as a second pass at part strength on an enlarged latent, and counts its steps', () => {
+    const workflow = compileRequest('/sd/text2image/v1', {
+      hires: true,
+      num_inference_steps: 10,
+      width: 512,
+      height: 512,
+    });
+    const samplers = nodesOf(workflow, 'KSampler');
+    expect(samplers.map((s) => s.inputs['denoise'])).toEqual([1, HIRES_FIX.denoise]);
+    expect(nodesOf(workflow, 'LatentUpscaleBy')[0]?.inputs['scale_by']).toBe(HIRES_FIX.scale);
+    expect(workflow.samplingSteps.map((s) => s.steps)).toEqual([10, 10]);
+    expect(nodesOf(workflow, 'ImageScale')).toEqual([]);
+    // 520 x 1.5 = 780 px is not whole latent blocks: the decoded 784 px are scaled to 780.
+    const odd = compileRequest('/sd/text2image/v1', { hires: true, width: 520, height: 512 });
+    expect(nodesOf(odd, 'ImageScale')[0]?.inputs).toMatchObject({ width: 780, height: 768 });
+  });
+
+  it('upscales with the model, then to exactly the factor asked', () => {
+    const workflow = compileRequest('/sd/text2image/v1', { upscale: '2x' });
+    expect(nodesOf(workflow, 'UpscaleModelLoader')[0]?.inputs['model_name']).toBe('RealESRGAN_x4plus.pth');
+    expect(nodesOf(workflow, 'ImageScaleBy')[0]?.inputs['scale_by']).toBe(0.5);
+    expect(nodesOf(compileRequest('/sd/text2image/v1', { upscale: '4x' }), 'ImageScaleBy')).toEqual([]);
+    expect(() => compileRequest('/sd/text2image/v1', { upscale: '8x' })).toThrow(
+      /^upscale: '8x' is not an upscale factor/,
+    );
+    const sr = compileRequest('/superresolution/v1', { model_name: 'RealESRGAN_x2plus', scale_factor: 3 });
+    expect(nodesOf(sr, 'UpscaleModelLoader')[0]?.inputs['model_name']).toBe('RealESRGAN_x2plus.pth');
+    expect(nodesOf(sr, 'ImageScaleBy')[0]?.inputs['scale_by']).toBe(1.5);
+  });
+
+  it('runs Flux on its own loaders, its guidance in FluxGuidance and the sampler at cfg 1', () => {
+    const workflow = compileRequest('/generate/v2', { guidance_scale: 3.5 });
+    expect(nodesOf(workflow, 'UNETLoader')[0]?.inputs['unet_name']).toBe('flux1-dev.safetensors');
+    expect(nodesOf(workflow, 'DualCLIPLoader')[0]?.inputs['type']).toBe('flux');
+    expect(nodesOf(workflow, 'FluxGuidance')[0]?.inputs['guidance']).toBe(3.5);
+    expect(nodesOf(workflow, 'KSampler')[0]?.inputs['cfg']).toBe(1);
+    expect(workflow.checkpoint).toBe('flux1-dev.safetensors');
+  });
+
+  it('runs SD3 and SD3.5 on their checkpoints with three text encoders and the SD3 shift', () => {
+    for (const [pipeline, file] of [
+      ['/sd3/v1', 'sd3_medium.safetensors'],
+      ['/sd3_5/v1', 'sd3.5_large.safetensors'],
+    ] as const) {
+      const workflow = compileRequest(pipeline, { guidance_scale: 0 });
+      expect(workflow.checkpoint).toBe(file);
+      expect(nodesOf(workflow, 'TripleCLIPLoader')).toHaveLength(1);
+      expect(nodesOf(workflow, 'ModelSamplingSD3')[0]?.inputs['shift']).toBe(3);
+      expect(nodesOf(workflow, 'KSampler')[0]?.inputs['cfg']).toBe(0);
+    }
+  });
+
+  it('runs Stable Cascade as stage C then stage B, counting both for progress', () => {
+    const workflow = compileRequest('/generate/v3', { num_inference_steps: 20, samples: 2 });
+    expect(workflow.samplingSteps.map((s) => s.steps)).toEqual([20, 10]);
+    expect(nodesOf(workflow, 'StableCascade_EmptyLatentImage')[0]?.inputs['batch_size']).toBe(2);
+  });
+
+  it('pads outpainting per direction and expansion, and refuses expansions that do not pair up', () => {
+    const workflow = compileRequest('/outpainting/v1', {
+      direction: ['left', 'up', 'left'],
+      expansion: [64, 32, 8],
+    });
+    expect(nodesOf(workflow, 'ImagePadForOutpaint')[0]?.inputs).toMatchObject({
+      left: 72,
+      top: 32,
+      right: 0,
+      bottom: 0,
+    });
+    expect(() =>
+      compileRequest('/outpainting/v1', { direction: ['left', 'up'], expansion: [64, 32, 8] }),
+    ).toThrow(/^expansion: 3 value\(s\) for 2 direction\(s\)/);
+  });
+
+  it('answers deblur with the upscaler alone and variation with a diffusion pass over it', () => {
+    const deblur = compileRequest('/upscaler/v1', { type: 'deblur' });
+    expect(Object.values(deblur.prompt).map((n) => n.class_type)).toEqual([
+      'LoadImage',
+      'UpscaleModelLoader',
+      'ImageUpscaleWithModel',
+      'SaveImage',
+    ]);
+    expect(deblur.samplingSteps).toEqual([]);
+    const variation = compileRequest('/upscaler/v1', { type: 'variation', prompt: 'sharp' });
+    expect(nodesOf(variation, 'KSampler')[0]?.inputs['denoise']).toBeLessThan(1);
+    expect(nodesOf(variation, 'CLIPTextEncode')[0]?.inputs['text']).toBe('sharp');
+  });
+
+  it('fails, naming the field, where only a node pack or another engine could honour it', () => {
+    const refusals: [string, Record<string, unknown>, string][] = [
+      ['/sd/text2image/v1', { hidiffusion: true }, 'hidiffusion'],
+      ['/sd/text2image/v1', { ip_adapter_image: url('init.png') }, 'ip_adapter_image'],
+      ['/sd/text2image/v1', { strength: 0.5 }, 'strength'],
+      ['/sd/text2image/v1', { resolution: 512 }, 'resolution'],
+      ['/sd/controlnet/v1', { mask_images: [url('mask.png')] }, 'mask_images'],
+      ['/generate/v2', { palette: ['#fff'] }, 'palette'],
+      ['/generate/v2', { mask_image: url('mask.png') }, 'mask_image'],
+      ['/generate/v2', { enhance_prompt: true }, 'enhance_prompt'],
+      ['/outpainting/v1', { horizontal_tile: 2 }, 'horizontal_tile'],
+      ['/superresolution/v1', { face_enhance: true }, 'face_enhance'],
+      ['/superresolution/v1', { model_name: '0123abcd' }, 'model_name'],
+    ];
+    for (const [pipeline, extra, field] of refusals) {
+      expect(() => compileRequest(pipeline, extra), `${pipeline} ${field}`).toThrow(
+        expect.objectContaining({
+          name: 'EngineInputError',
+          message: expect.stringMatching(new RegExp(`^${field}: `)),
+        }),
+      );
+    }
+  });
+
+  it("saves each task's images under its own prefix, so two tasks' graphs differ there", () => {
+    for (const compiler of COMPILERS) {
+      const [a, b] = ['imagegen/task-a/img', 'imagegen/task-b/img'].map((filenamePrefix) =>
+        compileRequest(compiler.pipeline, {}, { filenamePrefix }),
+      );
+      const prefixes = [a!, b!].map((w) =>
+        w.outputNodes.map((id) => w.prompt[id]?.inputs['filename_prefix']),
+      );
+      expect(prefixes, compiler.pipeline).toEqual([['imagegen/task-a/img'], ['imagegen/task-b/img']]);
+      expect(JSON.stringify(a!.prompt).replaceAll('task-a', 'task-b')).toBe(JSON.stringify(b!.prompt));
+    }
+  });
+});
