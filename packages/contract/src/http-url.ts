@@ -7,8 +7,8 @@ import { pythonInt, pythonStrRepr } from './python-builtins.ts';
  * minLength/maxLength, which hide these when they fail): pydantic's URL pattern, then the scheme
  * (present, then allowed), the port, characters left over after the URL, and the host. pydantic's
  * regular expressions are written here with CPython's meaning of `\s` and `\d` (Unicode spaces
- * and decimal digits). A host needs no top-level domain, so a self-hosted `http://localhost:3000`
- * link works.
+ * and decimal digits). As pydantic's HttpUrl, a domain needs a top-level domain (`localhost` is
+ * refused, `127.0.0.1` is not: an address is no domain).
  */
 
 type UrlProblem = Omit<ValidationErrorEntry, 'loc'>;
@@ -32,11 +32,11 @@ const URL = new RegExp(
 );
 
 const ASCII_CHUNK = '[_0-9a-z](?:[-_0-9a-z]{0,61}[_0-9a-z])?';
-const ASCII_DOMAIN = new RegExp(`^(?:${ASCII_CHUNK}\\.)*?${ASCII_CHUNK}(?:\\.[a-z]{2,63})?\\.?$`, 'i');
+const ASCII_DOMAIN = new RegExp(`^(?:${ASCII_CHUNK}\\.)*?${ASCII_CHUNK}(?<tld>\\.[a-z]{2,63})?\\.?$`, 'i');
 // pydantic's international chunk takes every character in the range a..U+40000, symbols included.
 const INT_CHUNK = '[_0-9a-\\u{40000}](?:[-_0-9a-\\u{40000}]{0,61}[_0-9a-\\u{40000}])?';
 const INT_DOMAIN = new RegExp(
-  `^(?:${INT_CHUNK}\\.)*?${INT_CHUNK}(?:\\.[\\p{L}\\p{Nl}\\p{No}]{2,63}|\\.xn--[_0-9a-z-]{2,63})?\\.?$`,
+  `^(?:${INT_CHUNK}\\.)*?${INT_CHUNK}(?<tld>\\.[\\p{L}\\p{Nl}\\p{No}]{2,63}|\\.xn--[_0-9a-z-]{2,63})?\\.?$`,
   'iu',
 );
 
@@ -68,8 +68,13 @@ export function httpUrlProblem(value: string): UrlProblem | undefined {
   if (parts.ipv4 === undefined && parts.ipv6 === undefined && host === undefined) {
     return { msg: 'URL host invalid', type: 'value_error.url.host' };
   }
-  if (host !== undefined && !ASCII_DOMAIN.test(host) && !INT_DOMAIN.test(host)) {
-    return { msg: 'URL host invalid', type: 'value_error.url.host' };
+  if (host === undefined) return undefined;
+  const ascii = ASCII_DOMAIN.exec(host);
+  const international = INT_DOMAIN.exec(host);
+  if (!ascii && !international) return { msg: 'URL host invalid', type: 'value_error.url.host' };
+  // pydantic reads the top-level domain from the ASCII pattern, else from the international one.
+  if (ascii?.groups?.tld === undefined && international?.groups?.tld === undefined) {
+    return { msg: 'URL host invalid, top level domain required', type: 'value_error.url.host' };
   }
   return undefined;
 }

@@ -186,6 +186,27 @@ describe('image URLs follow pydantic AnyHttpUrl', () => {
     ]);
   });
 
+  it('wants a top-level domain on a domain host, as HttpUrl does, but none on an address', () => {
+    // Answers recorded from pydantic 1.10's HttpUrl.
+    for (const url of ['http://localhost/x.png', 'https://example.c/x', 'http://foo.co1/x']) {
+      expect(urlError(url)).toEqual([
+        {
+          loc: ['body', 'init_image'],
+          msg: 'URL host invalid, top level domain required',
+          type: 'value_error.url.host',
+        },
+      ]);
+    }
+    for (const url of [
+      'http://127.0.0.1:5/a',
+      'http://a.b.com.',
+      'http://münchen.de/x',
+      'http://xn--mnchen-3ya.de',
+    ]) {
+      expect(urlError(url)).toBeUndefined();
+    }
+  });
+
   it('rejects an empty URL and one over 2083 characters, measured without surrounding whitespace', () => {
     const longest = `https://example.com/${'a'.repeat(2083 - 20)}`;
     expect(longest).toHaveLength(2083);

@@ -21,7 +21,9 @@ export function readStartConfig(env: NodeJS.ProcessEnv): StartConfig {
     // Loopback unless asked: a fresh clone should not expose an API with a printed key to the network.
     apiHost: env.API_HOST || '127.0.0.1',
     docsPort: port(env.DOCS_PORT, 3000, 'DOCS_PORT'),
-    publicUrl: (env.PUBLIC_URL || `http://localhost:${apiPort}`).replace(/\/+$/, ''),
+    // An address, not `localhost`: links the API hands out (uploads, outputs) are valid inputs of
+    // any request only with a host pydantic's HttpUrl takes, and it wants a top-level domain.
+    publicUrl: (env.PUBLIC_URL || `http://127.0.0.1:${apiPort}`).replace(/\/+$/, ''),
     apiKey: env.IMAGEGEN_API_KEY || undefined,
     serverId: env.IMAGEGEN_SERVER_ID || undefined,
   };

@@ -79,7 +79,7 @@ describe('npm start and the CLI', () => {
   it('hands the docs pages the API address and search credentials of this run, and searches with them', async () => {
     const docsUrl = `http://localhost:${env.DOCS_PORT}`;
     const home = await (await fetch(`${docsUrl}/`)).text();
-    expect(home).toContain(`"apiUrl":"http://localhost:${env.API_PORT}"`);
+    expect(home).toContain(`"apiUrl":"http://127.0.0.1:${env.API_PORT}"`);
     expect(home).toContain('"appId":"start-app","apiKey":"start-key"');
     const search = (appId: string, apiKey: string) =>
       fetch(`${docsUrl}/1/indexes/*/queries?x-algolia-application-id=${appId}&x-algolia-api-key=${apiKey}`, {
