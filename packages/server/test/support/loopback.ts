@@ -62,6 +62,9 @@ export async function startLoopbackApi(options: {
   engines: EngineRegistry;
   worker?: Partial<WorkerOptions>;
   onRoute?: ApiOptions['onRoute'];
+  /** The webhook outbox, for the workers and the API's cancels alike (default: no webhooks). */
+  enqueueWebhook?: ApiOptions['enqueueWebhook'];
+  eventsKeepAliveMs?: number;
 }): Promise<LoopbackApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
   const store = new LocalBlobStore(path.join(dataDir, 'files'));
@@ -74,6 +77,8 @@ export async function startLoopbackApi(options: {
     publicUrl: url,
     engines: () => options.engines.describe(),
     ...(options.onRoute ? { onRoute: options.onRoute } : {}),
+    ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
+    ...(options.eventsKeepAliveMs ? { eventsKeepAliveMs: options.eventsKeepAliveMs } : {}),
   });
   await app.listen({ port, host: '127.0.0.1' });
 
@@ -89,6 +94,7 @@ export async function startLoopbackApi(options: {
       signal: stop.signal,
       pollMs: 200,
       retryBaseMs: 10,
+      ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
       ...options.worker,
       ...extra,
     });
