@@ -9,6 +9,7 @@ import sharp from 'sharp';
 import { createOwner } from '../../src/auth/accounts.ts';
 import type { Plan } from '../../src/auth/plans.ts';
 import { upsertServer } from '../../src/auth/sql/upsertServer.ts';
+import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
 import { type FileServer, serveFiles, startLoopbackApi } from './loopback.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
@@ -78,7 +79,16 @@ export function plainEngine(): Engine {
   };
 }
 
-export async function startApiHarness(): Promise<ApiHarness> {
+export interface HarnessOptions {
+  /** The engine every worker runs (default: the plain engine above). */
+  engine?: Engine;
+  /** Write webhook deliveries to the outbox (nothing delivers them): the tests count them. */
+  webhooks?: boolean;
+  /** Keep-alive interval of status streams (default: the API's own). */
+  eventsKeepAliveMs?: number;
+}
+
+export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
   const db = await createTestDatabase();
   const account = async (name: string, plan: Plan): Promise<Account> => {
     const created = await createOwner(db.pool, { name, plan });
@@ -90,7 +100,8 @@ export async function startApiHarness(): Promise<ApiHarness> {
   await upsertServer(db.pool, { id: 'gpu-1', ownerId: enterprise.ownerId });
 
   const images = await startImageServer();
-  const engines = createEngineRegistry([plainEngine()], { enabled: ['plain'], pinned: {} });
+  const engine = options.engine ?? plainEngine();
+  const engines = createEngineRegistry([engine], { enabled: [engine.name], pinned: {} });
   const routes: { method: string; url: string }[] = [];
   const api = await startLoopbackApi({
     pool: db.pool,
@@ -98,6 +109,8 @@ export async function startApiHarness(): Promise<ApiHarness> {
     onRoute: (route) => {
       for (const method of [route.method].flat()) routes.push({ method, url: route.url });
     },
+    ...(options.webhooks ? { enqueueWebhook } : {}),
+    ...(options.eventsKeepAliveMs ? { eventsKeepAliveMs: options.eventsKeepAliveMs } : {}),
   });
   api.addWorker({ serverId: 'gpu-1' });
   const { url } = api;
