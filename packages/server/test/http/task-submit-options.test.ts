@@ -40,6 +40,14 @@ describe('waiting and idempotent submissions over HTTP', () => {
     return rows.map((row) => row.id);
   }
 
+  it('lets browsers send the headers and read the answers about them (CORS)', async () => {
+    const preflight = await api.request('OPTIONS', T2I, { key: null });
+    const allowed = preflight.headers.get('access-control-allow-headers') ?? '';
+    for (const header of ['Prefer', 'Idempotency-Key', 'Last-Event-ID']) expect(allowed).toContain(header);
+    const answer = await post(body('cors'), { Prefer: 'wait=5' });
+    expect(answer.headers.get('access-control-expose-headers')).toBe('Preference-Applied, Idempotent-Replayed');
+  });
+
   describe('Prefer: wait=N', () => {
     it('answers the final status, with the id, when the task ends within N seconds', async () => {
       const response = await post(body('quick'), { Prefer: 'wait=10' });
