@@ -45,7 +45,9 @@ describe('waiting and idempotent submissions over HTTP', () => {
     const allowed = preflight.headers.get('access-control-allow-headers') ?? '';
     for (const header of ['Prefer', 'Idempotency-Key', 'Last-Event-ID']) expect(allowed).toContain(header);
     const answer = await post(body('cors'), { Prefer: 'wait=5' });
-    expect(answer.headers.get('access-control-expose-headers')).toBe('Preference-Applied, Idempotent-Replayed');
+    expect(answer.headers.get('access-control-expose-headers')).toBe(
+      'Preference-Applied, Idempotent-Replayed',
+    );
   });
 
   describe('Prefer: wait=N', () => {
@@ -96,7 +98,8 @@ describe('waiting and idempotent submissions over HTTP', () => {
     });
 
     it('answers without waiting and without Preference-Applied when no wait is asked', async () => {
-      for (const headers of [{}, { Prefer: 'wait=0' }, { Prefer: 'return=minimal' }]) {
+      const variants: Record<string, string>[] = [{}, { Prefer: 'wait=0' }, { Prefer: 'return=minimal' }];
+      for (const headers of variants) {
         const response = await post(body('no wait'), headers);
         expect(response.body).toMatchObject({ status: 'PENDING' });
         expect(response.headers.get('preference-applied')).toBeNull();
@@ -205,7 +208,7 @@ describe('waiting and idempotent submissions over HTTP', () => {
 
     it('makes a model task once, with its model row once', async () => {
       const key = `model-${unique()}`;
-      const load = {
+      const load: Record<string, unknown> = {
         ...(endpointByPath('/load_model/v1')!.example as Record<string, unknown>),
         model_name: `idempotent model ${unique()}`,
       };
