@@ -67,16 +67,14 @@ export class QueueEstimates {
 
   constructor(private readonly db: Queryable) {}
 
-  /** The estimates of a queued or running task; empty when nothing is known (yet). */
-  async of(task: TaskStatus): Promise<PendingEstimates> {
-    let snapshot = this.snapshot;
-    if (!snapshot) {
-      await this.refresh();
-      snapshot = this.snapshot;
-      if (!snapshot) return {};
-    } else if (Date.now() - snapshot.takenAt > this.staleAfterMs) {
-      void this.refresh();
-    }
+  /**
+   * The estimates of a queued or running task; empty when nothing is known (yet). At once from
+   * the snapshot held; a promise only while the first snapshot is taken.
+   */
+  of(task: TaskStatus): PendingEstimates | Promise<PendingEstimates> {
+    const snapshot = this.snapshot;
+    if (!snapshot) return this.refresh().then(() => (this.snapshot ? estimate(this.snapshot, task) : {}));
+    if (Date.now() - snapshot.takenAt > this.staleAfterMs) void this.refresh();
     return estimate(snapshot, task);
   }
 

@@ -94,13 +94,19 @@ export function registerTaskEndpoint(
   });
 }
 
-/** What the status path answers for the task: its status body, a pending one with its estimates. */
-export async function statusAnswer(
+/**
+ * What the status path answers for the task: its status body, a pending one with its estimates
+ * (at once: status polls are the API's most frequent request, and a promise costs them).
+ */
+export function statusAnswer(
   options: Pick<TaskRouteOptions, 'estimates' | 'publicUrl'>,
   task: TaskStatus,
-): Promise<Record<string, unknown>> {
-  const estimates = hasEnded(task) ? undefined : await options.estimates.of(task);
-  return taskStatusBody(task, options.publicUrl, estimates);
+): Record<string, unknown> | Promise<Record<string, unknown>> {
+  if (hasEnded(task)) return taskStatusBody(task, options.publicUrl);
+  const estimates = options.estimates.of(task);
+  return estimates instanceof Promise
+    ? estimates.then((known) => taskStatusBody(task, options.publicUrl, known))
+    : taskStatusBody(task, options.publicUrl, estimates);
 }
 
 /**
