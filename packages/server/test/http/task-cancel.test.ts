@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { CANCELLED_ERROR } from '@imagegen/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimTask } from '../../src/tasks/sql/claimTask.ts';
 import { completeTask } from '../../src/tasks/sql/completeTask.ts';
 import { heartbeatTask } from '../../src/tasks/sql/heartbeatTask.ts';
-import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
+import type { ApiHarness } from '../support/api-harness.ts';
 import { eventually } from '../support/fakes.ts';
-import { type GatedEngine, gatedEngine } from '../support/gated-engine.ts';
+import { type GatedEngine, startGatedApi, uniqueName } from '../support/gated-engine.ts';
 
 const T2I = '/sd/text2image/v1';
 const CANCELLED = { status: 'FAILURE', error: CANCELLED_ERROR };
@@ -22,12 +21,9 @@ describe('cancelling tasks over HTTP', () => {
   let engine: GatedEngine;
 
   beforeAll(async () => {
-    engine = gatedEngine();
-    api = await startApiHarness({ engine, webhooks: true });
+    ({ api, engine } = await startGatedApi({ webhooks: true }));
   });
   afterAll(() => api.close());
-
-  const unique = () => randomBytes(4).toString('hex');
 
   async function submit(prompt: string, extra: Record<string, unknown> = {}, key = api.alice.key) {
     const response = await api.request('POST', T2I, {
@@ -62,7 +58,7 @@ describe('cancelling tasks over HTTP', () => {
 
   /** Occupies the shared pool's one worker slot until the returned function is called. */
   async function occupyWorker(): Promise<() => Promise<void>> {
-    const name = `blocker-${unique()}`;
+    const name = `blocker-${uniqueName()}`;
     const { id } = await submit(`gate:${name}`);
     await engine.gate(name).started;
     return async () => {
@@ -73,7 +69,7 @@ describe('cancelling tasks over HTTP', () => {
 
   it('cancels a queued task at once: FAILURE for good, its engine never runs it, one webhook', async () => {
     const release = await occupyWorker();
-    const name = `queued-${unique()}`;
+    const name = `queued-${uniqueName()}`;
     const { id } = await submit(`gate:${name}`);
     const response = await cancel(id);
     expect(response.status).toBe(200);
@@ -89,7 +85,7 @@ describe('cancelling tasks over HTTP', () => {
   });
 
   it('aborts a running task through its engine signal within well under a second; its outputs are never served', async () => {
-    const name = `running-${unique()}`;
+    const name = `running-${uniqueName()}`;
     const submitted = await submit(`gate:${name}`, { samples: 2, queued_image_urls: true });
     const gate = engine.gate(name);
     await gate.started;
@@ -152,18 +148,9 @@ describe('cancelling tasks over HTTP', () => {
   });
 
   it('cancels a training at its own path: the training shape says failed, its model row fails', async () => {
-    const name = `train-${unique()}`;
+    const name = `train-${uniqueName()}`;
     const submitted = await api.request('POST', '/train_model/v1', {
-      json: {
-        model_name: `gate:${name}`,
-        base_model: 'sdxl',
-        max_train_steps: 10,
-        validation_prompt: 'v',
-        instance_prompt: 'i',
-        images: [`${api.imagesUrl}/photo.png`],
-        description: 'd',
-        visibility: 'private',
-      },
+      json: { ...api.example('/train_model/v1'), model_name: `gate:${name}` },
     });
     const { id } = submitted.body as { id: string };
     await engine.gate(name).started;
@@ -180,7 +167,7 @@ describe('cancelling tasks over HTTP', () => {
     const release = await occupyWorker();
     const { id } = await submit('claimed by the test');
     const claimer = await api.db.pool.connect();
-    const leaseOwner = `test-claimer/${unique()}`;
+    const leaseOwner = `test-claimer/${uniqueName()}`;
     try {
       await claimer.query('BEGIN');
       const claimed = await claimTask(claimer, { leaseOwner, routes: ['shared'], leaseMs: 30_000 });
@@ -219,7 +206,7 @@ describe('cancelling tasks over HTTP', () => {
     const { id } = await submit('cancelled first');
     expect((await cancel(id)).status).toBe(200);
     const claimed = await claimTask(api.db.pool, {
-      leaseOwner: `test-claimer/${unique()}`,
+      leaseOwner: `test-claimer/${uniqueName()}`,
       routes: ['shared'],
       leaseMs: 30_000,
     });
@@ -262,7 +249,7 @@ describe('cancelling tasks over HTTP', () => {
 
   it('race: a cancel at the moment the engine finishes either wins or answers 409, never both', async () => {
     for (let round = 0; round < 6; round++) {
-      const name = `finish-${unique()}`;
+      const name = `finish-${uniqueName()}`;
       const submitted = await submit(`gate:${name}`, { queued_image_urls: true });
       await engine.gate(name).started;
       engine.gate(name).open();

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
+import type { ApiHarness } from '../support/api-harness.ts';
 import { eventually } from '../support/fakes.ts';
-import { type GatedEngine, gatedEngine } from '../support/gated-engine.ts';
+import { type GatedEngine, startGatedApi, uniqueName } from '../support/gated-engine.ts';
 
 const T2I = '/sd/text2image/v1';
 const SDXL = '/sdxl/text2image/v1';
@@ -17,12 +16,9 @@ describe('progress, place in line and eta over HTTP', () => {
   let engine: GatedEngine;
 
   beforeAll(async () => {
-    engine = gatedEngine();
-    api = await startApiHarness({ engine });
+    ({ api, engine } = await startGatedApi());
   });
   afterAll(() => api.close());
-
-  const unique = () => randomBytes(4).toString('hex');
 
   async function submit(
     prompt: string,
@@ -39,9 +35,16 @@ describe('progress, place in line and eta over HTTP', () => {
   const status = async (id: string, key = api.alice.key, path = T2I) =>
     (await api.request('GET', `${path}/status/${id}`, { key })).body as Record<string, unknown>;
 
+  /** Polls alice's task until its status passes `accept`. */
+  const statusWhen = (id: string, path: string, accept: (body: Record<string, unknown>) => boolean) =>
+    eventually(async () => {
+      const body = await status(id, api.alice.key, path);
+      return accept(body) ? body : undefined;
+    });
+
   /** A task held running inside the engine (on the shared pool unless `extra` routes it). */
   async function blocker(options: { key?: string; path?: string; extra?: Record<string, unknown> } = {}) {
-    const name = unique();
+    const name = uniqueName();
     const id = await submit(`gate:${name}`, options);
     await engine.gate(name).started;
     return { id, gate: engine.gate(name) };
@@ -64,10 +67,7 @@ describe('progress, place in line and eta over HTTP', () => {
     const { id, gate } = await blocker();
     expect(await status(id)).not.toHaveProperty('progress');
     gate.progress(0.4);
-    const body = await eventually(async () => {
-      const found = await status(id);
-      return found.progress === 0.4 ? found : undefined;
-    });
+    const body = await statusWhen(id, T2I, (found) => found.progress === 0.4);
     expect(body).toMatchObject({ status: 'PENDING', progress: 0.4 });
     expect(body).not.toHaveProperty('queue_position');
     gate.open();
@@ -117,7 +117,7 @@ describe('progress, place in line and eta over HTTP', () => {
     await api.settle(`${SDXL}/status/${first}`, api.alice.key);
 
     // One SDXL run of about 400 ms, then a task waiting behind another.
-    const timed = unique();
+    const timed = uniqueName();
     const measured = await submit(`gate:${timed}`, { path: SDXL });
     await engine.gate(timed).started;
     await new Promise((resolve) => setTimeout(resolve, 400));
@@ -126,10 +126,7 @@ describe('progress, place in line and eta over HTTP', () => {
 
     const ahead = await blocker();
     const waiting = await submit('after one run', { path: SDXL });
-    const estimate = await eventually(async () => {
-      const body = await status(waiting, api.alice.key, SDXL);
-      return typeof body.eta_seconds === 'number' ? body : undefined;
-    });
+    const estimate = await statusWhen(waiting, SDXL, (body) => typeof body.eta_seconds === 'number');
     // Next in line (position 0, one slot busy): its own run, as long as SDXL runs took lately.
     const { rows } = await api.db.pool.query<{ seconds: number }>(
       `SELECT avg(extract(epoch from finished_at - started_at))::float8 AS seconds FROM tasks
@@ -143,15 +140,16 @@ describe('progress, place in line and eta over HTTP', () => {
     ahead.gate.open();
     await api.settle(`${SDXL}/status/${waiting}`, api.alice.key);
     // A running task with progress: the time left at the pace it has kept.
-    const paced = unique();
+    const paced = uniqueName();
     const runningSdxl = await submit(`gate:${paced}`, { path: SDXL });
     await engine.gate(paced).started;
     await new Promise((resolve) => setTimeout(resolve, 300));
     engine.gate(paced).progress(0.5);
-    const halfway = await eventually(async () => {
-      const body = await status(runningSdxl, api.alice.key, SDXL);
-      return body.progress === 0.5 && typeof body.eta_seconds === 'number' ? body : undefined;
-    });
+    const halfway = await statusWhen(
+      runningSdxl,
+      SDXL,
+      (body) => body.progress === 0.5 && typeof body.eta_seconds === 'number',
+    );
     expect(halfway.eta_seconds).toBeGreaterThanOrEqual(0.2);
     expect(halfway.eta_seconds).toBeLessThan(5);
     engine.gate(paced).open();

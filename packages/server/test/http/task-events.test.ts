@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { CANCELLED_ERROR } from '@imagegen/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
+import type { ApiHarness } from '../support/api-harness.ts';
 import { openStream } from '../support/event-stream.ts';
-import { type GatedEngine, gatedEngine } from '../support/gated-engine.ts';
+import { type GatedEngine, startGatedApi, uniqueName } from '../support/gated-engine.ts';
 
 const T2I = '/sd/text2image/v1';
 
@@ -18,12 +17,9 @@ describe('status streams over HTTP', () => {
   let engine: GatedEngine;
 
   beforeAll(async () => {
-    engine = gatedEngine();
-    api = await startApiHarness({ engine, eventsKeepAliveMs: 150 });
+    ({ api, engine } = await startGatedApi({ eventsKeepAliveMs: 150 }));
   });
   afterAll(() => api.close());
-
-  const unique = () => randomBytes(4).toString('hex');
 
   async function submit(prompt: string, key = api.alice.key): Promise<string> {
     const response = await api.request('POST', T2I, {
@@ -39,7 +35,7 @@ describe('status streams over HTTP', () => {
 
   /** A running task held inside the engine, and its gate. */
   async function runningTask() {
-    const name = unique();
+    const name = uniqueName();
     const id = await submit(`gate:${name}`);
     await engine.gate(name).started;
     return { id, gate: engine.gate(name) };
@@ -76,7 +72,7 @@ describe('status streams over HTTP', () => {
 
   it('follows a task from the queue: its place in line, then running, then its end', async () => {
     const blocker = await runningTask();
-    const name = unique();
+    const name = uniqueName();
     const id = await submit(`gate:${name}`);
     const stream = await events(id);
     const queued = await stream.nextEvent();

@@ -1,5 +1,6 @@
 import { endpointByPath } from '@imagegen/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskListEntry } from '../../src/tasks/list-tasks.ts';
 import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
 import { gatedEngine } from '../support/gated-engine.ts';
 
@@ -7,18 +8,8 @@ const T2I = '/sd/text2image/v1';
 const SDXL = '/sdxl/text2image/v1';
 const I2I = '/sd/image2image/v1';
 
-interface Listed {
-  id: string;
-  pipeline: string;
-  state: string;
-  batch_id: string | null;
-  created_at: string;
-  finished_at: string | null;
-  status_path: string;
-}
-
 interface Page {
-  tasks: Listed[];
+  tasks: TaskListEntry[];
   next_cursor: string | null;
 }
 

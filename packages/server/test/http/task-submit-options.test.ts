@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { endpointByPath } from '@imagegen/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
-import { type GatedEngine, gatedEngine } from '../support/gated-engine.ts';
+import type { ApiHarness } from '../support/api-harness.ts';
+import { type GatedEngine, startGatedApi, uniqueName } from '../support/gated-engine.ts';
 
 const T2I = '/sd/text2image/v1';
 
@@ -16,12 +15,9 @@ describe('waiting and idempotent submissions over HTTP', () => {
   let engine: GatedEngine;
 
   beforeAll(async () => {
-    engine = gatedEngine();
-    api = await startApiHarness({ engine });
+    ({ api, engine } = await startGatedApi());
   });
   afterAll(() => api.close());
-
-  const unique = () => randomBytes(4).toString('hex');
   const body = (prompt: string, extra: Record<string, unknown> = {}) => ({
     prompt,
     negative_prompt: '',
@@ -63,7 +59,7 @@ describe('waiting and idempotent submissions over HTTP', () => {
     });
 
     it('answers the usual PENDING after N seconds when the task is still running; it is the same task', async () => {
-      const name = unique();
+      const name = uniqueName();
       const started = Date.now();
       const response = await post(body(`gate:${name}`), { Prefer: 'respond-async, wait=1' });
       const waited = Date.now() - started;
@@ -79,21 +75,8 @@ describe('waiting and idempotent submissions over HTTP', () => {
     });
 
     it('answers a training with its final training shape', async () => {
-      const response = await post(
-        {
-          model_name: 'waited',
-          base_model: 'sdxl',
-          max_train_steps: 10,
-          validation_prompt: 'v',
-          instance_prompt: 'i',
-          images: [`${api.imagesUrl}/photo.png`],
-          description: 'd',
-          visibility: 'private',
-        },
-        { Prefer: 'wait=10' },
-        api.alice.key,
-        '/train_model/v1',
-      );
+      const training = api.example('/train_model/v1');
+      const response = await post(training, { Prefer: 'wait=10' }, api.alice.key, '/train_model/v1');
       expect(response.body).toMatchObject({ status: 'completed', id: expect.any(String) });
     });
 
@@ -108,7 +91,7 @@ describe('waiting and idempotent submissions over HTTP', () => {
 
     it('refuses a wait that is not a whole number of seconds up to 60 with a 422 naming the header', async () => {
       for (const value of ['wait=61', 'wait=abc', 'wait=1.5', 'wait=-1', 'wait=']) {
-        const prompt = `refused ${unique()}`;
+        const prompt = `refused ${uniqueName()}`;
         const response = await post(body(prompt), { Prefer: value });
         expect(response.status, value).toBe(422);
         expect(response.body).toEqual({
@@ -127,8 +110,8 @@ describe('waiting and idempotent submissions over HTTP', () => {
 
   describe('Idempotency-Key', () => {
     it('answers a retry with the same key and body with the same task, and queues it once', async () => {
-      const key = `retry-${unique()}`;
-      const prompt = `idempotent ${unique()}`;
+      const key = `retry-${uniqueName()}`;
+      const prompt = `idempotent ${uniqueName()}`;
       const first = await post(body(prompt, { queued_image_urls: true, seed: -1 }), {
         'Idempotency-Key': key,
       });
@@ -146,9 +129,9 @@ describe('waiting and idempotent submissions over HTTP', () => {
     });
 
     it('refuses the same key with a different body with a 422 that says so', async () => {
-      const key = `reused-${unique()}`;
+      const key = `reused-${uniqueName()}`;
       expect((await post(body('one request'), { 'Idempotency-Key': key })).status).toBe(200);
-      const prompt = `another request ${unique()}`;
+      const prompt = `another request ${uniqueName()}`;
       const response = await post(body(prompt), { 'Idempotency-Key': key });
       expect(response.status).toBe(422);
       expect(response.body).toEqual({
@@ -174,8 +157,8 @@ describe('waiting and idempotent submissions over HTTP', () => {
     });
 
     it('creates one task for concurrent submissions with one key', async () => {
-      const key = `burst-${unique()}`;
-      const prompt = `burst ${unique()}`;
+      const key = `burst-${uniqueName()}`;
+      const prompt = `burst ${uniqueName()}`;
       const answers = await Promise.all(
         Array.from({ length: 12 }, () => post(body(prompt), { 'Idempotency-Key': key })),
       );
@@ -189,8 +172,8 @@ describe('waiting and idempotent submissions over HTTP', () => {
     });
 
     it('keeps keys per owner, and frees a key after 24 hours', async () => {
-      const key = `shared-name-${unique()}`;
-      const prompt = `per owner ${unique()}`;
+      const key = `shared-name-${uniqueName()}`;
+      const prompt = `per owner ${uniqueName()}`;
       const alice = await post(body(prompt), { 'Idempotency-Key': key });
       const bob = await post(body(prompt), { 'Idempotency-Key': key }, api.bob.key);
       expect((bob.body as { id: string }).id).not.toBe((alice.body as { id: string }).id);
@@ -200,17 +183,17 @@ describe('waiting and idempotent submissions over HTTP', () => {
          WHERE owner_id = $1 AND idempotency_key = $2`,
         [api.alice.ownerId, key],
       );
-      const later = await post(body(`a new request ${unique()}`), { 'Idempotency-Key': key });
+      const later = await post(body(`a new request ${uniqueName()}`), { 'Idempotency-Key': key });
       expect(later.status).toBe(200);
       expect((later.body as { id: string }).id).not.toBe((alice.body as { id: string }).id);
       expect(later.headers.get('idempotent-replayed')).toBeNull();
     });
 
     it('makes a model task once, with its model row once', async () => {
-      const key = `model-${unique()}`;
+      const key = `model-${uniqueName()}`;
       const load: Record<string, unknown> = {
         ...(endpointByPath('/load_model/v1')!.example as Record<string, unknown>),
-        model_name: `idempotent model ${unique()}`,
+        model_name: `idempotent model ${uniqueName()}`,
       };
       delete load.server_id;
       const answers = await Promise.all(
@@ -232,7 +215,7 @@ describe('waiting and idempotent submissions over HTTP', () => {
           'Idempotency-Key',
         ]);
       }
-      const key = `refused-${unique()}`;
+      const key = `refused-${uniqueName()}`;
       const refused = await post(body('routed', { server_id: 'gpu-1' }), { 'Idempotency-Key': key });
       expect(refused.status).toBe(403);
       // The refusal kept nothing: the key is free for a request that is accepted.
@@ -240,7 +223,7 @@ describe('waiting and idempotent submissions over HTTP', () => {
     });
 
     it('combines with Prefer: wait: the retry waits for the same task', async () => {
-      const key = `wait-${unique()}`;
+      const key = `wait-${uniqueName()}`;
       const first = await post(body('waited once'), { 'Idempotency-Key': key, Prefer: 'wait=10' });
       const again = await post(body('waited once'), { 'Idempotency-Key': key, Prefer: 'wait=10' });
       expect(first.body).toMatchObject({ status: 'SUCCESS' });

@@ -32,6 +32,8 @@ export interface ApiHarness {
   request(method: string, route: string, options?: RequestOptions): Promise<ApiResponse>;
   /** Polls a status path until it leaves the pending states. */
   settle(statusPath: string, key: string): Promise<Record<string, unknown>>;
+  /** The contract's example body of `path`, its example image URLs pointing at /photo.png here. */
+  example(path: string): Record<string, unknown>;
   close(): Promise<void>;
 }
 
@@ -163,6 +165,16 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     routes,
     request,
     settle,
+    example(path) {
+      const example = endpoints.find((endpoint) => endpoint.path === path)?.example;
+      if (!example) throw new Error(`the contract has no example for ${path}`);
+      return JSON.parse(
+        JSON.stringify(example).replace(
+          /https:\/\/images\.example\.com\/[A-Za-z0-9_-]+\.png/g,
+          `${images.url}/photo.png`,
+        ),
+      );
+    },
     async close() {
       await api.close();
       await images.close();

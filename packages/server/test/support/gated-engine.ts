@@ -3,8 +3,9 @@
  * engine until the test opens gate NAME (or the worker aborts it), reporting the progress the test
  * gives it; any other job draws at once, as the harness's plain engine does.
  */
+import { randomBytes } from 'node:crypto';
 import type { Engine, EngineJob, RunContext } from '@imagegen/engines';
-import { plainEngine } from './api-harness.ts';
+import { type ApiHarness, type HarnessOptions, plainEngine, startApiHarness } from './api-harness.ts';
 
 export interface Gate {
   /** Resolves when a job of this gate is inside the engine. */
@@ -102,4 +103,17 @@ export function gatedEngine(): GatedEngine {
       return plain.run(job, ctx);
     },
   };
+}
+
+/** The API harness with a gated engine: `({ api, engine } = await startGatedApi())` in a beforeAll. */
+export async function startGatedApi(
+  options: Omit<HarnessOptions, 'engine'> = {},
+): Promise<{ api: ApiHarness; engine: GatedEngine }> {
+  const engine = gatedEngine();
+  return { api: await startApiHarness({ ...options, engine }), engine };
+}
+
+/** A fresh name for a gate or a key: the tests of a file share one engine and one database. */
+export function uniqueName(): string {
+  return randomBytes(4).toString('hex');
 }
