@@ -33,6 +33,7 @@ const ROUTES: [string, string][] = [
   ).map(([slug, title]): [string, string] => [`/category/${slug}`, title]),
   ['/Introduction/getting-started', 'Getting started'],
   ['/Introduction/errors', 'Errors'],
+  ['/Introduction/task-lifecycle', 'Task lifecycle'],
   ['/Optimised-base-models/Flux-Schnell', 'Flux Schnell'],
   ['/Optimised-base-models/Stable-Diffusion-1', 'Stable Diffusion 1.5'],
   ['/Optimised-base-models/Stable-Difusion-3.5', 'Stable Diffusion 3.5'],

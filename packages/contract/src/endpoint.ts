@@ -36,6 +36,21 @@ export interface Endpoint {
   readonly imageFields: readonly string[];
   /** A request body that validates, used in OpenAPI examples, docs and tests. */
   readonly example?: unknown;
+  /** For `cancel` and `events` rows: the task-creating path whose tasks they act on. */
+  readonly taskPath?: string;
+  /**
+   * Request headers the operation reads besides `API-Key` (`Prefer`, `Idempotency-Key`,
+   * `Last-Event-ID`): documented here, parsed by the handler, since their syntax is HTTP's own.
+   */
+  readonly headers?: readonly HeaderParameter[];
+  /** The media type of the success answer when it is not JSON (`text/event-stream`). */
+  readonly responseMedia?: string;
+}
+
+export interface HeaderParameter {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: TSchema;
 }
 
 export type EndpointKind =
@@ -47,8 +62,12 @@ export type EndpointKind =
   | 'training'
   /** Upload images (multipart). */
   | 'upload'
-  /** Reads and writes of the owner's records (models, images, subscription, sync). */
-  | 'record';
+  /** Reads and writes of the owner's records (models, images, subscription, sync, tasks). */
+  | 'record'
+  /** POST `<path>/cancel/{task_id}`: ends a queued or running task of `taskPath`. */
+  | 'cancel'
+  /** GET `<status path>/events`: the task's status as Server-Sent Events until it ends. */
+  | 'events';
 
 export interface StatusOperation {
   readonly operationId: string;

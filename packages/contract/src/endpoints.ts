@@ -1,5 +1,5 @@
 import Type, { type TSchema } from 'typebox';
-import type { Endpoint, EndpointKind, StatusOperation } from './endpoint.ts';
+import type { Endpoint, EndpointKind, HeaderParameter, StatusOperation } from './endpoint.ts';
 import {
   BGREMOVER_CPU_NOTE,
   faceCheckNote,
@@ -10,6 +10,7 @@ import {
 import { EXAMPLES } from './examples.ts';
 import { imageFieldsOf } from './image-fields.ts';
 import { SD35Prompt, StableCascadePrompt, StylePrompt } from './schemas/base-models.ts';
+import { Enum } from './schemas/common.ts';
 import { FaceLockPrompt, FaceSwapPrompt, InstamodelPrompt, PhotomakerPrompt } from './schemas/face.ts';
 import {
   FashionDressPrompt,
@@ -21,6 +22,8 @@ import { LoadModelPrompt, SyncModelPrompt, TrainModelPrompt, UploadImagesBody } 
 import {
   BatchTasks,
   ImageInfo,
+  TASK_STATES,
+  TaskList,
   UserImageList,
   UserModel,
   UserModelList,
@@ -30,6 +33,7 @@ import {
 import {
   AcceptedResponse,
   AsyncSuccessResponse,
+  CANCELLED_ERROR,
   HTTPError,
   HTTPValidationError,
   Image2PromptSuccessResponse,
@@ -37,6 +41,7 @@ import {
   PendingResponse,
   SyncSuccessResponse,
   TaskErrorResponse,
+  TaskEventStream,
   TrainAcceptedResponse,
   TrainFailureResponse,
   TrainPendingResponse,
@@ -92,6 +97,34 @@ type Tag = (typeof TAGS)[number]['name'];
 
 const auth = { 401: HTTPError };
 const submitResponses = { 200: AcceptedResponse, ...auth, 422: HTTPValidationError };
+
+/** The headers every task submission reads (see the Task lifecycle guide). */
+const SUBMIT_HEADERS: readonly HeaderParameter[] = [
+  {
+    name: 'Prefer',
+    description:
+      '`wait=N` (N from 0 to 60): hold the answer up to N seconds; if the task ends by then the answer ' +
+      "is its final status (the status path's body, plus `id`), otherwise the usual one. Either way the " +
+      'task is the same, and the answer says `Preference-Applied: wait=N`.',
+    schema: Type.String(),
+  },
+  {
+    name: 'Idempotency-Key',
+    description:
+      'Up to 255 visible characters of your choosing. For 24 hours a retry with the same key and the ' +
+      'same body answers the task the first request created (with `Idempotent-Replayed: true`) instead ' +
+      'of queueing another; the same key with a different body answers 422.',
+    schema: Type.String(),
+  },
+];
+
+const LAST_EVENT_ID: HeaderParameter = {
+  name: 'Last-Event-ID',
+  description:
+    'The `id` of the last event received: a reconnecting stream sends only newer ones (browsers send it ' +
+    'by themselves).',
+  schema: Type.String(),
+};
 
 function operationId(path: string): string {
   return path
@@ -182,6 +215,7 @@ function task(row: TaskRow): Endpoint {
     request: row.request,
     ...(requestName ? { requestName } : {}),
     responses: submitResponses,
+    headers: SUBMIT_HEADERS,
     status: taskStatus(row.path, success, row.summary.toLowerCase()),
     imageFields: imageFieldsOf(row.request),
     example: EXAMPLES[row.path],
@@ -495,6 +529,7 @@ const training: Endpoint = {
   request: TrainModelPrompt,
   requestName: 'TrainModelPrompt',
   responses: { 200: TrainAcceptedResponse, ...auth, 422: HTTPValidationError },
+  headers: SUBMIT_HEADERS,
   status: {
     operationId: 'train_model_v1_status',
     ...withParams('/train_model/v1/status/{training_id}'),
@@ -511,6 +546,9 @@ const training: Endpoint = {
   imageFields: imageFieldsOf(TrainModelPrompt),
   example: EXAMPLES['/train_model/v1'],
 };
+
+/** Every task-creating endpoint: each has a status path, a cancel path and a status stream. */
+const taskEndpoints: readonly Endpoint[] = [...generations, training];
 
 const upload: Endpoint = {
   operationId: 'upload_images_v1',
@@ -572,6 +610,17 @@ const records: Endpoint[] = [
     'Designed path: the Standard Webhooks secret that signs your webhook deliveries.',
     WebhookSecret,
   ),
+  {
+    ...record(
+      '/tasks/v1',
+      'List your tasks',
+      'Designed path: your tasks newest first, each with its pipeline, state, times and status path. ' +
+        'Filter with `status`, `pipeline` and `batch_id`; page with `limit` (1 to 100, default 20) and ' +
+        'the `next_cursor` of the previous page as `cursor`.',
+      TaskList,
+    ),
+    query: TasksQuery(),
+  },
 ];
 
 function ImagesQuery() {
@@ -581,7 +630,82 @@ function ImagesQuery() {
   });
 }
 
-export const endpoints: readonly Endpoint[] = [...generations, training, upload, ...records];
+function TasksQuery() {
+  return Type.Object({
+    status: Type.Optional(Enum(TASK_STATES, { description: 'Only tasks in this state.' })),
+    pipeline: Type.Optional(
+      Enum(
+        taskEndpoints.map((endpoint) => endpoint.path),
+        { description: 'Only tasks submitted to this path.' },
+      ),
+    ),
+    batch_id: Type.Optional(Type.String({ description: 'Only tasks submitted with this `batch_id`.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ description: 'The `next_cursor` of the previous page.' })),
+  });
+}
+
+/**
+ * The designed task-control paths of a task-creating endpoint, in the style of its status path:
+ * `POST <path>/cancel/{task_id}` and `GET <path>/status/{task_id}/events` (training: `{training_id}`).
+ */
+function taskControl(endpoint: Endpoint): Endpoint[] {
+  const status = endpoint.status!;
+  const param = /\{(\w+)\}$/.exec(status.path)![1]!;
+  const training = endpoint.kind === 'training';
+  const failed = training ? '`{status: "failed", error}`' : '`{status: "FAILURE", error}`';
+  const cancel = withParams(`${endpoint.path}/cancel/{${param}}`);
+  const events = withParams(`${status.path}/events`);
+  return [
+    {
+      operationId: operationId(cancel.path),
+      method: 'POST',
+      ...cancel,
+      kind: 'cancel',
+      taskPath: endpoint.path,
+      tag: endpoint.tag,
+      summary: `Cancel: ${endpoint.summary}`,
+      description:
+        `Designed path: cancels a queued or running task of ${endpoint.path}. A queued task ends at once, a ` +
+        'running one is stopped where its engine stands and its outputs are never served. Answers the ' +
+        `final status, ${failed} with error \`${CANCELLED_ERROR}\`; its webhook fires once. A task ` +
+        'that already ended answers 409.',
+      responses: {
+        200: training ? TrainFailureResponse : TaskErrorResponse,
+        ...auth,
+        404: HTTPError,
+        409: HTTPError,
+      },
+      imageFields: [],
+    },
+    {
+      operationId: operationId(events.path),
+      method: 'GET',
+      ...events,
+      kind: 'events',
+      taskPath: endpoint.path,
+      tag: endpoint.tag,
+      summary: `Status events: ${endpoint.summary}`,
+      description:
+        `Designed path: the status of a ${endpoint.path} task as Server-Sent Events. An event (\`id\` ` +
+        'and `data`, the status body) at once and at every change of state or progress, the final status ' +
+        'as the last event, then the stream ends; `: keep-alive` comments in between. Reconnect with ' +
+        '`Last-Event-ID` to get only newer events: 204 when the final one was already received.',
+      responses: { 200: TaskEventStream, ...auth, 404: HTTPError },
+      responseMedia: 'text/event-stream',
+      headers: [LAST_EVENT_ID],
+      imageFields: [],
+    },
+  ];
+}
+
+export const endpoints: readonly Endpoint[] = [
+  ...generations,
+  training,
+  upload,
+  ...records,
+  ...taskEndpoints.flatMap(taskControl),
+];
 
 const byPath = new Map(endpoints.map((endpoint) => [endpoint.path, endpoint]));
 

@@ -2,7 +2,13 @@
  * What other packages use of the contract; the modules say the rest. The endpoint table drives the
  * API's routes, its validation and /openapi.json (ARCHITECTURE.md, at the repository root).
  */
-export type { Endpoint, RequestPart, StatusOperation, ValidationErrorEntry } from './endpoint.ts';
+export type {
+  Endpoint,
+  HeaderParameter,
+  RequestPart,
+  StatusOperation,
+  ValidationErrorEntry,
+} from './endpoint.ts';
 export { endpointByPath, endpoints } from './endpoints.ts';
 export {
   ESRGAN_NATIVE_SCALES,
@@ -18,5 +24,6 @@ export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
 export { type NumberLiteral, numberLiteral, recordNumberLiteral } from './number-literals.ts';
 export { buildOpenApi } from './openapi.ts';
 export { BODY_PARSE_ERROR, type BodyReading, readRequestBody } from './request-body.ts';
-export { ENTERPRISE_PLANS, PLANS } from './schemas/records.ts';
+export { ENTERPRISE_PLANS, PLANS, TASK_STATES } from './schemas/records.ts';
+export { CANCELLED_ERROR } from './schemas/responses.ts';
 export { compileRequestValidator, compileValidator } from './validate.ts';

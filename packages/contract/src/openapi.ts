@@ -20,6 +20,7 @@ const RESPONSE_WORDS: Record<number, string> = {
   200: 'Successful Response',
   401: 'Missing or unknown API key',
   404: 'Not found, or not yours',
+  409: 'The task already ended',
   422: 'Validation Error',
 };
 
@@ -57,9 +58,11 @@ function withRefs(schema: unknown, components: Map<string, TSchema>, top = true)
   return out;
 }
 
+/** `successMedia`: the success answer's media type where it is not JSON (a status stream). */
 function responses(
   byStatus: Readonly<Record<number, TSchema>>,
   components: Map<string, TSchema>,
+  successMedia = 'application/json',
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(byStatus)) {
@@ -68,7 +71,7 @@ function responses(
     out[status] = {
       description: RESPONSE_WORDS[Number(status)] ?? 'Response',
       content: {
-        'application/json': {
+        [Number(status) === 200 ? successMedia : 'application/json']: {
           schema: withRefs(schema, components, false),
           ...(example === undefined || Number(status) !== 200 ? {} : { example }),
         },
@@ -76,6 +79,17 @@ function responses(
     };
   }
   return out;
+}
+
+/** OpenAPI header parameters: the headers an operation reads besides API-Key. */
+function headerParameters(endpoint: Endpoint) {
+  return (endpoint.headers ?? []).map((header) => ({
+    name: header.name,
+    in: 'header',
+    required: false,
+    description: header.description,
+    schema: header.schema,
+  }));
 }
 
 /** OpenAPI parameters from the endpoint table's object schema of path or query parameters. */
@@ -113,25 +127,32 @@ function submitOperation(endpoint: Endpoint, components: Map<string, TSchema>) {
           },
         },
       };
+  const headers = headerParameters(endpoint);
   return {
     tags: [endpoint.tag],
     operationId: endpoint.operationId,
     summary: endpoint.summary,
     description: endpoint.description,
+    ...(headers.length > 0 ? { parameters: headers } : {}),
     requestBody,
     responses: responses(endpoint.responses, components),
   };
 }
 
+/** An operation without a request body: a read, or a cancel (its path names the task). */
 function readOperation(endpoint: Endpoint, components: Map<string, TSchema>) {
-  const list = [...parameters(endpoint.params, 'path'), ...parameters(endpoint.query, 'query')];
+  const list = [
+    ...parameters(endpoint.params, 'path'),
+    ...parameters(endpoint.query, 'query'),
+    ...headerParameters(endpoint),
+  ];
   return {
     tags: [endpoint.tag],
     operationId: endpoint.operationId,
     summary: endpoint.summary,
     description: endpoint.description,
     ...(list.length > 0 ? { parameters: list } : {}),
-    responses: responses(endpoint.responses, components),
+    responses: responses(endpoint.responses, components, endpoint.responseMedia),
   };
 }
 
@@ -143,7 +164,7 @@ export function buildOpenApi(options: { serverUrl?: string } = {}): OpenApiDocum
     paths[endpoint.path] = {
       ...paths[endpoint.path],
       [method]:
-        endpoint.method === 'POST'
+        endpoint.request || endpoint.multipart
           ? submitOperation(endpoint, components)
           : readOperation(endpoint, components),
     };

@@ -1,3 +1,5 @@
+import { CANCELLED_ERROR } from './schemas/responses.ts';
+
 /** Example answers by response schema title, for the OpenAPI document. */
 
 const url = (name: string) => `https://api.example.com/files/${name}.png`;
@@ -85,4 +87,25 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, unknown>> = {
     ],
   },
   WebhookSecret: { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+  TaskList: {
+    tasks: [
+      {
+        id: 'b0f3c1d2-6a1e-4d3f-9a57-0c2f4e8b9d10',
+        pipeline: '/sdxl/text2image/v1',
+        state: 'succeeded',
+        batch_id: 'launch-posters',
+        created_at: when,
+        finished_at: '2024-05-01T12:00:09Z',
+        status_path: '/sdxl/text2image/v1/status/b0f3c1d2-6a1e-4d3f-9a57-0c2f4e8b9d10',
+      },
+    ],
+    next_cursor: 'MTcxNDU2NDgwMDAwMDAwMC5iMGYzYzFkMi02YTFlLTRkM2YtOWE1Ny0wYzJmNGU4YjlkMTA',
+  },
+  TaskEventStream:
+    'id: 2\ndata: {"status":"PENDING","progress":0.4,"eta_seconds":3.1}\n\n' +
+    ': keep-alive\n\n' +
+    'id: 4\ndata: {"status":"SUCCESS","download_urls":["https://api.example.com/files/out-1.png"]}\n\n',
+  // Last: the status paths take the first success shape listed above as their example.
+  TaskErrorResponse: { status: 'FAILURE', error: CANCELLED_ERROR },
+  TrainFailureResponse: { status: 'failed', error: CANCELLED_ERROR },
 };

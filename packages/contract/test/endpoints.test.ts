@@ -12,6 +12,7 @@ const DESIGNED_PATHS = [
   '/subscription/v1',
   '/batches/v1/{batch_id}',
   '/webhook_secret/v1',
+  '/tasks/v1',
 ];
 
 describe('the endpoint table', () => {
@@ -20,12 +21,45 @@ describe('the endpoint table', () => {
   });
 
   it('gives every task-creating endpoint a status path under its own path', () => {
-    for (const endpoint of endpoints.filter((e) => e.method === 'POST' && e.kind !== 'upload')) {
+    const tasks = endpoints.filter(
+      (e) => e.kind === 'generation' || e.kind === 'load_model' || e.kind === 'training',
+    );
+    for (const endpoint of tasks) {
       expect(endpoint.status?.path, endpoint.path).toMatch(
         new RegExp(`^${endpoint.path}/status/\\{\\w+\\}$`),
       );
     }
     expect(endpointByPath('/train_model/v1')?.status?.path).toBe('/train_model/v1/status/{training_id}');
+  });
+
+  it('gives every task-creating endpoint a cancel path and a status stream in the style of its status path', () => {
+    const tasks = endpoints.filter((e) => e.status);
+    expect(tasks.length).toBeGreaterThan(30);
+    for (const task of tasks) {
+      const param = /\{(\w+)\}$/.exec(task.status!.path)![1];
+      const cancel = endpointByPath(`${task.path}/cancel/{${param}}`);
+      expect(cancel, task.path).toMatchObject({ method: 'POST', kind: 'cancel', taskPath: task.path });
+      expect(cancel?.request, task.path).toBeUndefined();
+      expect(Object.keys(cancel?.responses ?? {}).sort(), task.path).toEqual(['200', '401', '404', '409']);
+      const events = endpointByPath(`${task.status!.path}/events`);
+      expect(events, task.path).toMatchObject({
+        method: 'GET',
+        kind: 'events',
+        taskPath: task.path,
+        responseMedia: 'text/event-stream',
+      });
+      expect(
+        events?.headers?.map((header) => header.name),
+        task.path,
+      ).toEqual(['Last-Event-ID']);
+      expect(
+        task.headers?.map((header) => header.name),
+        task.path,
+      ).toEqual(['Prefer', 'Idempotency-Key']);
+    }
+    expect(endpointByPath('/train_model/v1/cancel/{training_id}')?.responses[200]).toMatchObject({
+      title: 'TrainFailureResponse',
+    });
   });
 
   it('describes every path parameter: one required string per {name} of the path, and no other', () => {

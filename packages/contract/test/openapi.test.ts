@@ -163,6 +163,33 @@ describe('the OpenAPI document', () => {
     ]);
   });
 
+  it('documents the task-control additions: optional pending facts, headers, the event stream, 409', () => {
+    const pending = doc.components.schemas.PendingResponse as { properties: object; required?: string[] };
+    expect(Object.keys(pending.properties)).toEqual([
+      'status',
+      'download_urls',
+      'progress',
+      'queue_position',
+      'eta_seconds',
+    ]);
+    expect(pending.required).toEqual(['status']);
+    const submit = doc.paths['/sd/text2image/v1']?.post as { parameters: { name: string; in: string }[] };
+    expect(submit.parameters.map((p) => `${p.in} ${p.name}`)).toEqual([
+      'header Prefer',
+      'header Idempotency-Key',
+    ]);
+    const events = doc.paths['/sd/text2image/v1/status/{task_id}/events']?.get as Operation;
+    expect(Object.keys(events.responses['200']?.content ?? {})).toEqual(['text/event-stream']);
+    const cancel = doc.paths['/sd/text2image/v1/cancel/{task_id}']?.post as Operation;
+    expect(cancel.requestBody).toBeUndefined();
+    expect(cancel.responses['200']?.content?.['application/json']?.example).toEqual({
+      status: 'FAILURE',
+      error: 'cancelled by the caller',
+    });
+    expect(Object.keys(cancel.responses)).toContain('409');
+    expect(doc.paths['/tasks/v1']?.get).toBeDefined();
+  });
+
   it('is what `npm run --silent openapi` prints', async () => {
     const tsx = join(dirname(require.resolve('tsx/package.json')), 'dist', 'cli.mjs');
     const { stdout } = await run(process.execPath, [tsx, join(packageRoot, 'src', 'print-openapi.ts')], {

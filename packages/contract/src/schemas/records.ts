@@ -133,3 +133,31 @@ export const WebhookSecret = Type.Object(
   { secret: Type.String({ description: 'Standard Webhooks signing secret (whsec_...).' }) },
   { title: 'WebhookSecret' },
 );
+
+/** A task's state in the listing: the queue's states, with the tasks their caller cancelled apart. */
+export const TASK_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+
+export const TaskListEntry = Type.Object(
+  {
+    id: Type.String(),
+    pipeline: Type.String({ description: 'The path the task was submitted to, e.g. `/sd/text2image/v1`.' }),
+    state: Enum(TASK_STATES),
+    batch_id: Nullable(Type.String()),
+    created_at: timestamp,
+    finished_at: Nullable(timestamp),
+    status_path: Type.String({
+      description: 'Where its status is read, e.g. `/sd/text2image/v1/status/{id}`.',
+    }),
+  },
+  { title: 'TaskListEntry' },
+);
+
+export const TaskList = Type.Object(
+  {
+    tasks: Type.Array(TaskListEntry),
+    next_cursor: Nullable(
+      Type.String({ description: 'Pass it as `cursor` to read the next page; null on the last page.' }),
+    ),
+  },
+  { title: 'TaskList' },
+);

@@ -20,8 +20,38 @@ export const AcceptedResponse = Type.Object(
   { title: 'AcceptedResponse' },
 );
 
+/**
+ * What a pending task may add to its status, each only when it is known: how far the engine got,
+ * how many tasks the same workers run first, and a time estimate from recent runs of the pipeline.
+ */
+const pendingFacts = {
+  progress: opt(
+    Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: 'While the task runs: the share of the work done, as the engine reports it (0 to 1).',
+    }),
+  ),
+  queue_position: opt(
+    Type.Integer({
+      minimum: 0,
+      description:
+        'While the task waits: how many queued tasks the workers that can run it will take first, ' +
+        'counting the fair turns between accounts and server_id routing (0: it is next).',
+    }),
+  ),
+  eta_seconds: opt(
+    Type.Number({
+      minimum: 0,
+      description:
+        'Estimated seconds until the task ends, from the recent run times of its pipeline; absent ' +
+        'while there are none to go by.',
+    }),
+  ),
+};
+
 export const PendingResponse = Type.Object(
-  { status: Type.Literal('PENDING', { default: 'PENDING' }), download_urls: earlyLinks },
+  { status: Type.Literal('PENDING', { default: 'PENDING' }), download_urls: earlyLinks, ...pendingFacts },
   { title: 'PendingResponse' },
 );
 
@@ -53,6 +83,9 @@ export const Image2PromptSuccessResponse = Type.Object(
   },
   { title: 'Image2PromptSuccessResponse' },
 );
+
+/** The `error` of a task its caller cancelled (`POST <path>/cancel/{task_id}`). */
+export const CANCELLED_ERROR = 'cancelled by the caller';
 
 export const TaskErrorResponse = Type.Object(
   { status: Type.Literal('FAILURE', { default: 'FAILURE' }), error: Type.String() },
@@ -95,6 +128,7 @@ export const TrainPendingResponse = Type.Object(
       type: 'string',
       enum: [...TRAINING_PENDING_STATES],
     }),
+    ...pendingFacts,
   },
   { title: 'TrainPendingResponse' },
 );
@@ -117,3 +151,15 @@ export const UploadImagesResponse = Type.Object(
   { image_urls: Type.Array(Type.String()) },
   { title: 'UploadImagesResponse' },
 );
+
+/**
+ * `GET <status path>/events`: Server-Sent Events. Each event's `data` is the status body of that
+ * moment (what the status path would answer), its `id` the task's change counter; the last event
+ * is the final status, then the stream ends.
+ */
+export const TaskEventStream = Type.String({
+  title: 'TaskEventStream',
+  description:
+    'Server-Sent Events: `id: <n>` and `data: <status body as JSON>` per change, `: keep-alive` ' +
+    'comments between them; the final status is the last event.',
+});

@@ -33,8 +33,12 @@ export default function ScalarReference({ url }: { url: string }): ReactNode {
   useEffect(() => {
     const root = container.current;
     if (!root) return undefined;
-    nameUnnamedControls(root);
-    const observer = new MutationObserver(() => nameUnnamedControls(root));
+    const fix = () => {
+      nameUnnamedControls(root);
+      reachScrollingLists(root);
+    };
+    fix();
+    const observer = new MutationObserver(fix);
     observer.observe(root, { childList: true, subtree: true });
     return () => observer.disconnect();
   }, []);
@@ -61,5 +65,18 @@ function nameUnnamedControls(root: HTMLElement) {
     // Copy buttons hold only an icon and a hidden "Copied" note.
     if (button.className.includes('copy')) button.setAttribute('aria-label', 'Copy code');
     else if (!button.textContent?.trim()) button.setAttribute('aria-label', 'Show more');
+  }
+}
+
+/**
+ * A tag's list of endpoints scrolls once it holds more than the card's height (each pipeline has
+ * its submit, status, cancel and status stream paths), and a scrolling region must be reachable by
+ * keyboard (axe: serious). Make each list focusable and named, as the site's own wide tables are;
+ * it stays a list (a role would hide its items' list semantics).
+ */
+function reachScrollingLists(root: HTMLElement) {
+  for (const list of Array.from(root.querySelectorAll<HTMLElement>('.endpoints:not([tabindex])'))) {
+    list.tabIndex = 0;
+    list.setAttribute('aria-label', 'Endpoints of this tag');
   }
 }

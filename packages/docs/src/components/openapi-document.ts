@@ -63,9 +63,11 @@ export function operation(path: string, method = 'post'): Operation {
   return op;
 }
 
-/** The status path of a task-creating operation, if the document has one. */
+/** The status path of a task-creating operation, if the document has one (not its `/events` stream). */
 export function statusPathOf(path: string): string | undefined {
-  return Object.keys(doc.paths).find((p) => p.startsWith(`${path}/status/{`) && doc.paths[p]?.get);
+  return Object.keys(doc.paths).find(
+    (p) => p.startsWith(`${path}/status/{`) && p.endsWith('}') && doc.paths[p]?.get,
+  );
 }
 
 export function resolve(schema: JsonSchema | undefined): JsonSchema {

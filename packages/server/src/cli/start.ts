@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     engines: () => engines.registry.describe(),
     docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],
     logger: { level: 'warn' },
+    enqueueWebhook,
   });
   await app.listen({ port: config.apiPort, host: config.apiHost });
 

@@ -5,8 +5,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOpt
 import { analyticsRoutes } from '../analytics/analytics-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../fetch/image-fetcher.ts';
-import { TaskStatusReader } from '../tasks/index.ts';
-import type { BlobStore } from '../tasks/types.ts';
+import { QueueEstimates, TaskStatusReader, TaskWatcher } from '../tasks/index.ts';
+import type { BlobStore, EnqueueWebhook } from '../tasks/types.ts';
 import { apiKeyHook } from './api-key-auth.ts';
 import { contractValidatorCompiler } from './contract-validation.ts';
 import { installErrorHandlers } from './http-errors.ts';
@@ -15,6 +15,7 @@ import { acceptEveryBody } from './request-bodies.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerRecordEndpoint } from './routes/records.ts';
 import { type HealthSource, registerServiceInfoRoutes } from './routes/service-info.ts';
+import { registerCancelEndpoint, registerEventsEndpoint } from './routes/task-control.ts';
 import { registerTaskEndpoint } from './routes/tasks.ts';
 import { registerUploadEndpoint } from './routes/uploads.ts';
 
@@ -38,6 +39,10 @@ export interface ApiOptions {
   logger?: FastifyServerOptions['logger'];
   /** Called with every route as it is registered (the conformance test lists what is served). */
   onRoute?: (route: RouteOptions) => void;
+  /** Queues the webhook of a task its caller cancels (the worker's is given to the worker). */
+  enqueueWebhook?: EnqueueWebhook;
+  /** How often an idle status stream sends a keep-alive comment (default 15 s). */
+  eventsKeepAliveMs?: number;
 }
 
 /**
@@ -66,13 +71,14 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // Keys travel in a header, never in cookies, so any origin may call.
   app.addHook('onRequest', (_request, reply, done) => {
     reply.header('access-control-allow-origin', '*');
+    reply.header('access-control-expose-headers', 'Preference-Applied, Idempotent-Replayed');
     done();
   });
   app.options('*', async (_request, reply) =>
     reply
       .code(204)
       .header('access-control-allow-methods', 'GET, POST, OPTIONS')
-      .header('access-control-allow-headers', 'API-Key, Content-Type')
+      .header('access-control-allow-headers', 'API-Key, Content-Type, Prefer, Idempotency-Key, Last-Event-ID')
       .header('access-control-max-age', '86400')
       .send(),
   );
@@ -92,6 +98,25 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   // Authenticated routes live in their own scope, so the key hook never runs for the public ones.
   const statusReader = new TaskStatusReader(pool);
+  const closing = new AbortController();
+  const tasks = {
+    pool,
+    publicUrl,
+    store,
+    statusReader,
+    estimates: new QueueEstimates(pool),
+    watcher: new TaskWatcher(pool, statusReader, (line) => app.log.warn(line)),
+    closing: closing.signal,
+    streams: new Set<() => void>(),
+    ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
+    ...(options.eventsKeepAliveMs ? { keepAliveMs: options.eventsKeepAliveMs } : {}),
+  };
+  // Closing: waiting submissions answer now, status streams end (clients reconnect elsewhere).
+  app.addHook('preClose', (done) => {
+    closing.abort();
+    for (const end of [...tasks.streams]) end();
+    done();
+  });
   await app.register(async (scope) => {
     scope.decorateRequest('caller', null);
     scope.addHook('onRequest', apiKeyHook(options.authenticator));
@@ -100,7 +125,13 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
         case 'generation':
         case 'load_model':
         case 'training':
-          registerTaskEndpoint(scope, endpoint, { pool, publicUrl, statusReader });
+          registerTaskEndpoint(scope, endpoint, tasks);
+          break;
+        case 'cancel':
+          registerCancelEndpoint(scope, endpoint, tasks);
+          break;
+        case 'events':
+          registerEventsEndpoint(scope, endpoint, tasks);
           break;
         case 'upload':
           await registerUploadEndpoint(scope, endpoint, { pool, store, publicUrl });

@@ -1,9 +1,14 @@
+import { CANCELLED_ERROR } from '@imagegen/contract';
 import { heartbeatTask } from './sql/heartbeatTask.ts';
 import type { WorkerContext } from './worker-context.ts';
 
-/** Why a running attempt was aborted: the worker no longer owns it, or is shutting down. */
+/**
+ * Why a running attempt was aborted: the worker no longer owns it, is shutting down, or the
+ * task's caller cancelled it (the engine sees this reason on its signal).
+ */
 export const LEASE_LOST = 'lease lost';
 export const SHUTDOWN = 'worker shutting down';
+export const CANCELLED = CANCELLED_ERROR;
 
 /** How often recorded progress is written when no heartbeat is due. */
 const PROGRESS_FLUSH_MS = 500;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inTransaction } from '@imagegen/db';
-import { holdLease, SHUTDOWN } from './attempt-lease.ts';
+import { CANCELLED, holdLease, SHUTDOWN } from './attempt-lease.ts';
 import { runTask, type TaskOutcome } from './run-task.ts';
 import { settleError, settleFailure, settleSuccess } from './settle-task.ts';
 import { announceServers } from './sql/announceServers.ts';
@@ -8,18 +8,29 @@ import { claimTask } from './sql/claimTask.ts';
 import { reclaimExpired } from './sql/reclaimExpired.ts';
 import { setServerStatus } from './sql/setServerStatus.ts';
 import { type TaskRow, toTaskRecord } from './sql/task-row.ts';
+import { type TaskChange, taskEvents } from './task-events.ts';
 import { listenForTasks } from './task-notifications.ts';
 import type { TaskRecord } from './types.ts';
 import type { WorkerContext } from './worker-context.ts';
 import { type WorkerRoutes, workerRoutes } from './worker-routes.ts';
 
+/** Cancels remembered for tasks this worker may have claimed but not yet registered. */
+const RECENT_CANCELS = 256;
+
 /**
  * The worker's loop: keeps up to `concurrency` attempts running, claiming the next task (fairly,
- * by routing) whenever a slot frees, a notification arrives or the poll interval passes; requeues
- * or fails tasks whose lease expired; and on shutdown drains what runs.
+ * by routing) whenever a slot frees, a notification arrives or the poll interval passes; aborts
+ * an attempt whose task its caller cancelled; requeues or fails tasks whose lease expired; and on
+ * shutdown drains what runs.
  */
 export class ClaimLoop {
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  /**
+   * A cancel can be heard before the claim that took the task has answered (they travel on two
+   * connections): the last few cancelled ids are kept, and a task claimed among them is aborted
+   * at once.
+   */
+  private readonly recentCancels = new Set<string>();
   private wakeFlag = false;
   private wakeUp: (() => void) | undefined;
   /** The enterprise server ids this worker serves: its own, and its engines' servers. */
@@ -42,6 +53,9 @@ export class ClaimLoop {
     const onAbort = () => this.wake();
     signal.addEventListener('abort', onAbort);
     const listener = await listenForTasks(pool, () => this.wake(), this.ctx.log);
+    // Cancels reach a running attempt within a round trip; the heartbeat, which finds the task no
+    // longer running, is the last resort.
+    const unwatch = await taskEvents(pool, this.ctx.log).subscribe((change) => this.onTaskChange(change));
     const reclaimer = setInterval(
       () => void this.reclaim().then(() => this.announce()),
       Math.max(250, Math.min(5_000, this.ctx.leaseMs / 2)),
@@ -58,6 +72,7 @@ export class ClaimLoop {
       signal.removeEventListener('abort', onAbort);
       await listener.close();
       await this.drain();
+      unwatch();
       if (this.serverIds.length > 0) {
         await setServerStatus(pool, this.serverIds, 'offline').catch(() => {});
       }
@@ -96,6 +111,7 @@ export class ClaimLoop {
       if (!row) return;
       const task = toTaskRecord(row);
       const controller = new AbortController();
+      if (this.recentCancels.has(task.id)) controller.abort(new Error(CANCELLED));
       const done = this.attempt(task, leaseOwner, controller)
         .catch((error) => this.ctx.log(`task ${task.id}: ${(error as Error).message}`))
         .finally(() => {
@@ -120,6 +136,19 @@ export class ClaimLoop {
     }
     lease.stop();
     await settleSuccess(this.ctx, task, leaseOwner, outcome);
+  }
+
+  private onTaskChange(change: TaskChange | null): void {
+    if (change?.state !== 'cancelled') return;
+    const attempt = this.running.get(change.id);
+    if (attempt) {
+      attempt.controller.abort(new Error(CANCELLED));
+      return;
+    }
+    this.recentCancels.add(change.id);
+    if (this.recentCancels.size > RECENT_CANCELS) {
+      this.recentCancels.delete(this.recentCancels.values().next().value as string);
+    }
   }
 
   private wake(): void {

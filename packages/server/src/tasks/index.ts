@@ -12,21 +12,32 @@
  *   getTaskForOwner(pool, ownerId, id)  → TaskRecord | null      (another owner's id: null)
  *   new TaskStatusReader(pool).read(ownerId, id) → the fields a status poll needs (batched reads)
  *   listBatch(pool, ownerId, batchId)   → TaskRecord[]
- *   taskStatusBody(task, publicUrl)     → the status response (and webhook body) for the task
+ *   taskStatusBody(task, publicUrl, estimates?) → the status response (and webhook body) for the task
+ *   new QueueEstimates(pool).of(task)   → queue_position and eta_seconds of a pending task
+ *   cancelTask(pool, {ownerId, endpoint, id, store, ...}) → cancelled | ended | missing
+ *   new TaskWatcher(pool, reader).watch(ownerId, id, onChange) / .waitForEnd(...) → live status
+ *   submitIdempotent(pool, params, key) → {submitted, replayed} (IdempotencyKeyReusedError)
+ *   listTasks(pool, ownerId, query)     → a page of the owner's tasks (InvalidCursorError)
  *   startWorker({pool, engines, fetcher, store, publicUrl, signal, ...}) → {id, stopped}
  */
 
+export { type CancelOutcome, cancelTask } from './cancel-task.ts';
+export { IdempotencyKeyReusedError, submitIdempotent } from './idempotent-submit.ts';
+export { InvalidCursorError, listTasks, type TaskListQuery } from './list-tasks.ts';
 export { getModel } from './models/sql/getModel.ts';
 export { listModels } from './models/sql/listModels.ts';
 export type { ModelRow } from './models/sql/model-row.ts';
 export { ModelNotFoundError, submitModelTask } from './models/submit-model-task.ts';
+export { QueueEstimates } from './queue-estimates.ts';
 export { getTaskForOwner, listBatch } from './read.ts';
 export { SubmitRefusedError } from './refusal.ts';
 export { type Route, RoutingError, resolveRoute } from './routing.ts';
-export { type TrainingStatus, taskStatusBody, trainingStatus } from './status-body.ts';
+export { type PendingEstimates, type TrainingStatus, taskStatusBody, trainingStatus } from './status-body.ts';
 export { drawSeed, submitTask } from './submit.ts';
+export { TASK_EVENTS_CHANNEL } from './task-events.ts';
 export { TASKS_CHANNEL } from './task-notifications.ts';
-export { TaskStatusReader } from './task-status-reader.ts';
+export { type TaskStatus, TaskStatusReader } from './task-status-reader.ts';
+export { hasEnded, TaskWatcher, type Watching } from './task-watcher.ts';
 export type {
   BlobStore,
   EnqueueWebhook,

@@ -1,11 +1,12 @@
 import { inTransaction, type PoolClient } from '@imagegen/db';
 import { EngineInputError } from '@imagegen/engines';
 import { downloadUrl } from '../storage/blob-keys.ts';
-import { LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
+import { CANCELLED, LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
 import { settleModel } from './models/sql/settleModel.ts';
 import { FinalError, type TaskOutcome } from './run-task.ts';
 import { completeTask } from './sql/completeTask.ts';
 import { failTask } from './sql/failTask.ts';
+import { getCancelledAt } from './sql/getCancelledAt.ts';
 import { insertImages } from './sql/insertImages.ts';
 import { releaseTask } from './sql/releaseTask.ts';
 import { toTaskRecord } from './sql/task-row.ts';
@@ -19,8 +20,9 @@ class LeaseLostError extends Error {}
 /**
  * Finishes a task that ran, in one transaction: its model row (load_model, train_model) becomes
  * ready with the engine's marks, the task succeeds, its images are recorded and its webhook is
- * queued. If another worker took the task meanwhile, nothing is written and the outputs this
- * attempt stored are removed (unless they are the pre-allocated links the task already answers).
+ * queued. If the task was cancelled or another worker took it meanwhile, nothing is written and
+ * the outputs this attempt stored are removed; the pre-allocated links of queued_image_urls stay
+ * only for the other worker, which will fill them: a cancelled task's outputs are never served.
  */
 export async function settleSuccess(
   ctx: WorkerContext,
@@ -71,15 +73,19 @@ export async function settleSuccess(
     throw error;
   });
   if (!completed) {
-    ctx.log(`task ${task.id}: finished after its lease was lost; another worker owns it`);
-    if (task.outputKeys.length === 0)
+    const cancelled = (await getCancelledAt(ctx.pool, task.id)) !== null;
+    ctx.log(
+      `task ${task.id}: finished after ${cancelled ? 'it was cancelled' : 'its lease was lost; another worker owns it'}`,
+    );
+    if (cancelled || task.outputKeys.length === 0)
       await Promise.all(outcome.outputKeys.map((key) => ctx.store.delete(key)));
   }
 }
 
 /**
  * Settles an attempt that threw. Aborted because the lease was lost: another worker owns the task,
- * leave it. Aborted by shutdown: release it to the queue without counting the attempt. Otherwise
+ * leave it. Aborted by a cancel: the cancel already settled the task (and queued its webhook).
+ * Aborted by shutdown: release it to the queue without counting the attempt. Otherwise
  * the attempt fails: an input error or a FinalError at once, anything else is retried with
  * backoff until the task's attempts run out.
  */
@@ -91,8 +97,8 @@ export async function settleError(
   error: unknown,
 ): Promise<void> {
   const reason = signal.aborted ? (signal.reason as Error | undefined)?.message : undefined;
-  if (reason === LEASE_LOST) {
-    ctx.log(`task ${task.id}: lease lost, abandoned`);
+  if (reason === LEASE_LOST || reason === CANCELLED) {
+    ctx.log(`task ${task.id}: ${reason === CANCELLED ? 'cancelled by its caller' : 'lease lost'}, abandoned`);
     return;
   }
   if (reason === SHUTDOWN) {
@@ -112,15 +118,25 @@ export async function settleError(
   ctx.log(`task ${task.id}: attempt ${task.attempts} failed: ${text}`);
 }
 
-/** Inside the transaction that failed the task for good: its model row fails, its webhook is queued. */
-export async function settleFailure(ctx: WorkerContext, client: PoolClient, task: TaskRecord): Promise<void> {
+/** What settling a failure needs: where links point, and the webhook outbox (absent: no webhooks). */
+export type FailureContext = Pick<WorkerContext, 'publicUrl' | 'enqueueWebhook'>;
+
+/**
+ * Inside the transaction that failed the task for good (an attempt, an expired lease, a cancel):
+ * its model row fails, its webhook is queued.
+ */
+export async function settleFailure(
+  ctx: FailureContext,
+  client: PoolClient,
+  task: TaskRecord,
+): Promise<void> {
   if (task.kind === 'load_model' || task.kind === 'training') {
     await settleModel(client, { ownerId: task.ownerId, taskId: task.id, status: 'failed' });
   }
   await enqueueWebhook(ctx, client, task);
 }
 
-async function enqueueWebhook(ctx: WorkerContext, client: PoolClient, task: TaskRecord): Promise<void> {
+async function enqueueWebhook(ctx: FailureContext, client: PoolClient, task: TaskRecord): Promise<void> {
   const url = task.input.webhook;
   if (typeof url !== 'string' || url === '' || !ctx.enqueueWebhook) return;
   await ctx.enqueueWebhook(client, {

@@ -22,6 +22,12 @@ export function trainingStatus(task: Pick<TaskRecord, 'state' | 'progress'>): Tr
   }
 }
 
+/** What a pending task's status adds when it is known (queue-estimates.ts). */
+export interface PendingEstimates {
+  readonly queue_position?: number;
+  readonly eta_seconds?: number;
+}
+
 /**
  * The body `GET <path>/status/{id}` answers for a task, in the contract's shapes; webhooks carry
  * exactly this body too.
@@ -29,10 +35,12 @@ export function trainingStatus(task: Pick<TaskRecord, 'state' | 'progress'>): Tr
  *   (plus `image` where the request has `base64`, `prompt` for image2prompt), FAILURE with error.
  * - load_model: PENDING, SUCCESS with model_id, FAILURE.
  * - training: queued/initialising/running, completed with model_id and duration, failed.
+ * A pending answer adds `progress` once the engine reported some, and the `estimates` given.
  */
 export function taskStatusBody(
   task: Pick<TaskRecord, 'kind' | 'state' | 'progress' | 'result' | 'error' | 'outputKeys' | 'input'>,
   publicUrl: string,
+  estimates?: PendingEstimates,
 ): Record<string, unknown> {
   const urls = task.outputKeys.map((key) => downloadUrl(publicUrl, key));
   const result = task.result ?? {};
@@ -46,14 +54,30 @@ export function taskStatusBody(
       };
     }
     if (status === 'failed') return { status, error: task.error ?? 'training failed' };
-    return { status };
+    return addPendingFacts({ status }, task, estimates);
   }
   if (task.state === 'failed') return { status: 'FAILURE', error: task.error ?? 'task failed' };
-  if (task.state !== 'succeeded')
-    return urls.length > 0 ? { status: 'PENDING', download_urls: urls } : { status: 'PENDING' };
+  if (task.state !== 'succeeded') {
+    const pending: Record<string, unknown> = { status: 'PENDING' };
+    if (urls.length > 0) pending.download_urls = urls;
+    return addPendingFacts(pending, task, estimates);
+  }
   if (task.kind === 'load_model') return { status: 'SUCCESS', model_id: result.model_id ?? null };
   const body: Record<string, unknown> = { status: 'SUCCESS', download_urls: urls.length > 0 ? urls : null };
   if (result.text !== undefined) body.prompt = result.text;
   if ('base64' in task.input) body.image = result.base64?.[0] ?? null;
+  return body;
+}
+
+function addPendingFacts(
+  body: Record<string, unknown>,
+  task: Pick<TaskRecord, 'state' | 'progress'>,
+  estimates: PendingEstimates | undefined,
+): Record<string, unknown> {
+  // Progress is stored as a real: three decimals say all it knows.
+  if (task.state === 'running' && task.progress !== null)
+    body.progress = Math.round(task.progress * 1000) / 1000;
+  if (estimates?.queue_position !== undefined) body.queue_position = estimates.queue_position;
+  if (estimates?.eta_seconds !== undefined) body.eta_seconds = estimates.eta_seconds;
   return body;
 }

@@ -3,11 +3,20 @@ import { Batcher, type Pending } from './batcher.ts';
 import { getTaskStatusesByIds, type TaskStatusRow } from './sql/getTaskStatusesByIds.ts';
 import type { TaskRecord } from './types.ts';
 
-/** A task as a status poll sees it: what `taskStatusBody` reads, and whose it is. */
+/**
+ * A task as a status poll sees it: what `taskStatusBody` reads, whose it is, and what the
+ * estimates of a pending task (queue-estimates.ts) and a status stream read.
+ */
 export type TaskStatus = Pick<
   TaskRecord,
   'id' | 'ownerId' | 'endpoint' | 'kind' | 'state' | 'progress' | 'result' | 'error' | 'outputKeys' | 'input'
->;
+> & {
+  /** Counts the changes of state and progress: a status stream numbers its events with it. */
+  readonly version: number;
+  readonly route: string;
+  readonly createdMs: number;
+  readonly startedMs: number | null;
+};
 
 // The status body only asks whether the request had `base64`; the rest of the input stays unread.
 const ASKED_BASE64: Readonly<Record<string, unknown>> = Object.freeze({ base64: true });
@@ -25,6 +34,10 @@ function toTaskStatus(row: TaskStatusRow): TaskStatus {
     error: row.error,
     outputKeys: row.output_keys,
     input: row.asks_base64 ? ASKED_BASE64 : NO_BASE64,
+    version: row.version,
+    route: row.route,
+    createdMs: row.created_ms,
+    startedMs: row.started_ms,
   };
 }
 

@@ -1,4 +1,4 @@
-import { createEngineRegistry, createSandboxEngine } from '@imagegen/engines';
+import { createEngineRegistry, createSandboxEngine, type Engine } from '@imagegen/engines';
 import { createCpuEngine, createSafetyChecker, facePreflight } from '@imagegen/engines/cpu';
 import { channel, facePhoto, iou, landscape, photoCrop, productScene } from '@imagegen/engines/testing';
 import sharp from 'sharp';
@@ -19,6 +19,19 @@ let key: string;
 let truth: Buffer;
 const cpu = createCpuEngine();
 const safety = createSafetyChecker();
+/** When the cpu engine's last run left it (resolved or rejected), for the cancel test. */
+let cpuRunEnded = Promise.resolve(0);
+const watchedCpu: Engine = {
+  ...cpu,
+  run(job, ctx) {
+    const run = cpu.run(job, ctx);
+    cpuRunEnded = run.then(
+      () => Date.now(),
+      () => Date.now(),
+    );
+    return run;
+  },
+};
 
 beforeAll(async () => {
   const scene = await productScene();
@@ -34,10 +47,16 @@ beforeAll(async () => {
         .png()
         .toBuffer(),
     ),
+    '/large.png': png(
+      await sharp(await photoCrop())
+        .resize(512, 512)
+        .png()
+        .toBuffer(),
+    ),
   });
   db = await createTestDatabase();
   key = (await createOwner(db.pool, { name: 'cpu-tester', plan: 'UNLIMITED' })).apiKey;
-  const engines = createEngineRegistry([cpu, createSandboxEngine()], {
+  const engines = createEngineRegistry([watchedCpu, createSandboxEngine()], {
     enabled: ['cpu', 'sandbox'],
     pinned: {},
   });
@@ -119,6 +138,34 @@ describe('the cpu engine through the API', { timeout: 120_000 }, () => {
     });
     expect(state.status).toBe('FAILURE');
     expect(state.error).toMatch(/face_enhance needs a face-restoration model/);
+  });
+
+  it('stops a cancelled superresolution between its patches and serves nothing', async () => {
+    const submitted = await call('POST', '/superresolution/v1', {
+      init_image: `${images.url}/large.png`,
+      model_name: 'realesr-general-x4v3',
+      scale_factor: 4,
+      tile: 128,
+    });
+    const id = String(submitted.body.id);
+    // Running with its first patches done (4 × 4 patches in all).
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const { body } = await call('GET', `/superresolution/v1/status/${id}`);
+      if (typeof body.progress === 'number' && body.progress > 0) break;
+      expect(body.status).toBe('PENDING');
+      if (Date.now() > deadline) throw new Error('the superresolution never reported progress');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const cancelledAt = Date.now();
+    const cancelled = await call('POST', `/superresolution/v1/cancel/${id}`);
+    expect(cancelled.body).toEqual({ status: 'FAILURE', error: 'cancelled by the caller' });
+    // The patches still queued are dropped: the run ends at once, far before its last patch.
+    const stoppedAfter = (await cpuRunEnded) - cancelledAt;
+    expect(stoppedAfter).toBeLessThan(1_000);
+    expect((await call('GET', `/superresolution/v1/status/${id}`)).body).toEqual(cancelled.body);
+    const { rows } = await db.pool.query('SELECT 1 FROM images WHERE task_id = $1', [id]);
+    expect(rows).toEqual([]);
   });
 
   it('fails a face swap whose face image shows a landscape before any engine runs', async () => {

@@ -10,6 +10,7 @@ import { createOwner } from '../../src/auth/accounts.ts';
 import type { Plan } from '../../src/auth/plans.ts';
 import { upsertServer } from '../../src/auth/sql/upsertServer.ts';
 import type { WorkerOptions } from '../../src/tasks/index.ts';
+import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
 import { type FileServer, serveFiles, startLoopbackApi } from './loopback.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
@@ -40,6 +41,8 @@ export interface ApiHarness {
   request(method: string, route: string, options?: RequestOptions): Promise<ApiResponse>;
   /** Polls a status path until it leaves the pending states. */
   settle(statusPath: string, key: string): Promise<Record<string, unknown>>;
+  /** The contract's example body of `path`, its example image URLs pointing at /photo.png here. */
+  example(path: string): Record<string, unknown>;
   close(): Promise<void>;
 }
 
@@ -106,6 +109,10 @@ export interface HarnessOptions {
   withWorkers?: boolean;
   /** Options of every worker over the test defaults (`enqueueWebhook`, to fill the outbox). */
   worker?: Partial<WorkerOptions>;
+  /** Write webhook deliveries to the outbox (nothing delivers them): the tests count them. */
+  webhooks?: boolean;
+  /** Keep-alive interval of status streams (default: the API's own). */
+  eventsKeepAliveMs?: number;
 }
 
 export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -132,6 +139,8 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     onRoute: (route) => {
       for (const method of [route.method].flat()) routes.push({ method, url: route.url });
     },
+    ...(options.webhooks ? { enqueueWebhook } : {}),
+    ...(options.eventsKeepAliveMs ? { eventsKeepAliveMs: options.eventsKeepAliveMs } : {}),
   });
   if (withWorkers) api.addWorker({ serverId: 'gpu-1' });
   const { url } = api;
@@ -185,6 +194,16 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     addWorker: (options) => api.addWorker(options),
     request,
     settle,
+    example(path) {
+      const example = endpoints.find((endpoint) => endpoint.path === path)?.example;
+      if (!example) throw new Error(`the contract has no example for ${path}`);
+      return JSON.parse(
+        JSON.stringify(example).replace(
+          /https:\/\/images\.example\.com\/[A-Za-z0-9_-]+\.png/g,
+          `${images.url}/photo.png`,
+        ),
+      );
+    },
     async close() {
       await api.close();
       await images.close();

@@ -64,6 +64,9 @@ export async function startLoopbackApi(options: {
   /** false: no worker starts with the API (tasks only queue; `addWorker` starts one). */
   withWorker?: boolean;
   onRoute?: ApiOptions['onRoute'];
+  /** The webhook outbox, for the workers and the API's cancels alike (default: no webhooks). */
+  enqueueWebhook?: ApiOptions['enqueueWebhook'];
+  eventsKeepAliveMs?: number;
 }): Promise<LoopbackApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
   const store = new LocalBlobStore(path.join(dataDir, 'files'));
@@ -76,6 +79,8 @@ export async function startLoopbackApi(options: {
     publicUrl: url,
     engines: () => options.engines.describe(),
     ...(options.onRoute ? { onRoute: options.onRoute } : {}),
+    ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
+    ...(options.eventsKeepAliveMs ? { eventsKeepAliveMs: options.eventsKeepAliveMs } : {}),
   });
   await app.listen({ port, host: '127.0.0.1' });
 
@@ -91,6 +96,7 @@ export async function startLoopbackApi(options: {
       signal: stop.signal,
       pollMs: 200,
       retryBaseMs: 10,
+      ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
       ...options.worker,
       ...extra,
     });

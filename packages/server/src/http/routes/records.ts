@@ -12,7 +12,15 @@ import {
 } from '../../records/record-shapes.ts';
 import { getImage } from '../../records/sql/getImage.ts';
 import { listImages } from '../../records/sql/listImages.ts';
-import { getModel, listBatch, listModels, type TaskRecord, taskStatusBody } from '../../tasks/index.ts';
+import {
+  getModel,
+  InvalidCursorError,
+  listBatch,
+  listModels,
+  listTasks,
+  type TaskRecord,
+  taskStatusBody,
+} from '../../tasks/index.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
 import { HttpError } from '../http-errors.ts';
@@ -57,6 +65,30 @@ function recordHandlers(pool: Pool, publicUrl: string): Record<string, RecordHan
       const tasks = await listBatch(pool, ownerId, batchId);
       if (tasks.length === 0) throw new HttpError(404, 'Batch not found');
       return { batch_id: batchId, tasks: tasks.map((task) => batchEntry(task, publicUrl)) };
+    },
+    '/tasks/v1': async (request, ownerId) => {
+      // The contract's query schema checked `status` and `pipeline` and bounded `limit`.
+      const query = request.query as {
+        status?: string;
+        pipeline?: string;
+        batch_id?: string;
+        limit: number;
+        cursor?: string;
+      };
+      try {
+        return await listTasks(pool, ownerId, {
+          limit: query.limit,
+          ...(query.status === undefined ? {} : { status: query.status }),
+          ...(query.pipeline === undefined ? {} : { pipeline: query.pipeline }),
+          ...(query.batch_id === undefined ? {} : { batchId: query.batch_id }),
+          ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+        });
+      } catch (error) {
+        if (!(error instanceof InvalidCursorError)) throw error;
+        throw new HttpError(422, [
+          { loc: ['query', 'cursor'], msg: error.message, type: 'value_error.cursor' },
+        ]);
+      }
     },
     '/webhook_secret/v1': async (_request, ownerId) => {
       const owner = await getOwner(pool, ownerId);

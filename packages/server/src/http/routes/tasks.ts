@@ -1,28 +1,41 @@
 import type { Endpoint } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import {
+  hasEnded,
+  IdempotencyKeyReusedError,
+  type QueueEstimates,
   SubmitRefusedError,
+  type SubmittedTask,
+  submitIdempotent,
   submitModelTask,
   submitTask,
+  type TaskStatus,
   type TaskStatusReader,
+  type TaskWatcher,
   taskStatusBody,
 } from '../../tasks/index.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
 import { HttpError, TASK_NOT_FOUND } from '../http-errors.ts';
+import { headerError, idempotencyKey, preferredWait } from '../task-headers.ts';
 import { fastifyPath } from './fastify-path.ts';
 
 export interface TaskRouteOptions {
   pool: Pool;
   publicUrl: string;
   statusReader: TaskStatusReader;
+  estimates: QueueEstimates;
+  watcher: TaskWatcher;
+  /** Aborted when the API closes: waiting submissions answer at once. */
+  closing: AbortSignal;
 }
 
 /**
  * A task-creating endpoint (generation, load_model, training): POST queues the task with the body
- * the contract validated (defaults filled in; model tasks with their model row); GET <status path>
- * answers the task's status shape.
+ * the contract validated (defaults filled in; model tasks with their model row), once per
+ * Idempotency-Key, and with `Prefer: wait=N` holds the answer until the task ends (at most N
+ * seconds); GET <status path> answers the task's status shape, a pending one with its estimates.
  */
 export function registerTaskEndpoint(
   app: FastifyInstance,
@@ -32,18 +45,36 @@ export function registerTaskEndpoint(
   const kind = endpoint.kind as 'generation' | 'load_model' | 'training';
   const { pool, publicUrl } = options;
 
-  app.post(endpoint.path, { schema: routeSchema(endpoint) }, async (request) => {
+  app.post(endpoint.path, { schema: routeSchema(endpoint) }, async (request, reply) => {
     const input = request.body as Record<string, unknown>;
     const ownerId = callerOf(request).ownerId;
+    const wait = preferredWait(request);
+    const key = idempotencyKey(request);
 
+    const params = { ownerId, endpoint: endpoint.path, kind, input, publicUrl };
     // load_model, train_model and sync_model write their model rows with the task (tasks/models).
     const submit = kind === 'generation' ? submitTask : submitModelTask;
-    const submitted = await submit(pool, { ownerId, endpoint: endpoint.path, kind, input, publicUrl }).catch(
-      (error) => {
-        throw error instanceof SubmitRefusedError ? new HttpError(error.status, error.message) : error;
-      },
-    );
+    let submitted: SubmittedTask;
+    try {
+      if (key === undefined) submitted = await submit(pool, params);
+      else {
+        const once = await submitIdempotent(pool, params, key);
+        submitted = once.submitted;
+        if (once.replayed) reply.header('idempotent-replayed', 'true');
+      }
+    } catch (error) {
+      if (error instanceof SubmitRefusedError) throw new HttpError(error.status, error.message);
+      if (error instanceof IdempotencyKeyReusedError) {
+        throw headerError('Idempotency-Key', error.message, 'value_error.idempotency_key.reused');
+      }
+      throw error;
+    }
 
+    if (wait > 0) {
+      reply.header('preference-applied', `wait=${wait}`);
+      const ended = await waitForEnd(options, reply, ownerId, submitted.id, wait);
+      if (ended) return { ...taskStatusBody(ended, publicUrl), id: submitted.id };
+    }
     if (kind === 'training') return { id: submitted.id, status: 'queued' };
     return submitted.outputUrls
       ? { status: 'PENDING', id: submitted.id, download_urls: submitted.outputUrls }
@@ -59,6 +90,47 @@ export function registerTaskEndpoint(
     const task = await options.statusReader.read(caller.ownerId, taskId);
     // A task polled on another endpoint's status path is not found there either.
     if (!task || task.endpoint !== endpoint.path) throw new HttpError(404, TASK_NOT_FOUND);
-    return taskStatusBody(task, publicUrl);
+    return statusAnswer(options, task);
   });
+}
+
+/**
+ * What the status path answers for the task: its status body, a pending one with its estimates
+ * (at once: status polls are the API's most frequent request, and a promise costs them).
+ */
+export function statusAnswer(
+  options: Pick<TaskRouteOptions, 'estimates' | 'publicUrl'>,
+  task: TaskStatus,
+): Record<string, unknown> | Promise<Record<string, unknown>> {
+  if (hasEnded(task)) return taskStatusBody(task, options.publicUrl);
+  const estimates = options.estimates.of(task);
+  return estimates instanceof Promise
+    ? estimates.then((known) => taskStatusBody(task, options.publicUrl, known))
+    : taskStatusBody(task, options.publicUrl, estimates);
+}
+
+/**
+ * The task's final status if it ends within `seconds`; null if not, or when the client goes away
+ * or the API closes first.
+ */
+async function waitForEnd(
+  options: TaskRouteOptions,
+  reply: FastifyReply,
+  ownerId: string,
+  id: string,
+  seconds: number,
+): Promise<TaskStatus | null> {
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  reply.raw.once('close', onClose);
+  try {
+    return await options.watcher.waitForEnd(
+      ownerId,
+      id,
+      seconds * 1000,
+      AbortSignal.any([gone.signal, options.closing]),
+    );
+  } finally {
+    reply.raw.off('close', onClose);
+  }
 }

@@ -16,13 +16,11 @@ export class ModelNotFoundError extends SubmitRefusedError {
   }
 }
 
-type ModelParams = Omit<SubmitTaskParams, 'id'>;
-
 /**
  * What each model task writes on the models tables, in its task's transaction. A refusal (routing,
  * a missing model) is thrown before anything is written.
  */
-const modelRows: Record<string, (client: PoolClient, params: ModelParams) => Promise<SubmittedTask>> = {
+const modelRows: Record<string, (client: PoolClient, params: SubmitTaskParams) => Promise<SubmittedTask>> = {
   // The model row is registered under the task's id, so the worker that completes the task finds
   // it; it stays 'loading' until then.
   '/load_model/v1': async (client, params) => {
@@ -56,10 +54,19 @@ const modelRows: Record<string, (client: PoolClient, params: ModelParams) => Pro
  * transaction: a task is never queued without its model, nor a model registered for a task that
  * was refused. Throws SubmitRefusedError (RoutingError, ModelNotFoundError) for refusals.
  */
-export async function submitModelTask(pool: Pool, params: ModelParams): Promise<SubmittedTask> {
+export async function submitModelTask(pool: Pool, params: SubmitTaskParams): Promise<SubmittedTask> {
   const write = modelRows[params.endpoint];
   if (!write) throw new Error(`${params.endpoint} is not a model task`);
   const submitted = await inTransaction(pool, (client) => write(client, params));
   announceTasks(pool);
   return submitted;
+}
+
+/**
+ * Queues a task of any kind inside the caller's transaction: a model task with its models row
+ * (as submitModelTask), any other alone. The caller wakes the workers after the commit.
+ */
+export function queueTaskAndRowsIn(client: PoolClient, params: SubmitTaskParams): Promise<SubmittedTask> {
+  const write = modelRows[params.endpoint];
+  return write ? write(client, params) : queueTaskIn(client, params);
 }

@@ -14,19 +14,29 @@ export interface TaskStatusRow {
   output_keys: string[];
   /** Whether the request asked for `base64`: the only thing the status body reads of the input. */
   asks_base64: boolean;
+  /** The change counter (0008_task_control.sql): a status stream's event id. */
+  version: number;
+  /** Where it may run ('shared', 'owner:<uuid>', 'server:<id>'): its place in line depends on it. */
+  route: string;
+  /** created_at and started_at as epoch milliseconds: plain numbers cost less to read than dates. */
+  created_ms: number;
+  started_ms: number | null;
 }
 
 /**
  * Many tasks' status columns in one round trip, for batched status polls. Owner scoping is the
  * caller's job (task-status-reader.ts compares owner_id per request), so one statement serves
- * many owners. Only the columns a status answer reads: the request itself (input) and the
- * timestamps would cost the database and this process a conversion per row for nothing.
+ * many owners. Only the columns a status answer reads (with what a pending task's estimates and a
+ * status stream need): the request itself (input) would cost the database and this process a
+ * conversion per row for nothing, and the timestamps come as numbers, not dates.
  */
 export async function getTaskStatusesByIds(db: Queryable, ids: readonly string[]): Promise<TaskStatusRow[]> {
   const result = await db.query<TaskStatusRow>({
     name: 'getTaskStatusesByIds',
     text: `SELECT id, owner_id, endpoint, kind, state, progress, result, error, output_keys,
-             input ? 'base64' AS asks_base64
+             input ? 'base64' AS asks_base64, version, route,
+             extract(epoch from created_at)::float8 * 1000 AS created_ms,
+             extract(epoch from started_at)::float8 * 1000 AS started_ms
            FROM tasks WHERE id = ANY($1::uuid[])`,
     values: [ids],
   });
