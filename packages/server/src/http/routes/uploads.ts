@@ -41,8 +41,10 @@ async function readForm(request: FastifyRequest): Promise<void> {
   if (kind === 'multipart without boundary') throw new HttpError(400, MISSING_BOUNDARY);
   if (kind === 'multipart') {
     if (!request.isMultipart()) throw new HttpError(400, BODY_PARSE_ERROR);
+    let started = request.headers['content-length'] === '0';
     try {
       for await (const part of request.parts()) {
+        started = true;
         if (part.type === 'file') {
           const data = await part.toBuffer(); // every file part is drained, used or not
           if (part.fieldname !== 'image_files') continue;
@@ -54,10 +56,13 @@ async function readForm(request: FastifyRequest): Promise<void> {
         }
       }
     } catch (error) {
-      // Limits keep their answers (http-errors.ts); a body the multipart parser cannot read is
-      // what FastAPI answers 400 for.
-      if (error instanceof Error && !('code' in error)) throw new HttpError(400, BODY_PARSE_ERROR);
-      throw error;
+      // A body that ends early keeps the parts it finished, as python-multipart reads it for
+      // FastAPI (the part cut short is dropped). Limits keep their answers (http-errors.ts); any
+      // other body the multipart parser cannot read is what FastAPI answers 400 for.
+      if (!(started && endsEarly(error))) {
+        if (error instanceof Error && !('code' in error)) throw new HttpError(400, BODY_PARSE_ERROR);
+        throw error;
+      }
     }
   } else if (kind === 'urlencoded' && request.body instanceof ReceivedBody) {
     for (const name of urlencodedFieldNames(request.body.bytes)) {
@@ -74,6 +79,13 @@ async function readForm(request: FastifyRequest): Promise<void> {
   }
   uploadedFiles.set(request, files);
   request.body = names.length > 0 ? { image_files: names } : {};
+}
+
+/** The multipart parser's words for a body that stops before its closing boundary. */
+function endsEarly(error: unknown): boolean {
+  return (
+    error instanceof Error && !('code' in error) && /unexpected end of multipart data/i.test(error.message)
+  );
 }
 
 /**
