@@ -16,6 +16,8 @@ const MIN_REFRESH_MS = 2_000;
  * queued tasks: at 1/50 the snapshots cost status reads a few percent of their throughput.
  */
 const REFRESH_COST_SHARE = 100;
+/** The stalest a snapshot may get, however slow its last taking was (a busy database). */
+const MAX_REFRESH_MS = 15_000;
 
 /** The task-creating pipelines, whose recent run times give the eta. */
 const PIPELINES = endpoints
@@ -96,7 +98,8 @@ export class QueueEstimates {
     } catch {
       // The database is unreachable: status reads go on without estimates (or with older ones).
     }
-    this.staleAfterMs = Math.max(MIN_REFRESH_MS, REFRESH_COST_SHARE * (performance.now() - started));
+    const cost = REFRESH_COST_SHARE * (performance.now() - started);
+    this.staleAfterMs = Math.min(MAX_REFRESH_MS, Math.max(MIN_REFRESH_MS, cost));
   }
 }
 
