@@ -9,9 +9,15 @@ import type { PendingEstimates } from './status-body.ts';
 import type { TaskStatus } from './task-status-reader.ts';
 
 /** The freshest a snapshot of the queue is taken; a large queue is taken less often (see below). */
-const MIN_REFRESH_MS = 1_000;
-/** A snapshot may cost the database at most 1/50 of its time: a 40 ms one is taken every 2 s. */
-const REFRESH_COST_SHARE = 50;
+const MIN_REFRESH_MS = 2_000;
+/**
+ * A snapshot may keep a database connection busy 1% of the time at most: a 60 ms one (a queue of
+ * about 100,000 tasks) is taken every 6 s. Measured with `bench -- api`, whose status phase polls
+ * queued tasks: at 1/50 the snapshots cost status reads a few percent of their throughput.
+ */
+const REFRESH_COST_SHARE = 100;
+/** The stalest a snapshot may get, however slow its last taking was (a busy database). */
+const MAX_REFRESH_MS = 15_000;
 
 /** The task-creating pipelines, whose recent run times give the eta. */
 const PIPELINES = endpoints
@@ -50,14 +56,14 @@ interface Snapshot {
 /**
  * `queue_position` and `eta_seconds` of pending tasks, without slowing status reads: each read
  * looks its task up in a snapshot of the queue held in memory (a binary search), and the snapshot
- * is retaken in the background when a read finds it older than a second, so a busy API costs the
- * database one compressed walk of the queue per second, not one count per poll. Nobody polling a
- * pending task: no snapshot is taken at all.
+ * is retaken in the background when a read finds it older than two seconds (longer for a long
+ * queue), so a busy API costs the database one compressed walk of the queue every few seconds,
+ * not one count per poll. Nobody polling a pending task: no snapshot is taken at all.
  *
  * Positions follow the claim (sql/claimTask.ts): on the shared pool owners take turns, one task
  * each per round, the owner with fewer tasks running (then the one served least recently) first;
  * an enterprise owner's tasks (its pool `any` and its servers) are its alone and go oldest first.
- * They are estimates: a snapshot can be a second old, and tasks created by one statement share an
+ * They are estimates: a snapshot can be seconds old, and tasks created by one statement share an
  * instant, so the count is of the tasks created strictly before this one.
  */
 export class QueueEstimates {
@@ -92,7 +98,8 @@ export class QueueEstimates {
     } catch {
       // The database is unreachable: status reads go on without estimates (or with older ones).
     }
-    this.staleAfterMs = Math.max(MIN_REFRESH_MS, REFRESH_COST_SHARE * (performance.now() - started));
+    const cost = REFRESH_COST_SHARE * (performance.now() - started);
+    this.staleAfterMs = Math.min(MAX_REFRESH_MS, Math.max(MIN_REFRESH_MS, cost));
   }
 }
 

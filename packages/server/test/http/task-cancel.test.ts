@@ -1,5 +1,5 @@
 import { CANCELLED_ERROR } from '@imagegen/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimTask } from '../../src/tasks/sql/claimTask.ts';
 import { completeTask } from '../../src/tasks/sql/completeTask.ts';
 import { heartbeatTask } from '../../src/tasks/sql/heartbeatTask.ts';
@@ -23,6 +23,7 @@ describe('cancelling tasks over HTTP', () => {
   beforeAll(async () => {
     ({ api, engine } = await startGatedApi({ webhooks: true }));
   });
+  afterEach(() => engine.openAll());
   afterAll(() => api.close());
 
   async function submit(prompt: string, extra: Record<string, unknown> = {}, key = api.alice.key) {

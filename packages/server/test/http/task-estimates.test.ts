@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiHarness } from '../support/api-harness.ts';
 import { eventually } from '../support/fakes.ts';
 import { type GatedEngine, startGatedApi, uniqueName } from '../support/gated-engine.ts';
@@ -18,6 +18,7 @@ describe('progress, place in line and eta over HTTP', () => {
   beforeAll(async () => {
     ({ api, engine } = await startGatedApi());
   });
+  afterEach(() => engine.openAll());
   afterAll(() => api.close());
 
   async function submit(
@@ -50,13 +51,13 @@ describe('progress, place in line and eta over HTTP', () => {
     return { id, gate: engine.gate(name) };
   }
 
-  /** Polls until the tasks' queue positions are the expected ones (the snapshot is at most ~1 s old). */
+  /** Polls until the tasks' queue positions are the expected ones (the API retakes its snapshot every few seconds). */
   async function positions(tasks: { id: string; key?: string; path?: string }[], expected: number[]) {
     return eventually(async () => {
       const found = [];
       for (const task of tasks) found.push((await status(task.id, task.key, task.path)).queue_position);
       return JSON.stringify(found) === JSON.stringify(expected) ? found : undefined;
-    }, 8_000).catch(async () => {
+    }, 20_000).catch(async () => {
       const found = [];
       for (const task of tasks) found.push((await status(task.id, task.key, task.path)).queue_position);
       throw new Error(`queue positions ${JSON.stringify(found)}, expected ${JSON.stringify(expected)}`);

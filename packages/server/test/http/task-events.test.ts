@@ -1,5 +1,5 @@
 import { CANCELLED_ERROR } from '@imagegen/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiHarness } from '../support/api-harness.ts';
 import { openStream } from '../support/event-stream.ts';
 import { type GatedEngine, startGatedApi, uniqueName } from '../support/gated-engine.ts';
@@ -19,6 +19,7 @@ describe('status streams over HTTP', () => {
   beforeAll(async () => {
     ({ api, engine } = await startGatedApi({ eventsKeepAliveMs: 150 }));
   });
+  afterEach(() => engine.openAll());
   afterAll(() => api.close());
 
   async function submit(prompt: string, key = api.alice.key): Promise<string> {

@@ -1,5 +1,5 @@
 import { endpointByPath } from '@imagegen/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiHarness } from '../support/api-harness.ts';
 import { type GatedEngine, startGatedApi, uniqueName } from '../support/gated-engine.ts';
 
@@ -17,6 +17,7 @@ describe('waiting and idempotent submissions over HTTP', () => {
   beforeAll(async () => {
     ({ api, engine } = await startGatedApi());
   });
+  afterEach(() => engine.openAll());
   afterAll(() => api.close());
   const body = (prompt: string, extra: Record<string, unknown> = {}) => ({
     prompt,

@@ -24,6 +24,8 @@ export interface Gate {
 
 export interface GatedEngine extends Engine {
   gate(name: string): Gate;
+  /** Opens every gate: after a failed test, the next one finds the workers free. */
+  openAll(): void;
 }
 
 class GateState implements Gate {
@@ -97,6 +99,9 @@ export function gatedEngine(): GatedEngine {
     ...plain,
     name: 'gated',
     gate,
+    openAll() {
+      for (const each of gates.values()) each.open();
+    },
     async run(job: EngineJob, ctx: RunContext) {
       const name = /^gate:(\S+)/.exec(String(job.input.prompt ?? job.input.model_name ?? ''))?.[1];
       if (name) await gate(name).hold(ctx);

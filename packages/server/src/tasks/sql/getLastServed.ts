@@ -11,7 +11,7 @@ export async function getLastServed(db: Queryable, ownerIds: readonly string[]):
   const result = await db.query<LastServed>({
     name: 'getLastServed',
     text: `SELECT o.owner_id,
-             (SELECT extract(epoch from s.started_at)::float8 * 1000 FROM tasks s
+             (SELECT date_part('epoch', s.started_at) * 1000 FROM tasks s
               WHERE s.owner_id = o.owner_id AND s.started_at IS NOT NULL
               ORDER BY s.started_at DESC LIMIT 1) AS last_started_ms
            FROM unnest($1::uuid[]) AS o(owner_id)`,

@@ -16,7 +16,7 @@ export interface QueuedRun {
 export async function getQueuedRuns(db: Queryable): Promise<QueuedRun[]> {
   const result = await db.query<QueuedRun>({
     name: 'getQueuedRuns',
-    text: `SELECT route, owner_id, extract(epoch from created_at)::float8 * 1000 AS created_ms, count(*)::int AS tasks
+    text: `SELECT route, owner_id, date_part('epoch', created_at) * 1000 AS created_ms, count(*)::int AS tasks
            FROM tasks WHERE state = 'queued'
            GROUP BY route, owner_id, created_at
            ORDER BY route, owner_id, created_at`,

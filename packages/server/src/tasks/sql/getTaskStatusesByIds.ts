@@ -18,7 +18,10 @@ export interface TaskStatusRow {
   version: number;
   /** Where it may run ('shared', 'owner:<uuid>', 'server:<id>'): its place in line depends on it. */
   route: string;
-  /** created_at and started_at as epoch milliseconds: plain numbers cost less to read than dates. */
+  /**
+   * created_at as epoch milliseconds (a plain number costs less to read than a date), exactly as
+   * getQueuedRuns reads it; started_at likewise, while the task runs.
+   */
   created_ms: number;
   started_ms: number | null;
 }
@@ -35,8 +38,8 @@ export async function getTaskStatusesByIds(db: Queryable, ids: readonly string[]
     name: 'getTaskStatusesByIds',
     text: `SELECT id, owner_id, endpoint, kind, state, progress, result, error, output_keys,
              input ? 'base64' AS asks_base64, version, route,
-             extract(epoch from created_at)::float8 * 1000 AS created_ms,
-             extract(epoch from started_at)::float8 * 1000 AS started_ms
+             date_part('epoch', created_at) * 1000 AS created_ms,
+             CASE WHEN state = 'running' THEN date_part('epoch', started_at) * 1000 END AS started_ms
            FROM tasks WHERE id = ANY($1::uuid[])`,
     values: [ids],
   });
