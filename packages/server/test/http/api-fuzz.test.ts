@@ -105,13 +105,15 @@ describe('fuzzing every POST path', () => {
     // some: the generator gets past the parser and the validator, not only into their error
     // paths. Past validation is accepted, or refused for what the body names (a server of
     // another plan: 403, a model that does not exist: 404).
-    for (const { path } of postPaths()) {
+    for (const { path, schema } of postPaths()) {
       const byStatus = statuses.get(path);
       expect(byStatus, path).toBeDefined();
       const count = (test: (status: number) => boolean) =>
         [...(byStatus ?? [])].filter(([status]) => test(status)).reduce((sum, [, n]) => sum + n, 0);
       const validated = (status: number) => status < 300 || status === 403 || status === 404;
       expect(count(validated), `${path} past validation`).toBeGreaterThan(0);
+      // A path without a body (a task's cancel) has nothing for a body to get wrong.
+      if (schema === undefined) continue;
       expect(
         count((status) => status === 422),
         `${path} refused with 422`,
