@@ -1,11 +1,10 @@
 import { CANCELLED_ERROR } from '@imagegen/contract';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimTask } from '../../src/tasks/sql/claimTask.ts';
 import { completeTask } from '../../src/tasks/sql/completeTask.ts';
 import { heartbeatTask } from '../../src/tasks/sql/heartbeatTask.ts';
-import type { ApiHarness } from '../support/api-harness.ts';
 import { eventually } from '../support/fakes.ts';
-import { type GatedEngine, startGatedApi, uniqueName } from '../support/gated-engine.ts';
+import { gatedApi, uniqueName } from '../support/gated-engine.ts';
 
 const T2I = '/sd/text2image/v1';
 const CANCELLED = { status: 'FAILURE', error: CANCELLED_ERROR };
@@ -17,17 +16,10 @@ const WEBHOOK = 'https://hooks.example.com/imagegen';
  * and the races: a cancel while a worker claims the task, and a cancel as the task completes.
  */
 describe('cancelling tasks over HTTP', () => {
-  let api: ApiHarness;
-  let engine: GatedEngine;
+  const gated = gatedApi({ webhooks: true });
 
-  beforeAll(async () => {
-    ({ api, engine } = await startGatedApi({ webhooks: true }));
-  });
-  afterEach(() => engine.openAll());
-  afterAll(() => api.close());
-
-  async function submit(prompt: string, extra: Record<string, unknown> = {}, key = api.alice.key) {
-    const response = await api.request('POST', T2I, {
+  async function submit(prompt: string, extra: Record<string, unknown> = {}, key = gated.api.alice.key) {
+    const response = await gated.api.request('POST', T2I, {
       key,
       json: { prompt, negative_prompt: '', width: 16, height: 16, webhook: WEBHOOK, ...extra },
     });
@@ -35,13 +27,13 @@ describe('cancelling tasks over HTTP', () => {
     return response.body as { id: string; download_urls?: string[] };
   }
 
-  const cancel = (id: string, key = api.alice.key, path = T2I) =>
-    api.request('POST', `${path}/cancel/${id}`, { key });
-  const status = async (id: string) => (await api.request('GET', `${T2I}/status/${id}`)).body;
+  const cancel = (id: string, key = gated.api.alice.key, path = T2I) =>
+    gated.api.request('POST', `${path}/cancel/${id}`, { key });
+  const status = async (id: string) => (await gated.api.request('GET', `${T2I}/status/${id}`)).body;
 
   /** The webhook bodies queued for the task, in order. */
   async function webhooks(taskId: string): Promise<unknown[]> {
-    const { rows } = await api.db.pool.query<{ payload: string }>(
+    const { rows } = await gated.api.db.pool.query<{ payload: string }>(
       'SELECT payload FROM webhook_deliveries WHERE task_id = $1 ORDER BY created_at',
       [taskId],
     );
@@ -49,22 +41,25 @@ describe('cancelling tasks over HTTP', () => {
   }
 
   async function imageRows(taskId: string): Promise<number> {
-    const { rows } = await api.db.pool.query('SELECT 1 FROM images WHERE task_id = $1', [taskId]);
+    const { rows } = await gated.api.db.pool.query('SELECT 1 FROM images WHERE task_id = $1', [taskId]);
     return rows.length;
   }
 
   /** Whether the gate's job ever reached the engine, judged after the queue moved past it. */
   const reachedEngine = (name: string) =>
-    Promise.race([engine.gate(name).started.then(() => true), new Promise((r) => setTimeout(r, 0, false))]);
+    Promise.race([
+      gated.engine.gate(name).started.then(() => true),
+      new Promise((r) => setTimeout(r, 0, false)),
+    ]);
 
   /** Occupies the shared pool's one worker slot until the returned function is called. */
   async function occupyWorker(): Promise<() => Promise<void>> {
     const name = `blocker-${uniqueName()}`;
     const { id } = await submit(`gate:${name}`);
-    await engine.gate(name).started;
+    await gated.engine.gate(name).started;
     return async () => {
-      engine.gate(name).open();
-      await api.settle(`${T2I}/status/${id}`, api.alice.key);
+      gated.engine.gate(name).open();
+      await gated.api.settle(`${T2I}/status/${id}`, gated.api.alice.key);
     };
   }
 
@@ -79,7 +74,7 @@ describe('cancelling tasks over HTTP', () => {
     await release();
     // A task submitted after it runs to the end: the queue has moved past the cancelled one.
     const after = await submit('after the cancel');
-    expect((await api.settle(`${T2I}/status/${after.id}`, api.alice.key)).status).toBe('SUCCESS');
+    expect((await gated.api.settle(`${T2I}/status/${after.id}`, gated.api.alice.key)).status).toBe('SUCCESS');
     expect(await reachedEngine(name)).toBe(false);
     expect(await status(id)).toEqual(CANCELLED);
     expect(await webhooks(id)).toEqual([CANCELLED]);
@@ -88,7 +83,7 @@ describe('cancelling tasks over HTTP', () => {
   it('aborts a running task through its engine signal within well under a second; its outputs are never served', async () => {
     const name = `running-${uniqueName()}`;
     const submitted = await submit(`gate:${name}`, { samples: 2, queued_image_urls: true });
-    const gate = engine.gate(name);
+    const gate = gated.engine.gate(name);
     await gate.started;
     gate.progress(0.5);
     const cancelledAt = Date.now();
@@ -105,12 +100,12 @@ describe('cancelling tasks over HTTP', () => {
     expect(await webhooks(submitted.id)).toEqual([CANCELLED]);
     // The worker's slot is free again.
     const next = await submit('next');
-    expect((await api.settle(`${T2I}/status/${next.id}`, api.alice.key)).status).toBe('SUCCESS');
+    expect((await gated.api.settle(`${T2I}/status/${next.id}`, gated.api.alice.key)).status).toBe('SUCCESS');
   });
 
   it('answers 409 for a task that already ended, and leaves it as it was', async () => {
     const done = await submit('finished');
-    const finished = await api.settle(`${T2I}/status/${done.id}`, api.alice.key);
+    const finished = await gated.api.settle(`${T2I}/status/${done.id}`, gated.api.alice.key);
     const response = await cancel(done.id);
     expect(response.status).toBe(409);
     expect((response.body as { detail: string }).detail).toBe(
@@ -132,12 +127,12 @@ describe('cancelling tasks over HTTP', () => {
   it("answers another owner's task, another endpoint's and a malformed id exactly like an unknown one", async () => {
     const release = await occupyWorker();
     const { id } = await submit('alice only');
-    const unknown = await cancel('7d9f1c9e-2a4b-4c1d-9e8f-0a1b2c3d4e5f', api.bob.key);
+    const unknown = await cancel('7d9f1c9e-2a4b-4c1d-9e8f-0a1b2c3d4e5f', gated.api.bob.key);
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ detail: 'Task not found' });
     for (const response of [
-      await cancel(id, api.bob.key),
-      await cancel(id, api.alice.key, '/sdxl/text2image/v1'),
+      await cancel(id, gated.api.bob.key),
+      await cancel(id, gated.api.alice.key, '/sdxl/text2image/v1'),
       await cancel('not-a-uuid'),
     ]) {
       expect(response.status).toBe(404);
@@ -145,29 +140,29 @@ describe('cancelling tasks over HTTP', () => {
     }
     expect(await status(id)).toMatchObject({ status: 'PENDING' });
     await release();
-    expect((await api.settle(`${T2I}/status/${id}`, api.alice.key)).status).toBe('SUCCESS');
+    expect((await gated.api.settle(`${T2I}/status/${id}`, gated.api.alice.key)).status).toBe('SUCCESS');
   });
 
   it('cancels a training at its own path: the training shape says failed, its model row fails', async () => {
     const name = `train-${uniqueName()}`;
-    const submitted = await api.request('POST', '/train_model/v1', {
-      json: { ...api.example('/train_model/v1'), model_name: `gate:${name}` },
+    const submitted = await gated.api.request('POST', '/train_model/v1', {
+      json: { ...gated.api.example('/train_model/v1'), model_name: `gate:${name}` },
     });
     const { id } = submitted.body as { id: string };
-    await engine.gate(name).started;
-    const response = await api.request('POST', `/train_model/v1/cancel/${id}`);
+    await gated.engine.gate(name).started;
+    const response = await gated.api.request('POST', `/train_model/v1/cancel/${id}`);
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ status: 'failed', error: CANCELLED_ERROR });
-    expect((await api.request('GET', `/train_model/v1/status/${id}`)).body).toEqual(response.body);
-    expect(await engine.gate(name).settled).toBe('aborted');
-    const { rows } = await api.db.pool.query('SELECT status FROM models WHERE task_id = $1', [id]);
+    expect((await gated.api.request('GET', `/train_model/v1/status/${id}`)).body).toEqual(response.body);
+    expect(await gated.engine.gate(name).settled).toBe('aborted');
+    const { rows } = await gated.api.db.pool.query('SELECT status FROM models WHERE task_id = $1', [id]);
     expect(rows).toEqual([{ status: 'failed' }]);
   });
 
   it('race: a cancel that waits on a claim in progress ends the task the claim started; the claim can no longer complete it', async () => {
     const release = await occupyWorker();
     const { id } = await submit('claimed by the test');
-    const claimer = await api.db.pool.connect();
+    const claimer = await gated.api.db.pool.connect();
     const leaseOwner = `test-claimer/${uniqueName()}`;
     try {
       await claimer.query('BEGIN');
@@ -206,7 +201,7 @@ describe('cancelling tasks over HTTP', () => {
     const release = await occupyWorker();
     const { id } = await submit('cancelled first');
     expect((await cancel(id)).status).toBe(200);
-    const claimed = await claimTask(api.db.pool, {
+    const claimed = await claimTask(gated.api.db.pool, {
       leaseOwner: `test-claimer/${uniqueName()}`,
       routes: ['shared'],
       leaseMs: 30_000,
@@ -252,10 +247,10 @@ describe('cancelling tasks over HTTP', () => {
     for (let round = 0; round < 6; round++) {
       const name = `finish-${uniqueName()}`;
       const submitted = await submit(`gate:${name}`, { queued_image_urls: true });
-      await engine.gate(name).started;
-      engine.gate(name).open();
+      await gated.engine.gate(name).started;
+      gated.engine.gate(name).open();
       const response = await cancel(submitted.id);
-      const final = await api.settle(`${T2I}/status/${submitted.id}`, api.alice.key);
+      const final = await gated.api.settle(`${T2I}/status/${submitted.id}`, gated.api.alice.key);
       if (response.status === 200) {
         expect(final).toEqual(CANCELLED);
         await eventually(async () =>

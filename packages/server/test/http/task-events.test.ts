@@ -1,8 +1,8 @@
 import { CANCELLED_ERROR } from '@imagegen/contract';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApiHarness } from '../support/api-harness.ts';
 import { openStream } from '../support/event-stream.ts';
-import { type GatedEngine, startGatedApi, uniqueName } from '../support/gated-engine.ts';
+import { gatedApi, uniqueName } from '../support/gated-engine.ts';
 
 const T2I = '/sd/text2image/v1';
 
@@ -13,17 +13,10 @@ const T2I = '/sd/text2image/v1';
  * statement while nothing changes.
  */
 describe('status streams over HTTP', () => {
-  let api: ApiHarness;
-  let engine: GatedEngine;
+  const gated = gatedApi({ eventsKeepAliveMs: 150 });
 
-  beforeAll(async () => {
-    ({ api, engine } = await startGatedApi({ eventsKeepAliveMs: 150 }));
-  });
-  afterEach(() => engine.openAll());
-  afterAll(() => api.close());
-
-  async function submit(prompt: string, key = api.alice.key): Promise<string> {
-    const response = await api.request('POST', T2I, {
+  async function submit(prompt: string, key = gated.api.alice.key): Promise<string> {
+    const response = await gated.api.request('POST', T2I, {
       key,
       json: { prompt, negative_prompt: '', width: 16, height: 16 },
     });
@@ -31,15 +24,15 @@ describe('status streams over HTTP', () => {
     return (response.body as { id: string }).id;
   }
 
-  const events = (id: string, headers: Record<string, string> = {}, key = api.alice.key, path = T2I) =>
-    openStream(`${api.url}${path}/status/${id}/events`, { 'API-Key': key, ...headers });
+  const events = (id: string, headers: Record<string, string> = {}, key = gated.api.alice.key, path = T2I) =>
+    openStream(`${gated.api.url}${path}/status/${id}/events`, { 'API-Key': key, ...headers });
 
   /** A running task held inside the engine, and its gate. */
   async function runningTask() {
     const name = uniqueName();
     const id = await submit(`gate:${name}`);
-    await engine.gate(name).started;
-    return { id, gate: engine.gate(name) };
+    await gated.engine.gate(name).started;
+    return { id, gate: gated.engine.gate(name) };
   }
 
   it('sends the status at once, an event per progress step and state change, the final status last, then ends', async () => {
@@ -68,7 +61,7 @@ describe('status streams over HTTP', () => {
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
     expect(new Set(ids).size).toBe(4);
     // The last event is exactly what the status path answers.
-    expect((await api.request('GET', `${T2I}/status/${id}`)).body).toEqual(final!.body);
+    expect((await gated.api.request('GET', `${T2I}/status/${id}`)).body).toEqual(final!.body);
   });
 
   it('follows a task from the queue: its place in line, then running, then its end', async () => {
@@ -83,8 +76,8 @@ describe('status streams over HTTP', () => {
     expect(running?.body).toMatchObject({ status: 'PENDING' });
     expect(running?.body).not.toHaveProperty('queue_position');
     expect(running!.id).toBeGreaterThan(queued!.id);
-    await engine.gate(name).started;
-    engine.gate(name).open();
+    await gated.engine.gate(name).started;
+    gated.engine.gate(name).open();
     expect((await stream.nextEvent())?.body).toMatchObject({ status: 'SUCCESS' });
     expect(await stream.nextEvent()).toBeNull();
   });
@@ -137,7 +130,7 @@ describe('status streams over HTTP', () => {
     const { id } = await runningTask();
     const stream = await events(id);
     await stream.nextEvent();
-    expect((await api.request('POST', `${T2I}/cancel/${id}`)).status).toBe(200);
+    expect((await gated.api.request('POST', `${T2I}/cancel/${id}`)).status).toBe(200);
     expect((await stream.nextEvent())?.body).toEqual({ status: 'FAILURE', error: CANCELLED_ERROR });
     expect(await stream.nextEvent()).toBeNull();
   });
@@ -146,8 +139,8 @@ describe('status streams over HTTP', () => {
     const id = await submit('mine');
     for (const stream of [
       await events('7d9f1c9e-2a4b-4c1d-9e8f-0a1b2c3d4e5f'),
-      await events(id, {}, api.bob.key),
-      await events(id, {}, api.alice.key, '/sdxl/text2image/v1'),
+      await events(id, {}, gated.api.bob.key),
+      await events(id, {}, gated.api.alice.key, '/sdxl/text2image/v1'),
       await events('not-a-uuid'),
     ]) {
       expect(stream.status).toBe(404);
@@ -164,13 +157,13 @@ describe('status streams over HTTP', () => {
     ]);
     await Promise.all(streams.map((stream) => stream.nextEvent()));
 
-    const listening = await api.db.pool.query(
+    const listening = await gated.api.db.pool.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity
        WHERE datname = current_database() AND query = 'LISTEN imagegen_task_events'`,
     );
     expect(listening.rows[0].n).toBe(1);
 
-    const statusReads = countQueries(api, 'getTaskStatusesByIds');
+    const statusReads = countQueries(gated.api, 'getTaskStatusesByIds');
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(statusReads.count()).toBe(0);
 
@@ -184,7 +177,7 @@ describe('status streams over HTTP', () => {
 
     for (const stream of streams) stream.close();
     gate.open();
-    for (const each of [id, ...queued]) await api.settle(`${T2I}/status/${each}`, api.alice.key);
+    for (const each of [id, ...queued]) await gated.api.settle(`${T2I}/status/${each}`, gated.api.alice.key);
   });
 });
 

@@ -1,7 +1,6 @@
 import { endpointByPath } from '@imagegen/contract';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiHarness } from '../support/api-harness.ts';
-import { type GatedEngine, startGatedApi, uniqueName } from '../support/gated-engine.ts';
+import { describe, expect, it } from 'vitest';
+import { gatedApi, uniqueName } from '../support/gated-engine.ts';
 
 const T2I = '/sd/text2image/v1';
 
@@ -11,14 +10,7 @@ const T2I = '/sd/text2image/v1';
  * task the first one created, including two sent at the same moment.
  */
 describe('waiting and idempotent submissions over HTTP', () => {
-  let api: ApiHarness;
-  let engine: GatedEngine;
-
-  beforeAll(async () => {
-    ({ api, engine } = await startGatedApi());
-  });
-  afterEach(() => engine.openAll());
-  afterAll(() => api.close());
+  const gated = gatedApi();
   const body = (prompt: string, extra: Record<string, unknown> = {}) => ({
     prompt,
     negative_prompt: '',
@@ -26,11 +18,11 @@ describe('waiting and idempotent submissions over HTTP', () => {
     height: 16,
     ...extra,
   });
-  const post = (json: unknown, headers: Record<string, string>, key = api.alice.key, path = T2I) =>
-    api.request('POST', path, { key, json, headers });
+  const post = (json: unknown, headers: Record<string, string>, key = gated.api.alice.key, path = T2I) =>
+    gated.api.request('POST', path, { key, json, headers });
 
   async function tasksWithPrompt(prompt: string): Promise<string[]> {
-    const { rows } = await api.db.pool.query<{ id: string }>(
+    const { rows } = await gated.api.db.pool.query<{ id: string }>(
       `SELECT id FROM tasks WHERE input->>'prompt' = $1 ORDER BY created_at`,
       [prompt],
     );
@@ -38,7 +30,7 @@ describe('waiting and idempotent submissions over HTTP', () => {
   }
 
   it('lets browsers send the headers and read the answers about them (CORS)', async () => {
-    const preflight = await api.request('OPTIONS', T2I, { key: null });
+    const preflight = await gated.api.request('OPTIONS', T2I, { key: null });
     const allowed = preflight.headers.get('access-control-allow-headers') ?? '';
     for (const header of ['Prefer', 'Idempotency-Key', 'Last-Event-ID']) expect(allowed).toContain(header);
     const answer = await post(body('cors'), { Prefer: 'wait=5' });
@@ -55,7 +47,7 @@ describe('waiting and idempotent submissions over HTTP', () => {
       const answer = response.body as { id: string; status: string; download_urls: string[] };
       expect(answer.status).toBe('SUCCESS');
       const { id, ...final } = answer;
-      expect((await api.request('GET', `${T2I}/status/${id}`)).body).toEqual(final);
+      expect((await gated.api.request('GET', `${T2I}/status/${id}`)).body).toEqual(final);
       expect((await fetch(answer.download_urls[0]!)).status).toBe(200);
     });
 
@@ -71,13 +63,13 @@ describe('waiting and idempotent submissions over HTTP', () => {
       expect(waited).toBeLessThan(3_000);
       const { id } = response.body as { id: string };
       expect(await tasksWithPrompt(`gate:${name}`)).toEqual([id]);
-      engine.gate(name).open();
-      expect((await api.settle(`${T2I}/status/${id}`, api.alice.key)).status).toBe('SUCCESS');
+      gated.engine.gate(name).open();
+      expect((await gated.api.settle(`${T2I}/status/${id}`, gated.api.alice.key)).status).toBe('SUCCESS');
     });
 
     it('answers a training with its final training shape', async () => {
-      const training = api.example('/train_model/v1');
-      const response = await post(training, { Prefer: 'wait=10' }, api.alice.key, '/train_model/v1');
+      const training = gated.api.example('/train_model/v1');
+      const response = await post(training, { Prefer: 'wait=10' }, gated.api.alice.key, '/train_model/v1');
       expect(response.body).toMatchObject({ status: 'completed', id: expect.any(String) });
     });
 
@@ -151,7 +143,7 @@ describe('waiting and idempotent submissions over HTTP', () => {
       const elsewhere = await post(
         body('one request'),
         { 'Idempotency-Key': key },
-        api.alice.key,
+        gated.api.alice.key,
         '/sdxl/text2image/v1',
       );
       expect(elsewhere.status).toBe(422);
@@ -176,13 +168,13 @@ describe('waiting and idempotent submissions over HTTP', () => {
       const key = `shared-name-${uniqueName()}`;
       const prompt = `per owner ${uniqueName()}`;
       const alice = await post(body(prompt), { 'Idempotency-Key': key });
-      const bob = await post(body(prompt), { 'Idempotency-Key': key }, api.bob.key);
+      const bob = await post(body(prompt), { 'Idempotency-Key': key }, gated.api.bob.key);
       expect((bob.body as { id: string }).id).not.toBe((alice.body as { id: string }).id);
 
-      await api.db.pool.query(
+      await gated.api.db.pool.query(
         `UPDATE idempotency_keys SET created_at = now() - interval '25 hours'
          WHERE owner_id = $1 AND idempotency_key = $2`,
-        [api.alice.ownerId, key],
+        [gated.api.alice.ownerId, key],
       );
       const later = await post(body(`a new request ${uniqueName()}`), { 'Idempotency-Key': key });
       expect(later.status).toBe(200);
@@ -198,10 +190,10 @@ describe('waiting and idempotent submissions over HTTP', () => {
       };
       delete load.server_id;
       const answers = await Promise.all(
-        [1, 2, 3].map(() => post(load, { 'Idempotency-Key': key }, api.alice.key, '/load_model/v1')),
+        [1, 2, 3].map(() => post(load, { 'Idempotency-Key': key }, gated.api.alice.key, '/load_model/v1')),
       );
       expect(new Set(answers.map((answer) => (answer.body as { id: string }).id)).size).toBe(1);
-      const { rows } = await api.db.pool.query('SELECT 1 FROM models WHERE model_name = $1', [
+      const { rows } = await gated.api.db.pool.query('SELECT 1 FROM models WHERE model_name = $1', [
         load.model_name,
       ]);
       expect(rows).toHaveLength(1);

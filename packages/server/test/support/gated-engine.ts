@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Engine, EngineJob, RunContext } from '@imagegen/engines';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { type ApiHarness, type HarnessOptions, plainEngine, startApiHarness } from './api-harness.ts';
 
 export interface Gate {
@@ -110,12 +111,23 @@ export function gatedEngine(): GatedEngine {
   };
 }
 
-/** The API harness with a gated engine: `({ api, engine } = await startGatedApi())` in a beforeAll. */
-export async function startGatedApi(
-  options: Omit<HarnessOptions, 'engine'> = {},
-): Promise<{ api: ApiHarness; engine: GatedEngine }> {
-  const engine = gatedEngine();
-  return { api: await startApiHarness({ ...options, engine }), engine };
+/**
+ * For a describe block: the API harness with a gated engine, started before its tests, every gate
+ * opened after each test (a failed test leaves no worker held for the next), closed after all.
+ * Read `api` and `engine` inside the tests.
+ */
+export function gatedApi(options: Omit<HarnessOptions, 'engine'> = {}): {
+  readonly api: ApiHarness;
+  readonly engine: GatedEngine;
+} {
+  const gated = {} as { api: ApiHarness; engine: GatedEngine };
+  beforeAll(async () => {
+    gated.engine = gatedEngine();
+    gated.api = await startApiHarness({ ...options, engine: gated.engine });
+  });
+  afterEach(() => gated.engine.openAll());
+  afterAll(() => gated.api.close());
+  return gated;
 }
 
 /** A fresh name for a gate or a key: the tests of a file share one engine and one database. */
