@@ -138,6 +138,11 @@ describe('the routes of the site', () => {
     expect(new URL(page.url()).pathname).toBe('/Pipelines/Upscale');
     await page.goto(`${env.site.docs.url}/guide/archive.html`);
     expect(new URL(page.url()).pathname).toBe('/guide/archive');
+    // The client-side route sets the page title once React has rendered it: a loaded machine can
+    // read the title between the URL change and that render.
+    await page
+      .waitForFunction(() => document.title !== 'imagegen', undefined, { timeout: 10_000 })
+      .catch(() => {});
     expect(await page.title()).toBe('Archive | imagegen');
     await context.close();
   });
