@@ -20,20 +20,20 @@
  * phase's total over the API's is the highest ratio the API could reach with every core busy:
  * submit_ratio_cpu_bound and status_ratio_cpu_bound.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { createPool } from '@imagegen/db';
 import { createOwner, migrate } from '@imagegen/server';
 import { freePort } from '@imagegen/server/testing';
 import autocannon from 'autocannon';
 import { benchDatabase } from './bench-database.ts';
+import { spawnServer, stopServer } from './child-server.ts';
 import { type CpuGroups, cpuPerRequest, postgresPids, sampleCpu } from './cpu-time.ts';
 import { measureDispatch } from './dispatch.ts';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const CONNECTIONS = 64;
 /** Distinct tasks the status phase polls. */
 const STATUS_TASKS = 1000;
@@ -49,29 +49,6 @@ const SUBMIT_BODY = JSON.stringify({
 });
 
 const note = (line: string) => console.error(`[bench api] ${line}`);
-
-async function spawnServer(script: string, args: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, script), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      if (out.includes('ready')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before it was ready`)));
-  });
-  return child;
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
-  if (child.exitCode === null) child.kill('SIGKILL');
-}
 
 interface Phase {
   rps: number;
@@ -139,8 +116,8 @@ export default async function main(): Promise<Record<string, unknown>> {
 
     const apiPort = await freePort();
     const barePort = await freePort();
-    const apiServer = await spawnServer('api-server.ts', [String(apiPort), db.url, filesDir]);
-    const bareServer = await spawnServer('bare-server.ts', [String(barePort)]);
+    const { child: apiServer } = await spawnServer('api-server.ts', [String(apiPort), db.url, filesDir]);
+    const { child: bareServer } = await spawnServer('bare-server.ts', [String(barePort)]);
     children.push(apiServer, bareServer);
     // Where each request's CPU goes (PostgreSQL only when it runs here, from our data directory).
     const pgDataDir = db.pgDataDir;

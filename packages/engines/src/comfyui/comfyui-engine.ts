@@ -205,6 +205,9 @@ const CONTENT_TYPES: Readonly<Record<string, OutputImage['contentType']>> = {
 
 /** An output file as the worker stores it: its true format and size, read from the bytes. */
 async function decode(data: Buffer, file: FileRef): Promise<OutputImage> {
+  // SaveImage writes PNG: its size is in the header, no decoder needed on the busy path.
+  const png = pngSize(data);
+  if (png) return { data, contentType: 'image/png', ...png };
   let meta: Metadata;
   try {
     meta = await sharp(data).metadata();
@@ -218,4 +221,15 @@ async function decode(data: Buffer, file: FileRef): Promise<OutputImage> {
     );
   }
   return { data, contentType, width: meta.width, height: meta.height };
+}
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** A PNG's size from its IHDR chunk (always first), or null when the bytes are not a PNG. */
+function pngSize(data: Buffer): { width: number; height: number } | null {
+  if (data.length < 24 || !data.subarray(0, 8).equals(PNG_SIGNATURE)) return null;
+  if (data.toString('latin1', 12, 16) !== 'IHDR') return null;
+  const width = data.readUInt32BE(16);
+  const height = data.readUInt32BE(20);
+  return width > 0 && height > 0 ? { width, height } : null;
 }

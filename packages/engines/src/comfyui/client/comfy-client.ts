@@ -105,6 +105,7 @@ export function createComfyClient(options: ComfyClientOptions): ComfyClient {
     async close(): Promise<void> {
       closed = true;
       socket.close();
+      http.close();
     },
   };
 }

@@ -10,14 +10,19 @@ import type { Picture } from './graph-shapes.ts';
 
 function pixels(picture: Picture, index: number, width: number, height: number): Buffer {
   const hash = createHash('sha256').update(`${picture.key}#${index}`).digest();
+  // t runs 0 → 1 along a direction the hash picks: across the diagonal (x + y) or along x. Either
+  // way a row is a run of one colour ramp, so the ramp is computed once and rows are copied from it.
+  const diagonal = hash[6]! % 2 === 0;
+  const span = diagonal ? width + height - 1 : width;
+  const ramp = Buffer.alloc(span * 3);
+  for (let n = 0; n < span; n++) {
+    const t = n / Math.max(1, span - 1);
+    for (let c = 0; c < 3; c++) ramp[n * 3 + c] = Math.round(hash[c]! * (1 - t) + hash[c + 3]! * t);
+  }
   const raw = Buffer.alloc(width * height * 3);
   for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      // t runs 0 → 1 along a direction the hash picks.
-      const t = hash[6]! % 2 === 0 ? (x + y) / Math.max(1, width + height - 2) : x / Math.max(1, width - 1);
-      const at = (y * width + x) * 3;
-      for (let c = 0; c < 3; c++) raw[at + c] = Math.round(hash[c]! * (1 - t) + hash[c + 3]! * t);
-    }
+    const from = diagonal ? y : 0;
+    ramp.copy(raw, y * width * 3, from * 3, (from + width) * 3);
   }
   return raw;
 }
