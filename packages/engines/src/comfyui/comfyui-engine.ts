@@ -70,9 +70,10 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
       const key = randomUUID();
       const task = { job, compiler, key, checkpoints: options.checkpoints };
       // Compiled once before a server is taken: bad input fails at once, and the checkpoint the
-      // graph loads steers the choice of server. It is compiled again with the names the server
-      // gives the uploaded images.
-      const { checkpoint, samplingSteps } = compile(task, requestedNames(task));
+      // graph loads steers the choice of server. A job with input images is compiled again with
+      // the names the server gives the uploads.
+      const compiled = compile(task, requestedNames(task));
+      const { checkpoint, samplingSteps } = compiled;
       // One bar for the whole task, so a run again elsewhere never moves it back.
       const progress = samplingProgress(samplingSteps, (fraction, message) =>
         ctx.progress(fraction, message),
@@ -84,7 +85,7 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
           signal: ctx.signal,
         });
         try {
-          const images = await runOn(lease, { ...task, signal: ctx.signal, progress });
+          const images = await runOn(lease, { ...task, compiled, signal: ctx.signal, progress });
           return {
             images,
             meta: { comfyui_server: lease.client.name, ...(checkpoint ? { checkpoint } : {}) },
@@ -114,6 +115,8 @@ interface TaskPlan {
 }
 
 interface RunPlan extends TaskPlan {
+  /** The graph compiled with the names asked for on upload: final when there are no inputs. */
+  readonly compiled: ReturnType<typeof compile>;
   readonly signal: AbortSignal;
   readonly progress: (progress: PromptProgress) => void;
 }
@@ -137,7 +140,10 @@ async function runOn(lease: ServerLease, task: RunPlan): Promise<OutputImage[]> 
   const { client } = lease;
   const { signal } = task;
   const submit = async (): Promise<FileRef[]> => {
-    const workflow = compile(task, await upload(client, task, signal));
+    const workflow =
+      Object.keys(task.job.images).length === 0
+        ? task.compiled
+        : compile(task, await upload(client, task, signal));
     return client.run(workflow.prompt, {
       promptId: randomUUID(),
       outputNodes: workflow.outputNodes,
