@@ -1,4 +1,4 @@
-import { inTransaction, type PoolClient } from '@imagegen/db';
+import { inTransaction, type PoolClient, type Queryable } from '@imagegen/db';
 import { EngineInputError } from '@imagegen/engines';
 import { downloadUrl } from '../storage/blob-keys.ts';
 import { CANCELLED, LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
@@ -7,22 +7,23 @@ import { FinalError, type TaskOutcome } from './run-task.ts';
 import { completeTask } from './sql/completeTask.ts';
 import { failTask } from './sql/failTask.ts';
 import { getCancelledAt } from './sql/getCancelledAt.ts';
-import { insertImages } from './sql/insertImages.ts';
 import { releaseTask } from './sql/releaseTask.ts';
 import { toTaskRecord } from './sql/task-row.ts';
 import { taskStatusBody } from './status-body.ts';
-import type { TaskRecord } from './types.ts';
+import type { TaskRecord, TaskResult } from './types.ts';
 import type { WorkerContext } from './worker-context.ts';
 
 /** The completing write found the task claimed by another attempt: roll back, change nothing. */
 class LeaseLostError extends Error {}
 
 /**
- * Finishes a task that ran, in one transaction: its model row (load_model, train_model) becomes
- * ready with the engine's marks, the task succeeds, its images are recorded and its webhook is
- * queued. If the task was cancelled or another worker took it meanwhile, nothing is written and
- * the outputs this attempt stored are removed; the pre-allocated links of queued_image_urls stay
- * only for the other worker, which will fill them: a cancelled task's outputs are never served.
+ * Finishes a task that ran: its model row (load_model, train_model) becomes ready with the
+ * engine's marks, the task succeeds, its images are recorded and its webhook is queued, all or
+ * nothing. A task with neither a model row nor a webhook settles in one statement; the others in
+ * one transaction. If the task was cancelled or another worker took it meanwhile, nothing is
+ * written and the outputs this attempt stored are removed; the pre-allocated links of
+ * queued_image_urls stay only for the other worker, which will fill them: a cancelled task's
+ * outputs are never served.
  */
 export async function settleSuccess(
   ctx: WorkerContext,
@@ -30,48 +31,49 @@ export async function settleSuccess(
   leaseOwner: string,
   outcome: TaskOutcome,
 ): Promise<void> {
-  let { result } = outcome;
-  const completed = await inTransaction(ctx.pool, async (client) => {
-    if (task.kind === 'load_model' || task.kind === 'training') {
-      const tags = outcome.model?.tags?.filter((tag) => tag !== '') ?? [];
-      const note = outcome.model?.descriptionNote ?? '';
-      const model = await settleModel(client, {
-        ownerId: task.ownerId,
-        taskId: task.id,
-        status: 'ready',
-        ...(tags.length > 0 ? { addTags: tags } : {}),
-        ...(note ? { descriptionNote: note } : {}),
-      });
-      // sync_model names an existing model in its input; load and train registered a row.
-      const named = typeof task.input.model_id === 'string' ? task.input.model_id : null;
-      result = { ...result, model_id: model?.model_id ?? named };
-    }
-    const row = await completeTask(client, {
+  const complete = async (db: Queryable, result: TaskResult): Promise<TaskRecord> => {
+    const images = task.kind === 'generation' ? outcome.outputKeys : [];
+    const row = await completeTask(db, {
       id: task.id,
       leaseOwner,
       result,
       outputKeys: outcome.outputKeys,
+      images: images.map((key) => ({ blobKey: key, downloadUrl: downloadUrl(ctx.publicUrl, key) })),
+      imageJson: { endpoint: task.endpoint, input: task.input, seed: result.meta?.seed },
+      modelId: typeof task.input.model_id === 'string' ? task.input.model_id : null,
     });
     if (!row) throw new LeaseLostError();
-    const done = toTaskRecord(row);
-    if (done.kind === 'generation' && done.outputKeys.length > 0) {
-      await insertImages(client, {
-        ownerId: done.ownerId,
-        taskId: done.id,
-        modelId: typeof done.input.model_id === 'string' ? done.input.model_id : null,
-        images: done.outputKeys.map((key) => ({
-          blobKey: key,
-          downloadUrl: downloadUrl(ctx.publicUrl, key),
-        })),
-        json: { endpoint: done.endpoint, input: done.input, seed: done.result?.meta?.seed },
-      });
-    }
-    await enqueueWebhook(ctx, client, done);
-    return true;
-  }).catch((error) => {
-    if (error instanceof LeaseLostError) return false;
-    throw error;
-  });
+    return toTaskRecord(row);
+  };
+  const modelTask = task.kind === 'load_model' || task.kind === 'training';
+  const settle =
+    !modelTask && !webhookOf(ctx, task)
+      ? complete(ctx.pool, outcome.result)
+      : inTransaction(ctx.pool, async (client) => {
+          let { result } = outcome;
+          if (modelTask) {
+            const tags = outcome.model?.tags?.filter((tag) => tag !== '') ?? [];
+            const note = outcome.model?.descriptionNote ?? '';
+            const model = await settleModel(client, {
+              ownerId: task.ownerId,
+              taskId: task.id,
+              status: 'ready',
+              ...(tags.length > 0 ? { addTags: tags } : {}),
+              ...(note ? { descriptionNote: note } : {}),
+            });
+            // sync_model names an existing model in its input; load and train registered a row.
+            const named = typeof task.input.model_id === 'string' ? task.input.model_id : null;
+            result = { ...result, model_id: model?.model_id ?? named };
+          }
+          await enqueueWebhook(ctx, client, await complete(client, result));
+        });
+  const completed = await settle.then(
+    () => true,
+    (error) => {
+      if (error instanceof LeaseLostError) return false;
+      throw error;
+    },
+  );
   if (!completed) {
     const cancelled = (await getCancelledAt(ctx.pool, task.id)) !== null;
     ctx.log(
@@ -136,9 +138,15 @@ export async function settleFailure(
   await enqueueWebhook(ctx, client, task);
 }
 
-async function enqueueWebhook(ctx: FailureContext, client: PoolClient, task: TaskRecord): Promise<void> {
+/** The webhook a finished task calls, when it asked for one and webhooks are delivered here. */
+function webhookOf(ctx: FailureContext, task: TaskRecord): string | null {
   const url = task.input.webhook;
-  if (typeof url !== 'string' || url === '' || !ctx.enqueueWebhook) return;
+  return typeof url === 'string' && url !== '' && ctx.enqueueWebhook ? url : null;
+}
+
+async function enqueueWebhook(ctx: FailureContext, client: PoolClient, task: TaskRecord): Promise<void> {
+  const url = webhookOf(ctx, task);
+  if (!url || !ctx.enqueueWebhook) return;
   await ctx.enqueueWebhook(client, {
     ownerId: task.ownerId,
     taskId: task.id,

@@ -50,6 +50,49 @@ describe('claiming tasks', () => {
     expect(order).toEqual(['alice', 'carol', 'alice', 'carol', 'alice', 'carol', 'alice', 'carol']);
   });
 
+  it("records a task's images with its completion, and none when the claim no longer holds it", async () => {
+    const owner = await createOwner(db.pool);
+    await submit(owner, 0);
+    const row = (await claimTask(db.pool, { leaseOwner: 'images/1', routes: ['shared'], leaseMs: 10_000 }))!;
+    const images = [
+      { blobKey: 'k1/img0.png', downloadUrl: 'http://api.test/files/k1/img0.png' },
+      { blobKey: 'k1/img1.png', downloadUrl: 'http://api.test/files/k1/img1.png' },
+    ];
+    const complete = (leaseOwner: string) =>
+      completeTask(db.pool, {
+        id: row.id,
+        leaseOwner,
+        result: { meta: { seed: 7 } },
+        outputKeys: images.map((image) => image.blobKey),
+        images,
+        imageJson: { endpoint: '/sd/text2image/v1', seed: 7 },
+        modelId: 'sd1.5',
+      });
+    const recorded = async () =>
+      (
+        await db.pool.query(
+          'SELECT owner_id, model_id, blob_key, download_url, json FROM images WHERE task_id = $1 ORDER BY blob_key',
+          [row.id],
+        )
+      ).rows;
+    expect(await complete('images/another-claim')).toBeNull();
+    expect(await recorded()).toEqual([]);
+    const done = await complete('images/1');
+    expect(done?.state).toBe('succeeded');
+    expect(await recorded()).toEqual(
+      images.map((image) => ({
+        owner_id: owner,
+        model_id: 'sd1.5',
+        blob_key: image.blobKey,
+        download_url: image.downloadUrl,
+        json: { endpoint: '/sd/text2image/v1', seed: 7 },
+      })),
+    );
+    // Completed once: a second completion changes nothing and records nothing more.
+    expect(await complete('images/1')).toBeNull();
+    expect(await recorded()).toHaveLength(2);
+  });
+
   it("keeps a claim's relaxed commit to the claim: the connection stays synchronous", async () => {
     const owner = await createOwner(db.pool);
     await submit(owner, 0);
