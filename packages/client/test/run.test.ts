@@ -148,7 +148,9 @@ describe('run', () => {
     expect((error as Error).message).toBe('the user left');
     const [latest] = (await client.tasks({ limit: 1 })).tasks;
     expect(latest?.state).toBe('cancelled');
-    expect(await client.status('/sd/text2image/v1', latest!.id)).toMatchObject({ error: 'cancelled by the caller' });
+    expect(await client.status('/sd/text2image/v1', latest!.id)).toMatchObject({
+      error: 'cancelled by the caller',
+    });
   });
 
   it('answers 409 as an ApiError when cancelling a task that already ended', async () => {
