@@ -58,12 +58,12 @@ export async function startFaultyProxy(target: string): Promise<FaultyProxy> {
         outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
         let text = '';
         answer.on('data', (chunk: Buffer) => {
-          outgoing.write(chunk);
           text += chunk.toString();
           if (cut && /\ndata:[^\n]*\n\n/.test(text)) {
+            // The event reaches the client, then the connection dies.
             answer.destroy();
-            incoming.socket.destroy();
-          }
+            outgoing.write(chunk, () => incoming.socket.destroy());
+          } else outgoing.write(chunk);
         });
         answer.on('end', () => outgoing.end());
       },
