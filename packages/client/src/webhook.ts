@@ -10,8 +10,14 @@ import type { AnyStatus } from './types.ts';
  * browsers and edge runtimes alike.
  */
 
-/** The request's headers: a fetch Headers, or Node's `request.headers` object. */
-export type WebhookHeaders = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
+/** The request's headers: a fetch Headers, Node's `request.headers`, or a plain object. */
+export type WebhookHeaders =
+  | Headers
+  | {
+      readonly 'webhook-id'?: string | readonly string[] | undefined;
+      readonly 'webhook-timestamp'?: string | readonly string[] | undefined;
+      readonly 'webhook-signature'?: string | readonly string[] | undefined;
+    };
 
 export interface VerifyWebhookOptions {
   /** The owner's signing secret, `whsec_...`. */
@@ -29,6 +35,7 @@ const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  // Node lower-cases header names; another object may not have.
   const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
   const value = record[name] ?? Object.entries(record).find(([key]) => key.toLowerCase() === name)?.[1];
   return typeof value === 'string' ? value : value?.[0];
