@@ -13,10 +13,11 @@ import type { AnyStatus } from './types.ts';
 /** The request's headers: a fetch Headers, Node's `request.headers`, or a plain object. */
 export type WebhookHeaders =
   | Headers
+  | Readonly<Record<string, string | readonly string[] | undefined>>
   | {
-      readonly 'webhook-id'?: string | readonly string[] | undefined;
-      readonly 'webhook-timestamp'?: string | readonly string[] | undefined;
-      readonly 'webhook-signature'?: string | readonly string[] | undefined;
+      readonly 'webhook-id'?: string | undefined;
+      readonly 'webhook-timestamp'?: string | undefined;
+      readonly 'webhook-signature'?: string | undefined;
     };
 
 export interface VerifyWebhookOptions {
