@@ -31,6 +31,8 @@ export interface TestApiOptions {
   readonly delayMs?: number;
   /** Write webhook deliveries to the outbox (a dispatcher started by the test delivers them). */
   readonly webhooks?: boolean;
+  /** false: no worker, so tasks stay queued (default true). */
+  readonly worker?: boolean;
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -46,6 +48,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     pool: db.pool,
     engines,
     worker: { pollMs: 100 },
+    withWorker: options.worker !== false,
     ...(options.webhooks ? { enqueueWebhook } : {}),
   });
   return {
