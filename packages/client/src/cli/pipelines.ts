@@ -1,4 +1,4 @@
-import { endpointByPath, endpoints } from '@imagegen/contract';
+import { endpointByPath, endpoints } from '@imagegen/contract/endpoints';
 import type { TaskPath } from '../types.ts';
 import { UsageError } from './exit-codes.ts';
 import { type FieldFlag, fieldFlags, type JsonSchema } from './schema-fields.ts';
