@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type TObject, type TSchema } from 'typebox';
 import type { Endpoint, EndpointKind, HeaderParameter, StatusOperation } from './endpoint.ts';
 import {
   BGREMOVER_CPU_NOTE,
@@ -159,17 +159,17 @@ function pathParams(path: string): TSchema | undefined {
 }
 
 /** A path with parameters, and their schema. */
-function withParams(path: string): { path: string; params: TSchema } {
+function withParams<const P extends string>(path: P): { path: P; params: TSchema } {
   const params = pathParams(path);
   if (!params) throw new Error(`${path} has no path parameter`);
   return { path, params };
 }
 
 /** What a status path answers while the task runs, when it succeeded, when it failed. */
-function taskStatus(path: string, success: TSchema, what: string): StatusOperation {
+function taskStatus<const P extends string, S extends TSchema>(path: P, success: S, what: string) {
   return {
     operationId: `${operationId(path)}_status`,
-    ...withParams(`${path}/status/{task_id}`),
+    ...withParams(`${path}/status/{task_id}` as const),
     summary: `Status of a ${what} task`,
     description:
       'Answers `PENDING` while the task waits or runs, `SUCCESS` with `download_urls` when it is done, ' +
@@ -179,34 +179,53 @@ function taskStatus(path: string, success: TSchema, what: string): StatusOperati
       ...auth,
       404: HTTPError,
     },
-  };
+  } satisfies StatusOperation;
 }
 
-interface TaskRow {
-  path: string;
+type TaskKind = Extract<EndpointKind, 'generation' | 'load_model'>;
+
+interface TaskRow<P extends string, R extends TSchema, K extends TaskKind, S extends TSchema> {
+  path: P;
   tag: Tag;
   summary: string;
   /** Why this schema serves this path, where the API reference leaves it implicit. */
   description: string;
-  request: TSchema;
-  kind?: EndpointKind;
-  success?: TSchema;
+  request: R;
+  kind?: K;
+  success?: S;
 }
+
+/** What `successShape` answers, as a type: the synchronous shape when the request has `base64`. */
+type SuccessShape<R extends TSchema> =
+  R extends TObject<infer Properties>
+    ? 'base64' extends keyof Properties
+      ? typeof SyncSuccessResponse
+      : typeof AsyncSuccessResponse
+    : typeof AsyncSuccessResponse;
 
 function successShape(request: TSchema): TSchema {
   const properties = (request as { properties?: Record<string, unknown> }).properties ?? {};
   return 'base64' in properties ? SyncSuccessResponse : AsyncSuccessResponse;
 }
 
-function task(row: TaskRow): Endpoint {
+/**
+ * A task-creating row. Generic so the row keeps its path and schemas as types (TypedEndpoint):
+ * the SDK reads its request and answer types from the row, not from a copy.
+ */
+function task<
+  const P extends string,
+  R extends TSchema,
+  K extends TaskKind = 'generation',
+  S extends TSchema = SuccessShape<R>,
+>(row: TaskRow<P, R, K, S>) {
   const requestName = (row.request as { title?: string }).title;
-  const success = row.success ?? successShape(row.request);
+  const success: TSchema = row.success ?? successShape(row.request);
   const shape = success === SyncSuccessResponse ? 'synchronous-shape' : 'asynchronous-shape';
   return {
     operationId: operationId(row.path),
     method: 'POST',
     path: row.path,
-    kind: row.kind ?? 'generation',
+    kind: (row.kind ?? 'generation') as K,
     tag: row.tag,
     summary: row.summary,
     description:
@@ -216,21 +235,22 @@ function task(row: TaskRow): Endpoint {
     ...(requestName ? { requestName } : {}),
     responses: submitResponses,
     headers: SUBMIT_HEADERS,
-    status: taskStatus(row.path, success, row.summary.toLowerCase()),
+    status: taskStatus(row.path, success as S, row.summary.toLowerCase()),
     imageFields: imageFieldsOf(row.request),
     example: EXAMPLES[row.path],
-  };
+  } satisfies Endpoint;
 }
 
-function record(
-  path: string,
+/** A read of the owner's records; generic for the same reason as `task`. */
+function record<const P extends string, R extends TSchema>(
+  path: P,
   summary: string,
   description: string,
-  response: TSchema,
+  response: R,
   tag: Tag = 'Account',
-): Endpoint {
+) {
   const params = pathParams(path);
-  const responses: Record<number, TSchema> = { 200: response, ...auth };
+  const responses: { 200: R } & Record<number, TSchema> = { 200: response, ...auth };
   if (params) responses[404] = HTTPError;
   return {
     operationId: operationId(path),
@@ -243,10 +263,10 @@ function record(
     description,
     responses,
     imageFields: [],
-  };
+  } satisfies Endpoint;
 }
 
-const generations: Endpoint[] = [
+const generations = [
   task({
     path: '/sd/text2image/v1',
     tag: 'SD1.5',
@@ -516,10 +536,10 @@ const generations: Endpoint[] = [
   }),
 ];
 
-const training: Endpoint = {
+const training = {
   operationId: 'train_model_v1',
   method: 'POST',
-  path: '/train_model/v1',
+  path: '/train_model/v1' as const,
   kind: 'training',
   tag: 'Training',
   summary: 'Train a model',
@@ -545,15 +565,15 @@ const training: Endpoint = {
   },
   imageFields: imageFieldsOf(TrainModelPrompt),
   example: EXAMPLES['/train_model/v1'],
-};
+} satisfies Endpoint;
 
 /** Every task-creating endpoint: each has a status path, a cancel path and a status stream. */
 const taskEndpoints: readonly Endpoint[] = [...generations, training];
 
-const upload: Endpoint = {
+const upload = {
   operationId: 'upload_images_v1',
   method: 'POST',
-  path: '/upload_images/v1',
+  path: '/upload_images/v1' as const,
   kind: 'upload',
   tag: 'Utilities',
   summary: 'Upload images',
@@ -564,9 +584,9 @@ const upload: Endpoint = {
   requestName: 'Body_upload_images',
   responses: { 200: UploadImagesResponse, ...auth, 422: HTTPValidationError },
   imageFields: [],
-};
+} satisfies Endpoint;
 
-const records: Endpoint[] = [
+const records = [
   record(
     '/models/v1',
     'List your models',
@@ -706,6 +726,17 @@ export const endpoints: readonly Endpoint[] = [
   ...records,
   ...taskEndpoints.flatMap(taskControl),
 ];
+
+/**
+ * The rows with a request or an answer of their own, their paths and schemas kept as types: the
+ * SDK derives its request and answer types from these rows (the task-control rows follow from the
+ * task rows), so they cannot drift from what the server validates.
+ */
+export type TypedEndpoint =
+  | (typeof generations)[number]
+  | typeof training
+  | typeof upload
+  | (typeof records)[number];
 
 const byPath = new Map(endpoints.map((endpoint) => [endpoint.path, endpoint]));
 

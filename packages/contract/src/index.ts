@@ -9,7 +9,7 @@ export type {
   StatusOperation,
   ValidationErrorEntry,
 } from './endpoint.ts';
-export { endpointByPath, endpoints } from './endpoints.ts';
+export { endpointByPath, endpoints, type TypedEndpoint } from './endpoints.ts';
 export {
   ESRGAN_NATIVE_SCALES,
   type EsrganChoice,

@@ -1,8 +1,8 @@
 /**
  * @imagegen/server: the API and the queue worker, and `npm start` (src/cli/start.ts), which runs
  * them with the docs site in one process. What other parts of the repository (benchmarks, browser
- * tests) build on; everything else is internal. ARCHITECTURE.md (at the repository root) walks a
- * task through these modules.
+ * tests, the client's tests) build on; everything else is internal. ARCHITECTURE.md (at the
+ * repository root) walks a task through these modules.
  */
 export { analyticsRoutes } from './analytics/analytics-routes.ts';
 export { createOwner } from './auth/accounts.ts';
@@ -13,3 +13,6 @@ export { type ApiOptions, buildApi } from './http/api-app.ts';
 export type { BlobStore } from './storage/blob-store.ts';
 export { LocalBlobStore } from './storage/local-blob-store.ts';
 export { startWorker, submitTask, type WorkerOptions } from './tasks/index.ts';
+export { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
+export { enqueueWebhook } from './webhooks/webhook-outbox.ts';
+export { signWebhook } from './webhooks/webhook-signing.ts';

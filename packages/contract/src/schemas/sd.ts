@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type TNull, type TProperties, type TSchema, type TUnion } from 'typebox';
 import {
   Bool,
   CommonFields,
@@ -34,27 +34,36 @@ const FAMILY = {
   sdxl: { modelId: 'sdxl', size: 1024, controlnetWeightMax: 1 },
 } as const;
 
-interface DiffusionOptions {
+interface DiffusionOptions<N extends boolean> {
   scheduler: 'EulerDiscreteScheduler' | 'UniPCMultistepScheduler';
   steps?: number;
   samples?: number;
   clipSkip?: number;
   /** SDXLGenPrompt: negative prompt, lora, embeddings and ip_adapter fields may be null. */
-  nullableLists?: boolean;
+  nullableLists?: N;
 }
 
-function ipAdapter(family: Family): TSchema {
-  if (family === 'sdxl') return Enum(IP_ADAPTERS_SDXL);
-  return Type.Union([Enum(IP_ADAPTERS_SD15), ModelHash], {
-    description: 'A named SD1.5 IP-Adapter, or the hash of an uploaded adapter.',
-  });
+/** `schema`, or `schema` or null when the lists of the request may be null. */
+type OrNull<N extends boolean, T extends TSchema> = N extends true ? TUnion<[T, TNull]> : T;
+
+/**
+ * The choice for `family` out of one per family. Typed per family (not as the union of both), so
+ * each request schema's static type lists exactly its own fields: the SDK derives its types from it.
+ */
+function byFamily<F extends Family, T extends Record<Family, unknown>>(family: F, choices: T): T[F] {
+  return choices[family];
 }
+
+const ipAdapterSd = Type.Union([Enum(IP_ADAPTERS_SD15), ModelHash], {
+  description: 'A named SD1.5 IP-Adapter, or the hash of an uploaded adapter.',
+});
 
 /** The optional fields text2image, image2image, inpainting and the controlnet prompts share. */
-function diffusionFields(family: Family, o: DiffusionOptions) {
+function diffusionFields<F extends Family, N extends boolean = false>(family: F, o: DiffusionOptions<N>) {
   const f = FAMILY[family];
-  const maybeNull = <T extends TSchema>(s: T) => (o.nullableLists ? Nullable(s) : s);
-  const ipImage = family === 'sdxl' ? Type.Union([ImageUrl, ImageUrlList()]) : ImageUrl;
+  const maybeNull = <T extends TSchema>(s: T) => (o.nullableLists ? Nullable(s) : s) as OrNull<N, T>;
+  const ipImage = byFamily(family, { sd: ImageUrl, sdxl: Type.Union([ImageUrl, ImageUrlList()]) });
+  const ipAdapter = byFamily(family, { sd: ipAdapterSd, sdxl: Enum(IP_ADAPTERS_SDXL) });
   return {
     model_id: opt(Type.String({ default: f.modelId, description: `Model id; default ${f.modelId}.` })),
     num_inference_steps: opt(Int({ gt: 0, lt: 41, default: o.steps ?? 20 })),
@@ -68,14 +77,15 @@ function diffusionFields(family: Family, o: DiffusionOptions) {
     lora_weights: opt(maybeNull(List(Num({ gt: -10, le: 10 })))),
     embeddings: opt(maybeNull(List(Type.String()))),
     ...SafetyCheckerField,
-    ...(family === 'sd'
-      ? { upscale: opt(Type.String({ description: "Upscale factor such as '2x'." })) }
-      : {}),
+    ...byFamily(family, {
+      sd: { upscale: opt(Type.String({ description: "Upscale factor such as '2x'." })) },
+      sdxl: {},
+    }),
     scheduler: opt(Scheduler(o.scheduler)),
     ip_adapter_style_images: opt(maybeNull(ImageUrlList())),
     ip_adapter_image: opt(maybeNull(ipImage)),
-    ...(family === 'sdxl' ? { ip_adapter_mask_images: opt(maybeNull(ImageUrlList())) } : {}),
-    ip_adapter: opt(maybeNull(List(ipAdapter(family)))),
+    ...byFamily(family, { sd: {}, sdxl: { ip_adapter_mask_images: opt(maybeNull(ImageUrlList())) } }),
+    ip_adapter: opt(maybeNull(List(ipAdapter))),
     ip_adapter_scale: opt(maybeNull(List(Num({ ge: 0, le: 1 })))),
     hires: opt(Bool(false)),
     hidiffusion: opt(Bool(false)),
@@ -93,46 +103,28 @@ function diffusionFields(family: Family, o: DiffusionOptions) {
 
 const prompts = { prompt: Type.String(), negative_prompt: Type.String() };
 
-function text2image(family: Family, title: string) {
-  return Type.Object(
-    { ...prompts, ...diffusionFields(family, { scheduler: 'EulerDiscreteScheduler' }), ...CommonFields },
-    { title, description: `${family === 'sd' ? 'Stable Diffusion 1.5' : 'SDXL'} text to image.` },
-  );
+/*
+ * The builders take the family's fields already made (not the family), so each schema's static
+ * type is computed for one family: the SDK types requests from it.
+ */
+
+function text2image<P extends TProperties>(fields: P, title: string, description: string) {
+  return Type.Object({ ...prompts, ...fields, ...CommonFields }, { title, description });
 }
 
-function image2image(family: Family, title: string) {
+function image2image<P extends TProperties>(fields: P, title: string) {
+  return Type.Object({ ...prompts, init_image: ImageUrl, ...fields, ...CommonFields }, { title });
+}
+
+function inpainting<P extends TProperties>(fields: P, title: string) {
   return Type.Object(
-    {
-      ...prompts,
-      init_image: ImageUrl,
-      ...diffusionFields(family, { scheduler: 'UniPCMultistepScheduler' }),
-      ...CommonFields,
-    },
+    { ...prompts, init_image: ImageUrl, mask_image: ImageUrl, ...fields, ...CommonFields },
     { title },
   );
 }
 
-function inpainting(family: Family, title: string) {
-  return Type.Object(
-    {
-      ...prompts,
-      init_image: ImageUrl,
-      mask_image: ImageUrl,
-      ...diffusionFields(family, { scheduler: 'UniPCMultistepScheduler' }),
-      ...CommonFields,
-    },
-    { title },
-  );
-}
-
-function controlnet(family: Family, title: string) {
-  const {
-    control_image: _unused,
-    controlnets: _default,
-    ...rest
-  } = diffusionFields(family, {
-    scheduler: 'UniPCMultistepScheduler',
-  });
+function controlnet<P extends TProperties>(fields: P, title: string) {
+  const { control_image: _unused, controlnets: _default, ...rest } = fields;
   return Type.Object(
     {
       ...prompts,
@@ -146,14 +138,25 @@ function controlnet(family: Family, title: string) {
   );
 }
 
-export const Text2ImagePromptSD = text2image('sd', 'Text2ImagePromptSD');
-export const Text2ImagePromptSDXL = text2image('sdxl', 'Text2ImagePromptSDXL');
-export const Image2ImagePromptSD = image2image('sd', 'Image2ImagePromptSD');
-export const Image2ImagePromptSDXL = image2image('sdxl', 'Image2ImagePromptSDXL');
-export const InpaintingPromptSD = inpainting('sd', 'InpaintingPromptSD');
-export const InpaintingPromptSDXL = inpainting('sdxl', 'InpaintingPromptSDXL');
-export const ControlnetPromptSD = controlnet('sd', 'ControlnetPromptSD');
-export const ControlnetPromptSDXL = controlnet('sdxl', 'ControlnetPromptSDXL');
+const euler = { scheduler: 'EulerDiscreteScheduler' } as const;
+const uniPC = { scheduler: 'UniPCMultistepScheduler' } as const;
+
+export const Text2ImagePromptSD = text2image(
+  diffusionFields('sd', euler),
+  'Text2ImagePromptSD',
+  'Stable Diffusion 1.5 text to image.',
+);
+export const Text2ImagePromptSDXL = text2image(
+  diffusionFields('sdxl', euler),
+  'Text2ImagePromptSDXL',
+  'SDXL text to image.',
+);
+export const Image2ImagePromptSD = image2image(diffusionFields('sd', uniPC), 'Image2ImagePromptSD');
+export const Image2ImagePromptSDXL = image2image(diffusionFields('sdxl', uniPC), 'Image2ImagePromptSDXL');
+export const InpaintingPromptSD = inpainting(diffusionFields('sd', uniPC), 'InpaintingPromptSD');
+export const InpaintingPromptSDXL = inpainting(diffusionFields('sdxl', uniPC), 'InpaintingPromptSDXL');
+export const ControlnetPromptSD = controlnet(diffusionFields('sd', uniPC), 'ControlnetPromptSD');
+export const ControlnetPromptSDXL = controlnet(diffusionFields('sdxl', uniPC), 'ControlnetPromptSDXL');
 
 /** Generate v1: the SDXL text2image fields, looser nulls and its own defaults. */
 export const SDXLGenPrompt = Type.Object(

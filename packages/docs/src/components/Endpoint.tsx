@@ -3,7 +3,14 @@ import TabItem from '@theme/TabItem';
 import Tabs from '@theme/Tabs';
 import type { ReactNode } from 'react';
 import { useRuntimeSettings } from '../client/runtime-settings.ts';
-import { curlSample, pythonSample, type SampleKind, typescriptSample } from './code-samples.ts';
+import {
+  cliSample,
+  curlSample,
+  pythonSample,
+  type SampleKind,
+  sdkSample,
+  typescriptSample,
+} from './code-samples.ts';
 import styles from './Endpoint.module.css';
 import {
   operation,
@@ -132,7 +139,10 @@ export function ParameterTable({ path, method = 'post', fields }: Props & { fiel
   );
 }
 
-/** Working requests in curl, TypeScript and Python built from the contract's example body. */
+/**
+ * Working requests in curl, TypeScript, Python, with the TypeScript SDK and (for a task) the
+ * `imagegen` command, built from the contract's example body.
+ */
 export function RequestExamples({ path, method = 'post' }: Props): ReactNode {
   const { apiUrl } = useRuntimeSettings();
   const input = {
@@ -153,6 +163,14 @@ export function RequestExamples({ path, method = 'post' }: Props): ReactNode {
       <TabItem value="python" label="Python">
         <CodeBlock language="python">{pythonSample(input)}</CodeBlock>
       </TabItem>
+      <TabItem value="sdk" label="TypeScript SDK">
+        <CodeBlock language="ts">{sdkSample(input)}</CodeBlock>
+      </TabItem>
+      {(input.kind === 'task' || input.kind === 'training') && (
+        <TabItem value="cli" label="imagegen CLI">
+          <CodeBlock language="bash">{cliSample(input)}</CodeBlock>
+        </TabItem>
+      )}
     </Tabs>
   );
 }

@@ -3,6 +3,12 @@ import TabItem from '@theme/TabItem';
 import Tabs from '@theme/Tabs';
 import type { ReactNode } from 'react';
 
+const SDK = `import { verifyWebhook } from '@imagegen/client';
+
+// Resolves with the body, parsed, when the signature holds and the timestamp is within five
+// minutes; rejects with a WebhookVerificationError otherwise. Node, browsers and edge runtimes.
+const status = await verifyWebhook({ secret, headers: request.headers, body: rawBody });`;
+
 const TYPESCRIPT = `import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Standard Webhooks check: HMAC-SHA256 over "id.timestamp.body" with your secret. */
@@ -50,6 +56,9 @@ export default function WebhookVerification(): ReactNode {
       </TabItem>
       <TabItem value="python" label="Python">
         <CodeBlock language="python">{PYTHON}</CodeBlock>
+      </TabItem>
+      <TabItem value="sdk" label="TypeScript SDK">
+        <CodeBlock language="ts">{SDK}</CodeBlock>
       </TabItem>
     </Tabs>
   );

@@ -1,8 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are TypeScript source shown to readers
 /**
- * Request examples in curl, TypeScript and Python, written from the operation's example body so
- * they always match the contract. They target the API URL of the site's configuration (the local
- * `npm start` API by default) and read the key from IMAGEGEN_API_KEY.
+ * Request examples in curl, TypeScript, Python, with the TypeScript SDK (`@imagegen/client`) and
+ * with the `imagegen` command, written from the operation's example body so they always match the
+ * contract. They target the API URL of the site's configuration (the local `npm start` API by
+ * default) and read the key from IMAGEGEN_API_KEY.
  */
 
 export type SampleKind = 'task' | 'training' | 'upload' | 'read';
@@ -185,4 +186,87 @@ export function pythonSample({ apiUrl, path, statusPath, body, kind }: SampleInp
     );
   }
   return lines.join('\n');
+}
+
+/** The object literal of `value`, indented as the SDK sample's body. */
+function tsLiteral(value: unknown, indent = ''): string {
+  if (Array.isArray(value)) return `[${value.map((item) => tsLiteral(item, indent)).join(', ')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
+  const inner = `${indent}  `;
+  const entries = Object.entries(value as Record<string, unknown>).map(
+    ([key, item]) =>
+      `${inner}${/^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key)}: ${tsLiteral(item, inner)},`,
+  );
+  return entries.length === 0 ? '{}' : `{\n${entries.join('\n')}\n${indent}}`;
+}
+
+/** `{ model_id: 'MODEL_ID' }`: a read's path parameters, to fill in. */
+function paramsOf(path: string): string | undefined {
+  const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
+  if (names.length === 0) return undefined;
+  return `{ params: { ${names.map((name) => `${name}: '${name.toUpperCase()}'`).join(', ')} } }`;
+}
+
+export function sdkSample({ apiUrl, path, body, kind }: SampleInput): string {
+  const head = [
+    '// Node 20+ (or a browser, an edge runtime), an ES module: see Client libraries for @imagegen/client.',
+    "import { createClient } from '@imagegen/client';",
+  ];
+  const client = [
+    '',
+    '// The key comes from IMAGEGEN_API_KEY (or pass apiKey).',
+    `const client = createClient({ baseUrl: '${apiUrl}' });`,
+  ];
+  if (kind === 'upload') {
+    return [
+      ...head,
+      "import { uploadFiles } from '@imagegen/client/node';",
+      ...client,
+      '',
+      "// Answers the images' URLs, in order, to use in other requests.",
+      "const urls = await uploadFiles(client, ['first.png', 'second.jpg']);",
+      'console.log(urls);',
+    ].join('\n');
+  }
+  if (kind === 'read') {
+    const params = paramsOf(path);
+    const call = params ? `client.get('${path}', ${params})` : `client.get('${path}')`;
+    return [...head, ...client, '', `console.log(await ${call});`].join('\n');
+  }
+  return [
+    ...head,
+    ...client,
+    '',
+    '// Submits, follows the task (its status stream), and answers its final status: the body is',
+    '// typed from the contract, so a wrong field or value is a compile-time error.',
+    `const result = await client.run('${path}', ${tsLiteral(body ?? {})}, {`,
+    '  timeoutMs: 10 * 60_000,',
+    '  onProgress: (status) => console.error(status),',
+    '});',
+    'console.log(result);',
+  ].join('\n');
+}
+
+/** `sd/text2image` for `/sd/text2image/v1`: a pipeline's name on the command line. */
+function pipelineName(path: string): string {
+  return path.replace(/^\//, '').replace(/\/v1$/, '');
+}
+
+/** `--num-inference-steps 20`: the flags of one field (a list repeats its flag). */
+function flagsOf(name: string, value: unknown): string[] {
+  const flag = `--${name.replaceAll('_', '-')}`;
+  if (value === true) return [flag];
+  if (value === false) return [`--no-${flag.slice(2)}`];
+  if (Array.isArray(value)) return value.flatMap((item) => flagsOf(name, item));
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return [`${flag} ${/^[\w.:/@-]+$/.test(text) ? text : shellQuote(text)}`];
+}
+
+export function cliSample({ apiUrl, path, body }: SampleInput): string {
+  const flags = Object.entries(body ?? {}).flatMap(([name, value]) => flagsOf(name, value));
+  return [
+    `export IMAGEGEN_BASE_URL=${apiUrl}   # and IMAGEGEN_API_KEY`,
+    '# Submits, shows the progress, saves the outputs (a local file may stand for an image URL).',
+    [`imagegen run ${pipelineName(path)}`, ...flags, '--out ./outputs'].join(' \\\n  '),
+  ].join('\n');
 }

@@ -1,0 +1,33 @@
+import type { ImagegenClient } from '../client.ts';
+import { saveOutputs } from '../node.ts';
+import type { AnyStatus } from '../types.ts';
+import type { CliContext } from './context.ts';
+
+/**
+ * What `run` and `status --wait` print once a task succeeded: with `--json`, its final status (and
+ * the files saved) as one JSON object; otherwise one line per output link, or per file saved with
+ * `--out`, or the answer itself (an image2prompt prompt, a model id).
+ */
+export async function printSuccess(
+  context: CliContext,
+  client: ImagegenClient,
+  id: string,
+  status: AnyStatus,
+  options: { json: boolean; out: string | undefined },
+): Promise<void> {
+  const answer = status as { download_urls?: string[] | null; prompt?: string; model_id?: string | null };
+  const urls = answer.download_urls ?? [];
+  const files =
+    options.out === undefined || urls.length === 0
+      ? undefined
+      : await saveOutputs(client, urls, options.out, {
+          prefix: `${id.slice(0, 8)}-`,
+          signal: context.interrupted,
+        });
+  if (options.json) {
+    context.stdout.write(`${JSON.stringify({ id, ...status, ...(files ? { files } : {}) })}\n`);
+    return;
+  }
+  const lines = files ?? (urls.length > 0 ? urls : [answer.prompt ?? answer.model_id ?? status.status]);
+  context.stdout.write(`${lines.join('\n')}\n`);
+}

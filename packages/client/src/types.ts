@@ -1,0 +1,77 @@
+import type { TypedEndpoint } from '@imagegen/contract';
+import type { Static, TSchema } from 'typebox';
+
+/**
+ * The SDK's request and answer types, read from the contract's endpoint table (the same rows the
+ * server routes and validates by): a field the contract does not have, a wrong type or a missing
+ * required field is a compile-time error. Type-only: nothing of the contract is loaded at run time.
+ *
+ * Each kind of type is one map over the paths, computed once: a generic call then looks its type
+ * up instead of converting a schema per use (twelve times fewer type instantiations per call).
+ */
+
+type Rows = { [R in TypedEndpoint as R['path']]: R };
+type TaskRow = Extract<TypedEndpoint, { kind: 'generation' | 'load_model' | 'training' }>;
+type ReadRow = Extract<TypedEndpoint, { kind: 'record' }>;
+
+/** A task-creating path (a pipeline), e.g. `/sd/text2image/v1`. */
+export type TaskPath = TaskRow['path'];
+
+/** A read of the owner's records, e.g. `/models/v1` or `/models/v1/{model_id}`. */
+export type ReadPath = ReadRow['path'];
+
+type Requests = { [P in TaskPath]: Static<Rows[P]['request']> };
+type Accepted = { [P in TaskPath]: Static<Rows[P]['responses'][200]> };
+type Statuses = { [P in TaskPath]: Static<Rows[P]['status']['responses'][200]> };
+type ReadAnswers = { [P in ReadPath]: Static<Rows[P]['responses'][200]> };
+type Queries = { [P in ReadPath]: Rows[P] extends { query: infer Q extends TSchema } ? Static<Q> : never };
+
+/** The JSON body `path` takes. */
+export type RequestOf<P extends TaskPath> = Requests[P];
+
+/** What the submission answers at once: `{status: "PENDING", id}` (training: `{id, status: "queued"}`). */
+export type AcceptedOf<P extends TaskPath> = Accepted[P];
+
+/** Any status the status path of `path` answers: pending, success or failure. */
+export type StatusOf<P extends TaskPath> = Statuses[P];
+
+/** The final status of a task that succeeded. */
+export type SuccessOf<P extends TaskPath> = Extract<Statuses[P], { status: SuccessState }>;
+
+/** The final status of a task that failed (or that its caller cancelled). */
+export type FailureOf<P extends TaskPath> = Extract<Statuses[P], { status: FailureState }>;
+
+/** A status of a task that has not ended: how far it is, where it waits, when it should end. */
+export type PendingOf<P extends TaskPath> = Exclude<Statuses[P], { status: SuccessState | FailureState }>;
+
+/** The answer of a read path. */
+export type ReadAnswerOf<P extends ReadPath> = ReadAnswers[P];
+
+/** The query a read path takes (`/tasks/v1`, `/images/v1`), or never. */
+export type QueryOf<P extends ReadPath> = Queries[P];
+
+/** The `{name}` parameters of a path, each a string. */
+export type ParamsOf<P extends string> = P extends `${string}{${infer Name}}${infer Rest}`
+  ? { [K in Name]: string } & ParamsOf<Rest>
+  : unknown;
+
+/** The states that end a task well: `SUCCESS`, or `completed` for a training. */
+export type SuccessState = 'SUCCESS' | 'completed';
+/** The states that end a task badly: `FAILURE`, or `failed` for a training. */
+export type FailureState = 'FAILURE' | 'failed';
+
+/** Any status of any pipeline: what the helpers that serve every path work with. */
+export type AnyStatus = Statuses[TaskPath];
+
+/** One entry of the 422 `detail` list, as FastAPI writes it. */
+export type ValidationIssue = Static<Rows['/upload_images/v1']['responses'][422]>['detail'][number];
+
+/** What `/upload_images/v1` answers: the URLs of the uploaded images, in order. */
+export type UploadAnswer = Static<Rows['/upload_images/v1']['responses'][200]>;
+
+/** One page of `GET /tasks/v1`. */
+export type TaskList = ReadAnswerOf<'/tasks/v1'>;
+/** One task of that page. */
+export type TaskListEntry = TaskList['tasks'][number];
+/** The filters and page of `GET /tasks/v1`. */
+export type TaskListQuery = QueryOf<'/tasks/v1'>;

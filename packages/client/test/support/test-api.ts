@@ -1,0 +1,66 @@
+/**
+ * The real API for the client's tests, as `npm start` wires it: a test database, the sandbox
+ * engine (placeholder images, with simulated work and progress when `delayMs` is set), one
+ * in-process worker, an owner with a key, and a loopback server of input images.
+ */
+import { createEngineRegistry, createSandboxEngine } from '@imagegen/engines';
+import { createOwner, enqueueWebhook } from '@imagegen/server';
+import {
+  createTestDatabase,
+  type FileServer,
+  type LoopbackApi,
+  serveFiles,
+  startLoopbackApi,
+  type TestDatabase,
+} from '@imagegen/server/testing';
+import sharp from 'sharp';
+
+export interface TestApi {
+  readonly url: string;
+  readonly key: string;
+  /** Serves /photo.png (96×64 PNG); anything else answers 404. */
+  readonly imagesUrl: string;
+  readonly db: TestDatabase;
+  /** The bytes of /photo.png. */
+  readonly photo: Buffer;
+  close(): Promise<void>;
+}
+
+export interface TestApiOptions {
+  /** Simulated work per task, spread over its samples (default none: tasks end at once). */
+  readonly delayMs?: number;
+  /** Write webhook deliveries to the outbox (a dispatcher started by the test delivers them). */
+  readonly webhooks?: boolean;
+  /** false: no worker, so tasks stay queued (default true). */
+  readonly worker?: boolean;
+}
+
+export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
+  const db = await createTestDatabase();
+  const { apiKey } = await createOwner(db.pool, { name: 'client-tests', plan: 'UNLIMITED' });
+  const photo = await sharp({ create: { width: 96, height: 64, channels: 3, background: '#3070c0' } })
+    .png()
+    .toBuffer();
+  const images: FileServer = await serveFiles({ '/photo.png': ['image/png', photo] });
+  const engine = createSandboxEngine(options.delayMs ? { delayMs: options.delayMs } : {});
+  const engines = createEngineRegistry([engine], { enabled: [engine.name], pinned: {} });
+  const api: LoopbackApi = await startLoopbackApi({
+    pool: db.pool,
+    engines,
+    worker: { pollMs: 100 },
+    withWorker: options.worker !== false,
+    ...(options.webhooks ? { enqueueWebhook } : {}),
+  });
+  return {
+    url: api.url,
+    key: apiKey,
+    imagesUrl: images.url,
+    db,
+    photo,
+    async close() {
+      await api.close();
+      await images.close();
+      await db.drop();
+    },
+  };
+}
