@@ -11,5 +11,7 @@ export { migrate, PRODUCT_MIGRATIONS } from './db/migrate.ts';
 export { createImageFetcher } from './fetch/image-fetcher.ts';
 export { type ApiOptions, buildApi } from './http/api-app.ts';
 export type { BlobStore } from './storage/blob-store.ts';
+export { blobStoreFromEnv } from './storage/blob-store-from-env.ts';
 export { LocalBlobStore } from './storage/local-blob-store.ts';
+export { S3BlobStore } from './storage/s3-blob-store.ts';
 export { startWorker, submitTask, type WorkerOptions } from './tasks/index.ts';
