@@ -65,6 +65,7 @@ export async function setUpEngines(
 function sandboxDelayMs(value: string | undefined): number {
   if (value === undefined || value === '') return 0;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`SANDBOX_DELAY_MS=${value} is not a whole number of milliseconds`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`SANDBOX_DELAY_MS=${value} is not a whole number of milliseconds`);
   return n;
 }

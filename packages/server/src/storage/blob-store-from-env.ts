@@ -45,7 +45,9 @@ function presignSeconds(value: string | undefined): number {
   if (value === undefined || value === '') return DEFAULT_PRESIGN_SECONDS;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > MAX_PRESIGN_SECONDS)
-    throw new Error(`S3_PRESIGN_SECONDS=${value}: expected a whole number of seconds from 1 to ${MAX_PRESIGN_SECONDS}`);
+    throw new Error(
+      `S3_PRESIGN_SECONDS=${value}: expected a whole number of seconds from 1 to ${MAX_PRESIGN_SECONDS}`,
+    );
   return n;
 }
 

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BlobStore } from '../../src/storage/blob-store.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 import { blobStoreContract } from './blob-store-contract.ts';
 
@@ -23,6 +24,7 @@ describe('the local blob store', () => {
   });
 
   it('serves no download URLs of its own: the API sends the bytes', () => {
-    expect(new LocalBlobStore(dir).downloadRedirect).toBeUndefined();
+    const store: BlobStore = new LocalBlobStore(dir);
+    expect(store.downloadRedirect).toBeUndefined();
   });
 });

@@ -40,7 +40,11 @@ describe('the S3 blob store', () => {
 describe('the store the environment picks', () => {
   it('is the local folder without S3_BUCKET, and a bucket with it', () => {
     expect(blobStoreFromEnv({ IMAGEGEN_DATA_DIR: '/tmp/x' })).toBeInstanceOf(LocalBlobStore);
-    const bucket = blobStoreFromEnv({ S3_BUCKET: 'b', S3_ENDPOINT: s3.endpoint, S3_FORCE_PATH_STYLE: 'true' });
+    const bucket = blobStoreFromEnv({
+      S3_BUCKET: 'b',
+      S3_ENDPOINT: s3.endpoint,
+      S3_FORCE_PATH_STYLE: 'true',
+    });
     expect(bucket).toBeInstanceOf(S3BlobStore);
     expect(bucket.downloadRedirect).toBeDefined();
     expect(blobStoreFromEnv({ S3_BUCKET: 'b', FILES_VIA: 'proxy' }).downloadRedirect).toBeUndefined();
