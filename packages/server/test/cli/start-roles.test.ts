@@ -153,9 +153,26 @@ describe('npm start, one role per process', { timeout: 120_000 }, () => {
     expect((await s3.store().get(key!))?.contentType).toBe('image/png');
   });
 
-  it('no process wrote a file of its own: every output went to the bucket', async () => {
+  it('an API process answers the request it holds when SIGTERM comes, then exits 0; no process wrote a file of its own', async () => {
+    // No worker runs now: the submission waits for its task until the API closes.
+    const held = fetch(`${apiUrl}/sd/text2image/v1`, {
+      method: 'POST',
+      headers: { 'API-Key': KEY, 'content-type': 'application/json', Prefer: 'wait=30' },
+      body: JSON.stringify({ prompt: 'held', negative_prompt: 'blurry', samples: 1 }),
+    });
+    await eventually(async () => {
+      const queued = await db.pool.query("SELECT 1 FROM tasks WHERE input->>'prompt' = 'held'");
+      return queued.rowCount ? true : undefined;
+    });
+    const signalled = Date.now();
     api.child.kill('SIGTERM');
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ status: 'PENDING' });
     expect(await api.exited).toBe(0);
+    // Promptly: the answered connection closed with its answer, instead of idling for the
+    // 72-second keep-alive that would hold the close.
+    expect(Date.now() - signalled).toBeLessThan(15_000);
     for (const dir of dataDirs) expect(existsSync(dir)).toBe(false);
   });
 });
