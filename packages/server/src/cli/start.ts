@@ -119,10 +119,14 @@ async function main(): Promise<void> {
       },
     );
     running.push(ended);
-    // Ready once its engines are loaded (setUpEngines returned) and its claim loop runs.
+    let started = false;
+    void worker.ready.then(() => {
+      started = true;
+    });
     checks.worker = async () => {
       if (stopped) throw new Error(stopped);
       if (setup.registry.describe().length === 0) throw new Error('no engine loaded');
+      if (!started) throw new Error('engines starting');
       await ping(workerPool);
     };
   }
