@@ -176,8 +176,14 @@ async function main(): Promise<void> {
     await healthApp.listen({ port: config.healthPort, host: config.apiHost });
   }
 
-  if (app && engines) printBanner(config.publicUrl, key, docs?.url ?? null, engines.registry.describe());
-  else
+  if (app && engines) {
+    const docsLine = docs
+      ? `Documentation: ${docs.url}`
+      : roles.has('docs')
+        ? 'Documentation: not served (build it with npm run build:docs)'
+        : 'Documentation: not served by this process (IMAGEGEN_ROLES has no docs)';
+    printBanner(config.publicUrl, key, docsLine, engines.registry.describe());
+  } else
     log(
       `ready: ${[...roles].join(', ')} (health: http://${config.apiHost}:${config.healthPort}/health/ready)`,
     );
@@ -231,13 +237,13 @@ async function prepareKey(
 function printBanner(
   apiUrl: string,
   key: { key: string; created: boolean } | null,
-  docsUrl: string | null,
+  docsLine: string,
   engines: { name: string; pipelines: string[] }[],
 ): void {
   const lines = [
     '',
     `imagegen API ready: ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json, health: ${apiUrl}/health)`,
-    docsUrl ? `Documentation: ${docsUrl}` : 'Documentation: not served (build it with npm run build:docs)',
+    docsLine,
     `Engines: ${engines.map((e) => `${e.name} (${e.pipelines.length} pipelines)`).join(', ') || 'none'}`,
   ];
   if (key) {
