@@ -26,7 +26,8 @@ export async function setUpEngines(
   const preflights: Preflight[] = [];
   const warnings: string[] = [];
   let safety: SafetyChecker | undefined;
-  if (config.enabled.includes('sandbox')) available.push(createSandboxEngine());
+  if (config.enabled.includes('sandbox'))
+    available.push(createSandboxEngine({ delayMs: sandboxDelayMs(env.SANDBOX_DELAY_MS) }));
   if (config.enabled.includes('cpu')) {
     try {
       const cpu = await import('./cpu/index.ts');
@@ -55,4 +56,16 @@ export async function setUpEngines(
   }
   const registry = createEngineRegistry(available, { enabled, pinned: config.pinned });
   return { registry, preflights, ...(safety ? { safety } : {}), warnings };
+}
+
+/**
+ * SANDBOX_DELAY_MS: simulated work per sandbox task (default 0), so that a deployment can be
+ * rehearsed with tasks that take time: draining on SIGTERM, several workers sharing a queue.
+ */
+function sandboxDelayMs(value: string | undefined): number {
+  if (value === undefined || value === '') return 0;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`SANDBOX_DELAY_MS=${value} is not a whole number of milliseconds`);
+  return n;
 }

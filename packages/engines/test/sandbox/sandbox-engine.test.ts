@@ -2,6 +2,7 @@ import { endpoints } from '@imagegen/contract';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import type { EngineJob, RunContext } from '../../src/engine.ts';
+import { setUpEngines } from '../../src/engine-setup.ts';
 import { ADVANCE, GLYPH_HEIGHT, GLYPH_WIDTH, isInk, LINE_HEIGHT } from '../../src/sandbox/bitmap-font.ts';
 import { createSandboxEngine, facts, outputSize } from '../../src/sandbox/sandbox-engine.ts';
 import { layoutLabel, SANDBOX_TITLE, TEXT_RGBA, TITLE_RGBA } from '../../src/sandbox/sandbox-label.ts';
@@ -159,5 +160,18 @@ describe('the sandbox engine', () => {
       ),
     ).rejects.toThrow('lease lost');
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('takes SANDBOX_DELAY_MS per task when npm start sets it up, and refuses a value that is not one', async () => {
+    const { registry } = await setUpEngines({ IMAGEGEN_ENGINES: 'sandbox', SANDBOX_DELAY_MS: '300' });
+    const started = Date.now();
+    await registry
+      .engineFor('/sd/text2image/v1')!
+      .run(job('/sd/text2image/v1', { width: 64, height: 64 }), context().ctx);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    await registry.close();
+    await expect(setUpEngines({ IMAGEGEN_ENGINES: 'sandbox', SANDBOX_DELAY_MS: 'soon' })).rejects.toThrow(
+      'SANDBOX_DELAY_MS=soon is not a whole number of milliseconds',
+    );
   });
 });

@@ -2,97 +2,191 @@
  * `npm start`: the embedded default in one process. The bundled PostgreSQL under
  * IMAGEGEN_DATA_DIR (./data) unless DATABASE_URL, migrations, the API on API_PORT (8000), an
  * in-process worker, the webhook dispatcher, and the documentation site with its search on
- * DOCS_PORT (3000); the root `prestart` script builds the site when a fresh clone has no build. SIGINT/SIGTERM drain: running tasks finish or are released for another
- * worker, in-flight requests are answered, nothing acknowledged is lost.
+ * DOCS_PORT (3000); the root `prestart` script builds the site when a fresh clone has no build.
+ *
+ * IMAGEGEN_ROLES=api,worker,webhooks,docs (default all four) runs a part of that instead, so a
+ * fleet is the same program started with different lists: APIs behind a load balancer, workers
+ * on the GPU machines, all on one PostgreSQL and one bucket (S3_BUCKET). Every process answers
+ * /health/live and /health/ready: on API_PORT with the api role, else on HEALTH_PORT.
+ *
+ * SIGINT/SIGTERM drain: readiness turns 503, the API stops accepting and answers what it holds,
+ * the worker stops claiming and its running tasks get SHUTDOWN_GRACE_MS to finish before they are
+ * released to the queue for another worker; nothing acknowledged is lost. Then it exits 0.
  */
 
 import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
-import { setUpEngines } from '@imagegen/engines';
+import { type EngineSetup, setUpEngines } from '@imagegen/engines';
+import type { FastifyInstance } from 'fastify';
 import { createOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
 import { withStoredFiles } from '../fetch/stored-files.ts';
 import { buildApi } from '../http/api-app.ts';
-import { blobStoreFromEnv } from '../storage/local-blob-store.ts';
+import { buildHealthApp } from '../http/health-app.ts';
+import { type Readiness, registerHealthRoutes } from '../http/routes/health.ts';
+import { blobStoreFromEnv } from '../storage/blob-store-from-env.ts';
+import { LocalBlobStore } from '../storage/local-blob-store.ts';
 import { startWorker } from '../tasks/index.ts';
 import { startWebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
 import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
 import { openDatabase } from './database.ts';
-import { readStartConfig } from './start-config.ts';
+import { ROLES, readStartConfig } from './start-config.ts';
 
 const log = (line: string) => console.log(`[imagegen] ${line}`);
 
 async function main(): Promise<void> {
   const config = readStartConfig(process.env);
-  const engines = await setUpEngines(process.env, (line) => log(`engines: ${line}`));
-  for (const warning of engines.warnings) log(`warning: ${warning}`);
+  const { roles } = config;
+  const store = blobStoreFromEnv(process.env);
+  if (roles.size < ROLES.length && store instanceof LocalBlobStore) {
+    log(
+      `warning: files are kept on this machine (${store.dir}); processes on other machines cannot read them: set S3_BUCKET`,
+    );
+  }
+  // The API shows the engines on /health; the worker runs them.
+  let engines: EngineSetup | null = null;
+  if (roles.has('api') || roles.has('worker')) {
+    engines = await setUpEngines(process.env, (line) => log(`engines: ${line}`));
+    for (const warning of engines.warnings) log(`warning: ${warning}`);
+  }
+  const background = roles.has('worker') || roles.has('webhooks');
+  const foreground = roles.has('api') || roles.has('docs');
 
-  const apiDb = await openDatabase({
+  const db = await openDatabase({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
-    applicationName: 'imagegen-api',
+    applicationName: roles.has('api') ? 'imagegen-api' : `imagegen-${[...roles].join('-')}`,
+    poolSize: foreground ? config.poolSize : config.workerPoolSize,
     log: (line) => process.env.IMAGEGEN_DEBUG && log(`postgres: ${line}`),
   });
-  log(`database: ${apiDb.origin}`);
+  log(`database: ${db.origin}; roles: ${[...roles].join(', ')}`);
   // The worker and the dispatcher get their own connections, so a burst of polls cannot starve
   // the heartbeats that keep a running task's lease.
-  const workerPool = createPool(apiDb.url, { max: 6, applicationName: 'imagegen-worker' });
-
-  const key = await prepareKey(apiDb.pool, config.apiKey);
-  const store = blobStoreFromEnv(process.env);
-  const app = await buildApi({
-    pool: apiDb.pool,
-    authenticator: createAuthenticator(apiDb.pool),
-    store,
-    publicUrl: config.publicUrl,
-    engines: () => engines.registry.describe(),
-    docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],
-    logger: { level: 'warn' },
-    enqueueWebhook,
-  });
-  await app.listen({ port: config.apiPort, host: config.apiHost });
-
+  const workerPool =
+    background && foreground
+      ? createPool(db.url, { max: config.workerPoolSize, applicationName: 'imagegen-worker' })
+      : db.pool;
+  const checks: Record<string, () => Promise<void>> = {};
+  const readiness: Readiness = { checks, stopping: false };
   const stop = new AbortController();
-  const worker = startWorker({
-    pool: workerPool,
-    engines: engines.registry,
-    preflights: engines.preflights,
-    ...(engines.safety ? { safety: engines.safety } : {}),
-    fetcher: withStoredFiles(imageFetcherFromEnv(process.env), store, config.publicUrl),
-    store,
-    publicUrl: config.publicUrl,
-    enqueueWebhook,
-    signal: stop.signal,
-    ...(config.serverId ? { serverId: config.serverId } : {}),
-    log: (line) => log(`worker: ${line}`),
-  });
-  const dispatcher = startWebhookDispatcher({
-    pool: workerPool,
-    signal: stop.signal,
-    allowPrivate: process.env.IMAGEGEN_ALLOW_PRIVATE_URLS === '1',
-    log: (line) => log(`webhooks: ${line}`),
-  });
+  const running: Promise<unknown>[] = [];
 
-  let docs: DocsHost | null = null;
-  if (docsBuilt()) {
-    try {
-      docs = await startDocsSite({
-        port: config.docsPort,
-        host: config.apiHost,
-        // The pages read the API at the address it hands out, whatever the build was told.
-        apiUrl: config.publicUrl,
-        pool: apiDb.pool,
-        log: (line) => log(`docs: ${line}`),
-      });
-    } catch (error) {
-      log(`warning: the documentation site did not start: ${(error as Error).message}`);
-    }
-  } else {
-    log('warning: the documentation site is not built (npm run build:docs); not serving it');
+  let app: FastifyInstance | null = null;
+  let key: { key: string; created: boolean } | null = null;
+  if (roles.has('api') && engines) {
+    const setup = engines;
+    key = await prepareKey(db.pool, config.apiKey);
+    app = await buildApi({
+      pool: db.pool,
+      authenticator: createAuthenticator(db.pool),
+      store,
+      publicUrl: config.publicUrl,
+      engines: () => setup.registry.describe(),
+      docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],
+      logger: { level: 'warn' },
+      enqueueWebhook,
+    });
+    registerHealthRoutes(app, readiness);
+    checks.api = () => ping(db.pool);
+    await app.listen({ port: config.apiPort, host: config.apiHost });
   }
 
-  printBanner(config.publicUrl, key, docs?.url ?? null, engines.registry.describe());
+  if (roles.has('worker') && engines) {
+    const setup = engines;
+    let stopped: string | null = null;
+    const worker = startWorker({
+      pool: workerPool,
+      engines: setup.registry,
+      preflights: setup.preflights,
+      ...(setup.safety ? { safety: setup.safety } : {}),
+      fetcher: withStoredFiles(imageFetcherFromEnv(process.env), store, config.publicUrl),
+      store,
+      publicUrl: config.publicUrl,
+      enqueueWebhook,
+      signal: stop.signal,
+      drainMs: config.shutdownGraceMs,
+      ...(config.serverId ? { serverId: config.serverId } : {}),
+      log: (line) => log(`worker: ${line}`),
+    });
+    const ended = worker.stopped.then(
+      () => {
+        stopped = 'the worker has stopped';
+      },
+      (error: Error) => {
+        stopped = `the worker failed: ${error.message}`;
+        log(`error: ${stopped}`);
+      },
+    );
+    running.push(ended);
+    let started = false;
+    void worker.ready.then(() => {
+      started = true;
+    });
+    checks.worker = async () => {
+      if (stopped) throw new Error(stopped);
+      if (setup.registry.describe().length === 0) throw new Error('no engine loaded');
+      if (!started) throw new Error('engines starting');
+      await ping(workerPool);
+    };
+  }
+
+  if (roles.has('webhooks')) {
+    let stopped = false;
+    const dispatcher = startWebhookDispatcher({
+      pool: workerPool,
+      signal: stop.signal,
+      allowPrivate: process.env.IMAGEGEN_ALLOW_PRIVATE_URLS === '1',
+      log: (line) => log(`webhooks: ${line}`),
+    });
+    running.push(dispatcher.stopped.finally(() => (stopped = true)));
+    checks.webhooks = async () => {
+      if (stopped) throw new Error('the webhook dispatcher has stopped');
+      await ping(workerPool);
+    };
+  }
+
+  let docs: DocsHost | null = null;
+  if (roles.has('docs')) {
+    let problem = 'the documentation site is not built (npm run build:docs)';
+    if (docsBuilt()) {
+      try {
+        docs = await startDocsSite({
+          port: config.docsPort,
+          host: config.apiHost,
+          // The pages read the API at the address it hands out, whatever the build was told.
+          apiUrl: config.publicUrl,
+          pool: db.pool,
+          log: (line) => log(`docs: ${line}`),
+        });
+      } catch (error) {
+        problem = `the documentation site did not start: ${(error as Error).message}`;
+      }
+    }
+    if (!docs) log(`warning: ${problem}; not serving it`);
+    checks.docs = async () => {
+      if (!docs) throw new Error(problem);
+    };
+  }
+
+  // Without the API, the health endpoints get a port of their own.
+  let healthApp: FastifyInstance | null = null;
+  if (!app) {
+    healthApp = buildHealthApp(readiness);
+    await healthApp.listen({ port: config.healthPort, host: config.apiHost });
+  }
+
+  if (app && engines) {
+    const docsLine = docs
+      ? `Documentation: ${docs.url}`
+      : roles.has('docs')
+        ? 'Documentation: not served (build it with npm run build:docs)'
+        : 'Documentation: not served by this process (IMAGEGEN_ROLES has no docs)';
+    printBanner(config.publicUrl, key, docsLine, engines.registry.describe());
+  } else
+    log(
+      `ready: ${[...roles].join(', ')} (health: http://${config.apiHost}:${config.healthPort}/health/ready)`,
+    );
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -101,17 +195,28 @@ async function main(): Promise<void> {
       process.exit(130);
     }
     stopping = true;
+    readiness.stopping = true;
     log(`${signal}: shutting down (running tasks finish or are released; ${signal} again to force)`);
     stop.abort();
-    await Promise.allSettled([app.close(), worker.stopped, dispatcher.stopped, docs?.close()]);
-    await engines.registry.close().catch(() => {});
-    await workerPool.end();
-    await apiDb.close();
+    await Promise.allSettled([app?.close(), docs?.close(), ...running]);
+    // Liveness answers until the drain is over: an orchestrator must not kill a draining worker.
+    await healthApp?.close();
+    await engines?.registry.close().catch(() => {});
+    if (workerPool !== db.pool) await workerPool.end();
+    await db.close();
     log('stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+async function ping(pool: Pool): Promise<void> {
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    throw new Error(`database unreachable: ${(error as Error).message}`);
+  }
 }
 
 /**
@@ -132,13 +237,13 @@ async function prepareKey(
 function printBanner(
   apiUrl: string,
   key: { key: string; created: boolean } | null,
-  docsUrl: string | null,
+  docsLine: string,
   engines: { name: string; pipelines: string[] }[],
 ): void {
   const lines = [
     '',
     `imagegen API ready: ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json, health: ${apiUrl}/health)`,
-    docsUrl ? `Documentation: ${docsUrl}` : 'Documentation: not served (build it with npm run build:docs)',
+    docsLine,
     `Engines: ${engines.map((e) => `${e.name} (${e.pipelines.length} pipelines)`).join(', ') || 'none'}`,
   ];
   if (key) {

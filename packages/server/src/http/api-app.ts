@@ -67,6 +67,14 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // body by the validator (contract-validation.ts), the upload's as a form (routes/uploads.ts).
   acceptEveryBody(app, JSON_BODY_LIMIT);
 
+  // Closing (SIGTERM): the answers still sent end their connection. A kept-alive connection that
+  // turns idle after close() began would otherwise hold the close for keepAliveTimeout.
+  const closing = new AbortController();
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing.signal.aborted) reply.header('connection', 'close');
+    return payload;
+  });
+
   // The docs site (another origin) reads openapi.json and its reference page calls the API.
   // Keys travel in a header, never in cookies, so any origin may call.
   app.addHook('onRequest', (_request, reply, done) => {
@@ -98,7 +106,6 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   // Authenticated routes live in their own scope, so the key hook never runs for the public ones.
   const statusReader = new TaskStatusReader(pool);
-  const closing = new AbortController();
   const tasks = {
     pool,
     publicUrl,

@@ -2,8 +2,8 @@
  * Where output images and uploads live. The API serves them at `GET /files/<key>`; the key is the
  * credential (blob-keys.ts), so nothing else guards them.
  *
- * The local directory is the default. Workers on other machines need shared storage: an S3
- * implementation fills this same interface (put/get/delete by key, content type kept).
+ * The local directory is the default (local-blob-store.ts); processes on several machines share
+ * a bucket (s3-blob-store.ts). blob-store-from-env.ts picks one.
  */
 export interface BlobStore {
   put(key: string, data: Buffer, contentType: string): Promise<void>;
@@ -11,6 +11,12 @@ export interface BlobStore {
   get(key: string): Promise<StoredBlob | null>;
   /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Present when clients should fetch blobs from the store itself: `/files/<key>` then answers a
+   * redirect to this URL (fresh on every request, so links in task results never expire) instead
+   * of the bytes. Null when no blob has that key.
+   */
+  readonly downloadRedirect?: (key: string) => Promise<string | null>;
 }
 
 export interface StoredBlob {

@@ -62,8 +62,3 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 }
-
-/** The store the environment asks for: `$IMAGEGEN_DATA_DIR/files` (default `./data/files`). */
-export function blobStoreFromEnv(env: NodeJS.ProcessEnv = process.env): BlobStore {
-  return new LocalBlobStore(path.resolve(env.IMAGEGEN_DATA_DIR ?? './data', 'files'));
-}

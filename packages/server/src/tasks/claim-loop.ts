@@ -37,8 +37,14 @@ export class ClaimLoop {
   private readonly serverIds: string[];
   /** What this worker claims, and where each task may run: known owners once announced. */
   private routing: WorkerRoutes;
+  /** Resolves once the engines have started and the loop listens for tasks (readiness). */
+  readonly ready: Promise<void>;
+  private markReady: () => void = () => {};
 
   constructor(private readonly ctx: WorkerContext) {
+    this.ready = new Promise((resolve) => {
+      this.markReady = resolve;
+    });
     const { serverId } = ctx;
     const engineServers = ctx.engines.serverNames();
     this.serverIds = [...new Set([...(serverId === undefined ? [] : [serverId]), ...engineServers])];
@@ -56,6 +62,7 @@ export class ClaimLoop {
     // Cancels reach a running attempt within a round trip; the heartbeat, which finds the task no
     // longer running, is the last resort.
     const unwatch = await taskEvents(pool, this.ctx.log).subscribe((change) => this.onTaskChange(change));
+    this.markReady();
     const reclaimer = setInterval(
       () => void this.reclaim().then(() => this.announce()),
       Math.max(250, Math.min(5_000, this.ctx.leaseMs / 2)),

@@ -124,4 +124,6 @@ export interface Worker {
   readonly id: string;
   /** Resolves once the worker has stopped (after its signal aborted and it drained). */
   readonly stopped: Promise<void>;
+  /** Resolves once its engines have started (models loaded) and it listens for tasks. */
+  readonly ready: Promise<void>;
 }

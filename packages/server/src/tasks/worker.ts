@@ -15,6 +15,6 @@ import { workerContext } from './worker-context.ts';
  */
 export function startWorker(options: WorkerOptions): Worker {
   const id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const stopped = new ClaimLoop(workerContext(id, options)).run();
-  return { id, stopped };
+  const loop = new ClaimLoop(workerContext(id, options));
+  return { id, stopped: loop.run(), ready: loop.ready };
 }

@@ -1,20 +1,20 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/loopback.ts';
+import { type StartedProcess, startProcess } from '../support/start-process.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const run = promisify(execFile);
-const START = path.resolve(import.meta.dirname, '../../src/cli/start.ts');
 const CLI = path.resolve(import.meta.dirname, '../../src/cli/main.ts');
 
 describe('npm start and the CLI', () => {
   let db: TestDatabase;
   let dataDir: string;
-  let child: ChildProcess;
+  let start: StartedProcess;
   let output = '';
   let env: NodeJS.ProcessEnv;
 
@@ -36,22 +36,12 @@ describe('npm start and the CLI', () => {
       SEARCH_INDEX: '',
       SEARCH_HOSTS: '',
     };
-    child = spawn(process.execPath, ['--import', 'tsx', START], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.stderr!.on('data', (chunk) => {
-      output += chunk;
-    });
-    const deadline = Date.now() + 60_000;
-    while (!output.includes('status/<id>')) {
-      if (Date.now() > deadline || child.exitCode !== null)
-        throw new Error(`start did not come up:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    start = startProcess(env);
+    await start.waitFor('status/<id>');
+    output = start.output();
   });
   afterAll(async () => {
-    if (child.exitCode === null) child.kill('SIGKILL');
+    start.kill();
     await db.drop();
     await rm(dataDir, { recursive: true, force: true });
   });
@@ -74,6 +64,18 @@ describe('npm start and the CLI', () => {
       body = JSON.parse((await run('sh', ['-c', statusLine])).stdout);
     }
     expect(body.status).toBe('SUCCESS');
+  });
+
+  it('answers liveness and readiness for all four roles on the API port, beside the unchanged /health', async () => {
+    const api = `http://127.0.0.1:${env.API_PORT}`;
+    expect(await (await fetch(`${api}/health/live`)).json()).toEqual({ status: 'live' });
+    const ready = await fetch(`${api}/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      roles: { api: 'ready', worker: 'ready', webhooks: 'ready', docs: 'ready' },
+    });
+    expect(await (await fetch(`${api}/health`)).json()).toMatchObject({ status: 'ok', database: 'ok' });
   });
 
   it('hands the docs pages the API address and search credentials of this run, and searches with them', async () => {
@@ -167,9 +169,8 @@ describe('npm start and the CLI', () => {
   });
 
   it('shuts down on SIGTERM and exits 0 after draining', async () => {
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(output).toContain('[imagegen] stopped');
+    start.child.kill('SIGTERM');
+    expect(await start.exited).toBe(0);
+    expect(start.output()).toContain('[imagegen] stopped');
   });
 });

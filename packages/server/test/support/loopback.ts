@@ -13,6 +13,7 @@ import { createAuthenticator } from '../../src/auth/authenticator.ts';
 import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
 import { withStoredFiles } from '../../src/fetch/stored-files.ts';
 import { type ApiOptions, buildApi } from '../../src/http/api-app.ts';
+import type { BlobStore } from '../../src/storage/blob-store.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 import { startWorker, type WorkerOptions } from '../../src/tasks/index.ts';
 
@@ -53,7 +54,7 @@ export interface LoopbackApi {
 
 /**
  * The API as `npm start` wires it, on a free loopback port: a local blob store in a temporary
- * folder, and one in-process worker (none with `withWorker: false`, more with `addWorker`) that
+ * folder (or the given store), and one in-process worker (none with `withWorker: false`, more with `addWorker`) that
  * reads our own /files links from the store and fetches other inputs over loopback. Worker
  * options override the test defaults (quick polls and retries).
  */
@@ -67,9 +68,11 @@ export async function startLoopbackApi(options: {
   /** The webhook outbox, for the workers and the API's cancels alike (default: no webhooks). */
   enqueueWebhook?: ApiOptions['enqueueWebhook'];
   eventsKeepAliveMs?: number;
+  /** Where files go (default: a local store in a temporary folder). */
+  store?: BlobStore;
 }): Promise<LoopbackApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
-  const store = new LocalBlobStore(path.join(dataDir, 'files'));
+  const store = options.store ?? new LocalBlobStore(path.join(dataDir, 'files'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const app = await buildApi({

@@ -114,6 +114,26 @@ describe('the worker', () => {
 
   const keyOf = (url: string) => url.slice(`${PUBLIC_URL}/files/`.length);
 
+  it('is ready once its engines have started, not before', async () => {
+    let loaded: () => void = () => {};
+    const engine = Object.assign(fakeEngine('slow-start', ['/sd/text2image/v1']), {
+      start: () =>
+        new Promise<void>((resolve) => {
+          loaded = resolve;
+        }),
+    });
+    const { worker } = run([engine]);
+    let ready = false;
+    void worker.ready.then(() => {
+      ready = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(ready).toBe(false);
+    loaded();
+    await worker.ready;
+    expect(ready).toBe(true);
+  });
+
   it('runs a task on its engine and answers SUCCESS with links to the stored images', async () => {
     const engine = fakeEngine('fake', ['/sd/text2image/v1']);
     run([engine]);

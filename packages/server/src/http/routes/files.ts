@@ -1,19 +1,27 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { FILES_PATH, isValidBlobKey } from '../../storage/blob-keys.ts';
 import type { BlobStore } from '../../tasks/types.ts';
 
 /**
  * GET /files/<key>: serves stored blobs (outputs and uploads). The key is the credential: it is
  * unguessable, so the route needs no API key and links can be handed to browsers as they are.
+ * A store that hands out its own download URLs (a bucket with FILES_VIA=presigned) gets a 302 to
+ * a fresh one instead: the link in a task's result stays the same while each redirect expires.
  */
 export function registerFileRoutes(app: FastifyInstance, store: BlobStore): void {
+  // queued_image_urls links answer 404 until their task succeeds: never cache that.
+  const notFound = (reply: FastifyReply) =>
+    reply.code(404).header('cache-control', 'no-store').send({ detail: 'File not found' });
   app.get(`${FILES_PATH}*`, async (request, reply) => {
     const key = (request.params as { '*': string })['*'];
-    const blob = isValidBlobKey(key) ? await store.get(key) : null;
-    if (!blob) {
-      // queued_image_urls links answer 404 until their task succeeds: never cache that.
-      return reply.code(404).header('cache-control', 'no-store').send({ detail: 'File not found' });
+    if (!isValidBlobKey(key)) return notFound(reply);
+    if (store.downloadRedirect) {
+      const location = await store.downloadRedirect(key);
+      // The redirect is as short-lived as its signature: never cached.
+      return location ? reply.header('cache-control', 'no-store').redirect(location, 302) : notFound(reply);
     }
+    const blob = await store.get(key);
+    if (!blob) return notFound(reply);
     return reply
       .header('content-type', blob.contentType)
       .header('cache-control', 'public, max-age=31536000, immutable')
