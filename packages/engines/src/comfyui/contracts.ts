@@ -83,8 +83,10 @@ export interface CompiledWorkflow {
 
 /** What a pipeline needs on a ComfyUI server, for the docs and for skipping what a server lacks. */
 export interface ServerRequirements {
-  /** Node classes the graphs use (core or from a named node pack). */
+  /** Node classes the graphs use (core or from a node pack of `packs`). */
   readonly nodes: readonly string[];
+  /** The custom node packs those classes come from, where any does: installed on the servers. */
+  readonly packs?: readonly { readonly name: string; readonly repository: string }[];
   /** Model folders (`checkpoints`, `upscale_models`, `loras`…) and what must be in them. */
   readonly models: readonly { readonly folder: string; readonly what: string }[];
 }

@@ -35,3 +35,8 @@ export const NODE_PACKS = {
 export type NodePack = keyof typeof NODE_PACKS;
 
 export const ALL_NODE_PACKS = Object.keys(NODE_PACKS) as NodePack[];
+
+/** The packs a pipeline needs, as `requires.packs` lists them. */
+export function packNeeds(...packs: readonly NodePack[]): { name: NodePack; repository: string }[] {
+  return [...new Set(packs)].map((name) => ({ name, repository: NODE_PACKS[name].repository }));
+}

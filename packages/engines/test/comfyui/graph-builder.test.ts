@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
 import { validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
 import { Graph, type Link } from '../../src/comfyui/workflow/graph.ts';
 import { NODE_TYPES, type NodeTyping } from '../../src/comfyui/workflow/node-types.ts';
-import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
 import { objectInfoWithPacks } from '../../src/testing/fake-comfyui/captures.ts';
 import { recordedObjectInfo } from './recorded-object-info.ts';
 

@@ -98,7 +98,8 @@ export class Graph {
     link: Link,
   ): readonly [string, number] {
     // The types already agree where TypeScript checked the call; this guards the casts.
-    if (expected !== '*' && link.type !== expected) throw new Error(`${classType}.${name} takes ${expected}, not ${link.type}`);
+    if (expected !== '*' && link.type !== expected)
+      throw new Error(`${classType}.${name} takes ${expected}, not ${link.type}`);
     if (!this.nodes[link.node])
       throw new Error(
         `${classType}.${name} links to node ${link.node}, which is not in this graph (another graph's node?)`,
