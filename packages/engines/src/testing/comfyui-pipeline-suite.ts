@@ -93,11 +93,40 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     expect: { count: 1, ...SD_SIZE },
   },
   {
+    name: '/sd/text2image/v1 with an IP-Adapter, style images and hidiffusion',
+    pipeline: '/sd/text2image/v1',
+    body: { ...SD, ...SD_SIZE, ip_adapter: ['ip-adapter_sd15'], ip_adapter_scale: [0.6], hidiffusion: true },
+    images: { ip_adapter_image: photo(160, 120), ip_adapter_style_images: [photo(96, 96), photo(64, 80)] },
+    expect: { count: 1, ...SD_SIZE },
+  },
+  {
+    name: '/sd/controlnet/v1 with openpose and depth',
+    pipeline: '/sd/controlnet/v1',
+    body: { ...SD, ...SD_SIZE, controlnets: ['openpose', 'depth'], resolution: 256 },
+    images: { init_images: [photo(160, 120)] },
+    expect: { count: 1, ...SD_SIZE },
+  },
+  {
     name: '/sdxl/text2image/v1',
     pipeline: '/sdxl/text2image/v1',
     body: { ...SD, ...XL_SIZE, samples: 2 },
     images: {},
     expect: { count: 2, ...XL_SIZE },
+  },
+  {
+    name: '/sdxl/text2image/v1 with two masked IP-Adapters',
+    pipeline: '/sdxl/text2image/v1',
+    body: {
+      ...SD,
+      ...XL_SIZE,
+      ip_adapter: ['ip-adapter_sdxl_vit-h', 'ip-adapter-plus-face_sdxl_vit-h'],
+      ip_adapter_scale: [0.7, 0.4],
+    },
+    images: {
+      ip_adapter_image: [photo(160, 120), photo(120, 160)],
+      ip_adapter_mask_images: [mask(256, 192), mask(256, 192)],
+    },
+    expect: { count: 1, ...XL_SIZE },
   },
   {
     name: '/sdxl/image2image/v1',
