@@ -218,6 +218,27 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     images: { init_image: photo(96, 64) },
     expect: { count: 1, width: 192, height: 128 },
   },
+  {
+    name: '/faceswap/v1',
+    pipeline: '/faceswap/v1',
+    body: {},
+    images: { input_image: photo(160, 120), input_face: photo(96, 96) },
+    expect: { count: 1, width: 160, height: 120 },
+  },
+  {
+    name: '/facelock/v2',
+    pipeline: '/facelock/v2',
+    body: { ...SD, ...XL_SIZE, model_id: 'sdxl', samples: 2, guidance_scale: 5, id_scale: 0.7 },
+    images: { input_face: photo(96, 96) },
+    expect: { count: 2, ...XL_SIZE },
+  },
+  {
+    name: '/relight/v1',
+    pipeline: '/relight/v1',
+    body: { prompt: 'warm sunset light', samples: 2, light: 'right', ...SD_SIZE },
+    images: { init_image: photo(160, 120) },
+    expect: { count: 2, ...SD_SIZE },
+  },
 ];
 
 /** A picture as PNG bytes: a lit scene with a few shapes, or a white ellipse on black. */

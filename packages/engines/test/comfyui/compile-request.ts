@@ -1,7 +1,10 @@
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import { CONTROLNET_FILES } from '../../src/comfyui/chains/controlnet-stack.ts';
 import { IP_ADAPTER_FILES } from '../../src/comfyui/chains/ip-adapter.ts';
+import { PULID_MODEL } from '../../src/comfyui/compilers/facelock-v2.ts';
+import { FACE_SWAP_MODEL } from '../../src/comfyui/compilers/faceswap.ts';
 import { compilerFor } from '../../src/comfyui/compilers/index.ts';
+import { IC_LIGHT_UNET } from '../../src/comfyui/compilers/relight.ts';
 import type { CompileContext, CompiledWorkflow } from '../../src/comfyui/contracts.ts';
 import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
 import { objectInfoWithPacks } from '../../src/testing/fake-comfyui/captures.ts';
@@ -73,6 +76,17 @@ export const MINIMAL_REQUESTS: Readonly<Record<string, Record<string, unknown>>>
     direction: ['left'],
   },
   '/upscaler/v1': { input_image: url('init.png'), prompt: 'crisp detail' },
+  '/faceswap/v1': { input_face: url('control-0.png'), input_image: url('init.png') },
+  '/facelock/v2': {
+    model_id: 'sdxl',
+    input_face: url('control-0.png'),
+    prompt: 'a portrait in a garden',
+    negative_prompt: 'blurry',
+    num_inference_steps: 20,
+    samples: 1,
+    guidance_scale: 5,
+  },
+  '/relight/v1': { init_image: url('init.png'), prompt: 'warm sunset light', samples: 1 },
   '/superresolution/v1': {
     model_name: 'RealESRGAN_x4plus',
     init_image: url('init.png'),
@@ -113,6 +127,9 @@ export const equippedServer = objectInfoWithFiles(
     DualCLIPLoader: { clip_name1: ['t5xxl_fp16.safetensors'], clip_name2: ['clip_l.safetensors'] },
     VAELoader: { vae_name: ['ae.safetensors'] },
     LoadImage: { image: UPLOADS },
+    ReActorFaceSwap: { swap_model: [FACE_SWAP_MODEL] },
+    PulidModelLoader: { pulid_file: [PULID_MODEL] },
+    LoadAndApplyICLightUnet: { model_path: [IC_LIGHT_UNET] },
     IPAdapterModelLoader: { ipadapter_file: Object.values(IP_ADAPTER_FILES).map((adapter) => adapter.file) },
     CLIPVisionLoader: { clip_name: Object.values(IP_ADAPTER_FILES).map((adapter) => adapter.clipVision) },
   },

@@ -138,6 +138,9 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
     };
     out['one expansion for all'] = { direction: ['up', 'down'], expansion: [128], strength: 0.5 };
   }
+  if (pipeline === '/relight/v1') {
+    for (const light of has['light']?.enum ?? []) out[`light ${light}`] = { light };
+  }
   if (pipeline === '/upscaler/v1') {
     out.deblur = { type: 'deblur' };
     out.variation = { type: 'variation' };
