@@ -44,6 +44,12 @@ export interface NodeDefinition {
  */
 export type InputSpec = readonly [string | readonly unknown[], Readonly<Record<string, unknown>>?];
 
+/** What a prompt's output nodes answered: their saved files, and the text of those that show text. */
+export interface PromptOutputs {
+  readonly files: FileRef[];
+  readonly texts: string[];
+}
+
 /** A file reference in a history entry's outputs (`/view` takes the same three fields). */
 export interface FileRef {
   readonly filename: string;
@@ -73,7 +79,10 @@ export interface CompileContext {
 /** A compiled graph and what the engine needs to run it and read its result. */
 export interface CompiledWorkflow {
   readonly prompt: ApiPrompt;
-  /** Output node ids whose `images` (type output) are the task's result, in result order. */
+  /**
+   * Output node ids whose `images` (type output) are the task's result, in result order, or whose
+   * `text` is (PreviewAny, for the pipelines that describe a picture).
+   */
   readonly outputNodes: readonly string[];
   /** The checkpoint file the graph loads, for model affinity; absent when it loads none. */
   readonly checkpoint?: string;
@@ -154,7 +163,7 @@ export interface ComfyClient {
   /**
    * Submits the graph under our own prompt id and follows it to the end (WebSocket, with `/history`
    * polling when the socket is silent or drops). Answers the output files of the given nodes
-   * (type output only). Throws PromptRejectedError, PromptFailedError, PromptLostError or
+   * (type output only) and the text of those that show text. Throws PromptRejectedError, PromptFailedError, PromptLostError or
    * ServerUnavailableError;
    * on abort it interrupts the prompt (targeted `/interrupt` and `/queue` delete) and rejects.
    */
@@ -166,7 +175,7 @@ export interface ComfyClient {
       readonly signal: AbortSignal;
       readonly onProgress?: (progress: PromptProgress) => void;
     },
-  ): Promise<FileRef[]>;
+  ): Promise<PromptOutputs>;
   view(file: FileRef, signal?: AbortSignal): Promise<Buffer>;
   close(): Promise<void>;
 }

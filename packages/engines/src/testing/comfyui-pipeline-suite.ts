@@ -29,8 +29,13 @@ export interface PipelineCase {
   readonly body: Readonly<Record<string, unknown>>;
   /** Input pictures by request field (a list for a list field). */
   readonly images: Readonly<Record<string, Picture | readonly Picture[]>>;
-  /** What the answer must hold: this many images of this size. */
-  readonly expect: { readonly count: number; readonly width: number; readonly height: number };
+  /** What the answer must hold: this many images of this size, and a text where the pipeline describes. */
+  readonly expect: {
+    readonly count: number;
+    readonly width: number;
+    readonly height: number;
+    readonly text?: boolean;
+  };
 }
 
 const photo = (width: number, height: number): Picture => ({ width, height, kind: 'photo' });
@@ -238,6 +243,13 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     body: { prompt: 'warm sunset light', samples: 2, light: 'right', ...SD_SIZE },
     images: { init_image: photo(160, 120) },
     expect: { count: 2, ...SD_SIZE },
+  },
+  {
+    name: '/image2prompt/v1',
+    pipeline: '/image2prompt/v1',
+    body: {},
+    images: { input_image: photo(160, 120) },
+    expect: { count: 0, width: 0, height: 0, text: true },
   },
 ];
 

@@ -87,6 +87,7 @@ export const MINIMAL_REQUESTS: Readonly<Record<string, Record<string, unknown>>>
     guidance_scale: 5,
   },
   '/relight/v1': { init_image: url('init.png'), prompt: 'warm sunset light', samples: 1 },
+  '/image2prompt/v1': { input_image: url('init.png') },
   '/superresolution/v1': {
     model_name: 'RealESRGAN_x4plus',
     init_image: url('init.png'),

@@ -159,7 +159,9 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
 function expectWellFormed(workflow: CompiledWorkflow) {
   const ids = Object.keys(workflow.prompt);
   expect(workflow.outputNodes.length).toBeGreaterThan(0);
-  for (const id of workflow.outputNodes) expect(workflow.prompt[id]?.class_type).toBe('SaveImage');
+  // Images are saved; a text (image2prompt's caption) is shown.
+  for (const id of workflow.outputNodes)
+    expect(['SaveImage', 'PreviewAny']).toContain(workflow.prompt[id]?.class_type);
   for (const { node, steps } of workflow.samplingSteps) {
     expect(workflow.prompt[node]?.class_type).toBe('KSampler');
     expect(workflow.prompt[node]?.inputs['steps']).toBe(steps);

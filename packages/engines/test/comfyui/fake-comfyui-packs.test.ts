@@ -111,3 +111,37 @@ describe('the fake ComfyUI with node packs', () => {
     expect(refused.body.error.message).toContain('ReActorFaceSwap');
   });
 });
+
+describe('the fake ComfyUI showing text', () => {
+  it("answers PreviewAny's text in history, as ComfyUI shows a caption node's STRING", async () => {
+    fake = await startFakeComfyUI({ stepDelayMs: 0 });
+    await upload(fake, 'photo.png');
+    const prompt: Record<string, ApiNode> = {
+      '1': { class_type: 'LoadImage', inputs: { image: 'photo.png' } },
+      '2': {
+        class_type: 'DownloadAndLoadFlorence2Model',
+        inputs: { model: 'microsoft/Florence-2-large', precision: 'fp32', attention: 'sdpa' },
+      },
+      '3': {
+        class_type: 'Florence2Run',
+        inputs: {
+          image: ['1', 0],
+          florence2_model: ['2', 0],
+          text_input: '',
+          task: 'more_detailed_caption',
+          fill_mask: false,
+        },
+      },
+      '4': { class_type: 'PreviewAny', inputs: { source: ['3', 2] } },
+    };
+    const submitted = await post(fake, prompt);
+    expect(submitted.status).toBe(200);
+    const id = String(submitted.body.prompt_id);
+    let entry: Record<string, any> | undefined;
+    for (let n = 0; n < 200 && !entry; n++) {
+      entry = ((await (await fetch(`${fake.url}/history/${id}`)).json()) as Record<string, any>)[id];
+      if (!entry) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(entry?.outputs['4']).toEqual({ text: ['a description by Florence2Run of a 1x1 picture'] });
+  });
+});

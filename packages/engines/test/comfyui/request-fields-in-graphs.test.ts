@@ -470,7 +470,8 @@ describe('the graph of a request', () => {
   });
 
   it("saves each task's images under its own prefix, so two tasks' graphs differ there", () => {
-    for (const compiler of COMPILERS) {
+    // A text result (image2prompt's caption) is no file: another task's cached text of the same picture is the same text.
+    for (const compiler of COMPILERS.filter((c) => c.requires.nodes.includes('SaveImage'))) {
       const [a, b] = ['imagegen/task-a/img', 'imagegen/task-b/img'].map((filenamePrefix) =>
         compileRequest(compiler.pipeline, {}, { filenamePrefix }),
       );

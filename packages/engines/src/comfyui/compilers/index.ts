@@ -5,6 +5,7 @@ import { compiler as faceswap } from './faceswap.ts';
 import { compiler as generateV1 } from './generate-v1.ts';
 import { compiler as generateV2 } from './generate-v2.ts';
 import { compiler as generateV3 } from './generate-v3.ts';
+import { compiler as image2prompt } from './image2prompt.ts';
 import { compiler as outpainting } from './outpainting.ts';
 import { compiler as relight } from './relight.ts';
 import { compiler as sdControlnet } from './sd-controlnet.ts';
@@ -41,6 +42,7 @@ export const COMPILERS: readonly PipelineCompiler[] = [
   faceswap,
   facelockV2,
   relight,
+  image2prompt,
 ];
 
 const byPipeline = new Map(COMPILERS.map((compiler) => [compiler.pipeline, compiler]));
