@@ -104,6 +104,26 @@ describe('the engine catalogue', () => {
     }
   });
 
+  it('lists every engine with its pipelines and, per pipeline, what its servers need (npm run engines)', async () => {
+    const { stdout } = await run(TSX, [path.resolve(import.meta.dirname, '../src/print-engines.ts')]);
+    const listing = JSON.parse(stdout) as { engines: Record<string, any>[] };
+    expect(listing.engines.map((engine) => [engine.name, engine.real])).toEqual([
+      ['cpu', true],
+      ['sandbox', false],
+      ['comfyui', true],
+    ]);
+    const comfyui = listing.engines[2]!;
+    expect(comfyui.pipelines).toEqual(COMPILERS.map((compiler) => compiler.pipeline));
+    expect(Object.keys(comfyui.needs)).toEqual(comfyui.pipelines);
+    expect(comfyui.needs['/faceswap/v1']).toEqual(
+      JSON.parse(JSON.stringify(compilerFor('/faceswap/v1')!.requires)),
+    );
+    expect(comfyui.needs['/faceswap/v1'].packs).toEqual([
+      { name: 'ComfyUI-ReActor', repository: 'https://github.com/Gourieff/ComfyUI-ReActor' },
+    ]);
+    expect(listing.engines[0]!.needs).toEqual({});
+  });
+
   it('prints as JSON exactly what engineCatalog() returns (the docs prebuild writes this)', async () => {
     const { stdout } = await run(TSX, [path.resolve(import.meta.dirname, '../src/print-catalog.ts')]);
     expect(JSON.parse(stdout)).toEqual(JSON.parse(JSON.stringify(catalog)));
