@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiNode } from '../../src/comfyui/contracts.ts';
+import { FACE_SWAP_MODEL } from '../../src/comfyui/compilers/faceswap.ts';
+import { compilerFor } from '../../src/comfyui/compilers/index.ts';
+import type { ApiNode, ObjectInfo } from '../../src/comfyui/contracts.ts';
 import { NODE_PACKS, type NodePack } from '../../src/comfyui/node-packs.ts';
 import { type FakeComfyUI, startFakeComfyUI } from '../../src/testing/fake-comfyui/index.ts';
 
@@ -19,33 +21,25 @@ afterEach(async () => {
   fake = undefined;
 });
 
-/** A graph that swaps a face with ReActor and saves the result. */
+/** The /faceswap/v1 graph (ReActor) on the uploads `photo.png` and `face.png`, with some inputs changed. */
 function faceSwap(inputs: Record<string, unknown> = {}): Record<string, ApiNode> {
-  return {
-    '1': { class_type: 'LoadImage', inputs: { image: 'photo.png' } },
-    '2': { class_type: 'LoadImage', inputs: { image: 'face.png' } },
-    '3': {
-      class_type: 'ReActorFaceSwap',
-      inputs: {
-        enabled: true,
-        input_image: ['1', 0],
-        source_image: ['2', 0],
-        swap_model: 'inswapper_128.onnx',
-        facedetection: 'retinaface_resnet50',
-        face_restore_model: 'none',
-        face_restore_visibility: 1,
-        codeformer_weight: 0.5,
-        detect_gender_input: 'no',
-        detect_gender_source: 'no',
-        input_faces_index: '0',
-        source_faces_index: '0',
-        console_log_level: 1,
-        ...inputs,
-      },
-    },
-    '4': { class_type: 'SaveImage', inputs: { images: ['3', 0], filename_prefix: 'packs/swap' } },
-  };
+  const { prompt } = compilerFor('/faceswap/v1')!.compile({
+    input: {},
+    seed: 1,
+    images: { input_image: 'photo.png', input_face: 'face.png' },
+    filenamePrefix: 'packs/swap',
+    checkpoints: {},
+  });
+  return Object.fromEntries(
+    Object.entries(prompt).map(([id, node]) => [
+      id,
+      node.class_type === 'ReActorFaceSwap' ? { ...node, inputs: { ...node.inputs, ...inputs } } : node,
+    ]),
+  );
 }
+
+/** The id of the ReActor node of that graph. */
+const SWAP_NODE = Object.entries(faceSwap()).find(([, node]) => node.class_type === 'ReActorFaceSwap')![0];
 
 async function upload(server: FakeComfyUI, name: string) {
   const form = new FormData();
@@ -58,9 +52,16 @@ async function upload(server: FakeComfyUI, name: string) {
   expect(response.status).toBe(200);
 }
 
+/** What POST /prompt answers, as far as these tests read it. */
+interface PromptAnswer {
+  prompt_id?: string;
+  error?: { type: string; message: string };
+  node_errors: Record<string, { errors: { type: string; extra_info: { input_name: string } }[] }>;
+}
+
 async function post(server: FakeComfyUI, prompt: Record<string, ApiNode>) {
   const response = await fetch(`${server.url}/prompt`, { method: 'POST', body: JSON.stringify({ prompt }) });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
+  return { status: response.status, body: (await response.json()) as PromptAnswer };
 }
 
 describe('the fake ComfyUI with node packs', () => {
@@ -77,28 +78,25 @@ describe('the fake ComfyUI with node packs', () => {
 
   it("lists a pack loader's model folder from the files it is given", async () => {
     fake = await startFakeComfyUI({ stepDelayMs: 0, models: { ipadapter: ['ip-adapter_sd15.safetensors'] } });
-    const info = (await (await fetch(`${fake.url}/object_info/IPAdapterModelLoader`)).json()) as Record<
-      string,
-      any
-    >;
-    expect(info.IPAdapterModelLoader.input.required.ipadapter_file[0]).toEqual([
+    const info = (await (await fetch(`${fake.url}/object_info/IPAdapterModelLoader`)).json()) as ObjectInfo;
+    expect(info['IPAdapterModelLoader']?.input.required?.['ipadapter_file']?.[0]).toEqual([
       'ip-adapter_sd15.safetensors',
     ]);
   });
 
   it('runs a pack graph whose inputs the pack accepts, and refuses a value outside its list', async () => {
-    fake = await startFakeComfyUI({ stepDelayMs: 0, models: { insightface: ['inswapper_128.onnx'] } });
+    fake = await startFakeComfyUI({ stepDelayMs: 0, models: { insightface: [FACE_SWAP_MODEL] } });
     await upload(fake, 'photo.png');
     await upload(fake, 'face.png');
     expect((await post(fake, faceSwap())).status).toBe(200);
     const refused = await post(fake, faceSwap({ facedetection: 'haar-cascade' }));
     expect(refused.status).toBe(400);
-    expect(refused.body.node_errors['3'].errors[0]).toMatchObject({
+    expect(refused.body.node_errors[SWAP_NODE]?.errors[0]).toMatchObject({
       type: 'value_not_in_list',
       extra_info: { input_name: 'facedetection' },
     });
     const missingModel = await post(fake, faceSwap({ swap_model: 'not-there.onnx' }));
-    expect(missingModel.body.node_errors['3'].errors[0].extra_info.input_name).toBe('swap_model');
+    expect(missingModel.body.node_errors[SWAP_NODE]?.errors[0]?.extra_info.input_name).toBe('swap_model');
   });
 
   it("refuses a pack's class as unknown when the pack is not installed", async () => {
@@ -108,7 +106,7 @@ describe('the fake ComfyUI with node packs', () => {
     const refused = await post(fake, faceSwap());
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ type: 'invalid_prompt' });
-    expect(refused.body.error.message).toContain('ReActorFaceSwap');
+    expect(refused.body.error?.message).toContain('ReActorFaceSwap');
   });
 });
 
@@ -137,9 +135,13 @@ describe('the fake ComfyUI showing text', () => {
     const submitted = await post(fake, prompt);
     expect(submitted.status).toBe(200);
     const id = String(submitted.body.prompt_id);
-    let entry: Record<string, any> | undefined;
+    let entry: { outputs: Record<string, unknown> } | undefined;
     for (let n = 0; n < 200 && !entry; n++) {
-      entry = ((await (await fetch(`${fake.url}/history/${id}`)).json()) as Record<string, any>)[id];
+      const history = (await (await fetch(`${fake.url}/history/${id}`)).json()) as Record<
+        string,
+        typeof entry
+      >;
+      entry = history[id];
       if (!entry) await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect(entry?.outputs['4']).toEqual({ text: ['a description by Florence2Run of a 1x1 picture'] });
