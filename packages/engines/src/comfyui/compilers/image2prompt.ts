@@ -14,7 +14,7 @@ import { nodeClasses, SHOW_NODES, Workflow } from '../workflow/workflow.ts';
 const PIPELINE = '/image2prompt/v1';
 
 /** The Florence-2 weights the node downloads into `models/LLM` on first use (or finds there). */
-export const FLORENCE2_MODEL = 'microsoft/Florence-2-large';
+const FLORENCE2_MODEL = 'microsoft/Florence-2-large';
 
 const CAPTION_NODES: readonly NodeClass[] = ['DownloadAndLoadFlorence2Model', 'Florence2Run'];
 

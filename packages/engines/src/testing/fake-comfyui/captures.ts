@@ -39,7 +39,7 @@ export const capturedRefusal = () =>
   responseBody<Record<string, unknown>>('errors-08-post-prompt-error-unknown-checkpoint.json');
 
 /** One pack's node definitions and which model folder each of its loader inputs lists. */
-export interface PackDefinitions {
+interface PackDefinitions {
   readonly object_info: ObjectInfo;
   readonly model_inputs: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
