@@ -159,6 +159,8 @@ describe('the engine note', () => {
       );
       expect(text, pipeline).toContain('with its servers in COMFYUI_URLS');
       for (const node of need.nodes) expect(text, pipeline).toContain(node);
+      for (const pack of need.packs ?? [])
+        expect(text, pipeline).toContain(`${pack.name} (${pack.repository})`);
       for (const model of need.models) {
         expect(text, pipeline).toContain(`in ${model.folder}, ${plain(model.what.replaceAll('`', ''))}`);
       }

@@ -23,6 +23,8 @@ describe("the table of what the comfyui engine's servers need", () => {
         .replaceAll('&quot;', '"')
         .replaceAll('&#x27;', "'");
       for (const node of requires.nodes) expect(text).toContain(node);
+      for (const pack of requires.packs ?? [])
+        expect(row).toContain(`<a href="${pack.repository}"><code>${pack.name}</code></a>`);
       for (const model of requires.models) expect(text).toContain(`${model.folder}: ${unmarked(model.what)}`);
     }
   });

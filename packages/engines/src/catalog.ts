@@ -87,6 +87,33 @@ export function shippedEngines(): EngineEntry[] {
   ];
 }
 
+/** One engine as `npm run --silent engines` lists it. */
+export interface EngineListing {
+  readonly name: string;
+  readonly real: boolean;
+  readonly pipelines: readonly string[];
+  /** Per pipeline, what the engine's own servers need to serve it (empty: it needs no servers). */
+  readonly needs: Readonly<Record<string, ServerRequirements>>;
+}
+
+/**
+ * Every engine this release ships, with what each can serve when its servers (if it has any)
+ * have what the pipeline needs: node packs and classes, model folders and files, from the
+ * compilers themselves.
+ */
+export function engineListing(engines: readonly EngineEntry[] = shippedEngines()): {
+  engines: EngineListing[];
+} {
+  return {
+    engines: engines.map((engine) => ({
+      name: engine.name,
+      real: engine.real,
+      pipelines: [...engine.pipelines],
+      needs: { ...engine.servers?.needs },
+    })),
+  };
+}
+
 /**
  * How a task path is answered: for real by an engine, with labelled placeholders by the sandbox,
  * by registering the model without an engine, or not at all (its tasks fail).

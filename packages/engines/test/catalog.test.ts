@@ -3,7 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { endpoints } from '@imagegen/contract';
 import { describe, expect, it } from 'vitest';
-import { CPU_PIPELINE_MODELS, engineCatalog, shippedEngines } from '../src/catalog.ts';
+import { CPU_PIPELINE_MODELS, type EngineListing, engineCatalog, shippedEngines } from '../src/catalog.ts';
 import { COMPILERS, compilerFor } from '../src/comfyui/compilers/index.ts';
 import { createCpuEngine } from '../src/cpu/index.ts';
 import { setUpEngines } from '../src/engine-setup.ts';
@@ -102,6 +102,26 @@ describe('the engine catalogue', () => {
       await registry.close();
       await safety?.close?.();
     }
+  });
+
+  it('lists every engine with its pipelines and, per pipeline, what its servers need (npm run engines)', async () => {
+    const { stdout } = await run(TSX, [path.resolve(import.meta.dirname, '../src/print-engines.ts')]);
+    const listing = JSON.parse(stdout) as { engines: EngineListing[] };
+    expect(listing.engines.map((engine) => [engine.name, engine.real])).toEqual([
+      ['cpu', true],
+      ['sandbox', false],
+      ['comfyui', true],
+    ]);
+    const comfyui = listing.engines[2]!;
+    expect(comfyui.pipelines).toEqual(COMPILERS.map((compiler) => compiler.pipeline));
+    expect(Object.keys(comfyui.needs)).toEqual(comfyui.pipelines);
+    expect(comfyui.needs['/faceswap/v1']).toEqual(
+      JSON.parse(JSON.stringify(compilerFor('/faceswap/v1')!.requires)),
+    );
+    expect(comfyui.needs['/faceswap/v1']?.packs).toEqual([
+      { name: 'ComfyUI-ReActor', repository: 'https://github.com/Gourieff/ComfyUI-ReActor' },
+    ]);
+    expect(listing.engines[0]!.needs).toEqual({});
   });
 
   it('prints as JSON exactly what engineCatalog() returns (the docs prebuild writes this)', async () => {

@@ -22,7 +22,7 @@ export function ServerNeedsBody({
         <tr>
           <th>Pipeline</th>
           <th>Model files</th>
-          <th>Node classes</th>
+          <th>Node packs and classes</th>
         </tr>
       </thead>
       <tbody>
@@ -39,6 +39,13 @@ export function ServerNeedsBody({
               ))}
             </td>
             <td>
+              {needs.packs?.map((pack) => (
+                <p key={pack.name}>
+                  <a href={pack.repository}>
+                    <code>{pack.name}</code>
+                  </a>
+                </p>
+              ))}
               <InlineCode text={needs.nodes.map((node) => `\`${node}\``).join(', ')} />
             </td>
           </tr>

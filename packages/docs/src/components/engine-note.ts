@@ -11,6 +11,8 @@ export type NoteKind = 'real' | 'placeholder' | 'registration' | 'none';
 /** What an engine's own servers need for one pipeline (`ServerRequirements` of the engines package). */
 export interface ServerNeeds {
   readonly nodes: readonly string[];
+  /** The custom node packs some of those classes come from. */
+  readonly packs?: readonly { readonly name: string; readonly repository: string }[];
   readonly models: readonly { readonly folder: string; readonly what: string }[];
 }
 
@@ -42,10 +44,13 @@ function list(items: readonly string[]): string {
   return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }
 
-/** "the node classes `A` and `B`; in `checkpoints`, …; in `loras`, …" */
+/** "the node packs `P` (repository); the node classes `A` and `B`; in `checkpoints`, …; in `loras`, …" */
 function needsText(needs: ServerNeeds): string {
+  const packs = needs.packs?.length
+    ? `the node ${needs.packs.length === 1 ? 'pack' : 'packs'} ${list(needs.packs.map((pack) => `${code(pack.name)} (${pack.repository})`))}; `
+    : '';
   const models = needs.models.map((model) => `; in ${code(model.folder)}, ${model.what}`).join('');
-  return `the node classes ${list(needs.nodes.map(code))}${models}`;
+  return `${packs}the node classes ${list(needs.nodes.map(code))}${models}`;
 }
 
 /**

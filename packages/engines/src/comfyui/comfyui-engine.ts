@@ -16,6 +16,7 @@ import {
   type PipelineCompiler,
   PromptFailedError,
   PromptLostError,
+  type PromptOutputs,
   type PromptProgress,
   PromptRejectedError,
   ServerUnavailableError,
@@ -85,9 +86,10 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
           signal: ctx.signal,
         });
         try {
-          const images = await runOn(lease, { ...task, compiled, signal: ctx.signal, progress });
+          const { images, texts } = await runOn(lease, { ...task, compiled, signal: ctx.signal, progress });
           return {
             images,
+            ...(texts.length > 0 ? { text: texts.join('\n') } : {}),
             meta: { comfyui_server: lease.client.name, ...(checkpoint ? { checkpoint } : {}) },
           };
         } catch (error) {
@@ -136,10 +138,13 @@ function compile(task: TaskPlan, images: CompileContext['images']) {
  * outputs. The slot is given back as soon as ComfyUI is done, before the downloads, so the next
  * prompt reaches the server at once.
  */
-async function runOn(lease: ServerLease, task: RunPlan): Promise<OutputImage[]> {
+async function runOn(
+  lease: ServerLease,
+  task: RunPlan,
+): Promise<{ images: OutputImage[]; texts: readonly string[] }> {
   const { client } = lease;
   const { signal } = task;
-  const submit = async (): Promise<FileRef[]> => {
+  const submit = async (): Promise<PromptOutputs> => {
     const workflow =
       Object.keys(task.job.images).length === 0
         ? task.compiled
@@ -151,17 +156,20 @@ async function runOn(lease: ServerLease, task: RunPlan): Promise<OutputImage[]> 
       onProgress: task.progress,
     });
   };
-  let files: FileRef[];
+  let outputs: PromptOutputs;
   try {
-    files = await submit();
+    outputs = await submit();
   } catch (error) {
     if (!(error instanceof PromptLostError)) throw error;
     // The server restarted and forgot the prompt (its history is in memory): submitted once more,
     // under a new id so nothing can mistake the two. A second loss fails the attempt.
-    files = await submit();
+    outputs = await submit();
   }
   lease.release();
-  return Promise.all(files.map(async (file) => decode(await client.view(file, signal), file)));
+  const images = await Promise.all(
+    outputs.files.map(async (file) => decode(await client.view(file, signal), file)),
+  );
+  return { images, texts: outputs.texts };
 }
 
 /** The names asked for on upload: the task's key keeps them apart from every other task's. */

@@ -44,6 +44,12 @@ export interface NodeDefinition {
  */
 export type InputSpec = readonly [string | readonly unknown[], Readonly<Record<string, unknown>>?];
 
+/** What a prompt's output nodes answered: their saved files, and the text of those that show text. */
+export interface PromptOutputs {
+  readonly files: FileRef[];
+  readonly texts: string[];
+}
+
 /** A file reference in a history entry's outputs (`/view` takes the same three fields). */
 export interface FileRef {
   readonly filename: string;
@@ -73,7 +79,10 @@ export interface CompileContext {
 /** A compiled graph and what the engine needs to run it and read its result. */
 export interface CompiledWorkflow {
   readonly prompt: ApiPrompt;
-  /** Output node ids whose `images` (type output) are the task's result, in result order. */
+  /**
+   * Output node ids whose `images` (type output) are the task's result, in result order, or whose
+   * `text` is (PreviewAny, for the pipelines that describe a picture).
+   */
   readonly outputNodes: readonly string[];
   /** The checkpoint file the graph loads, for model affinity; absent when it loads none. */
   readonly checkpoint?: string;
@@ -83,8 +92,10 @@ export interface CompiledWorkflow {
 
 /** What a pipeline needs on a ComfyUI server, for the docs and for skipping what a server lacks. */
 export interface ServerRequirements {
-  /** Node classes the graphs use (core or from a named node pack). */
+  /** Node classes the graphs use (core or from a node pack of `packs`). */
   readonly nodes: readonly string[];
+  /** The custom node packs those classes come from, where any does: installed on the servers. */
+  readonly packs?: readonly { readonly name: string; readonly repository: string }[];
   /** Model folders (`checkpoints`, `upscale_models`, `loras`…) and what must be in them. */
   readonly models: readonly { readonly folder: string; readonly what: string }[];
 }
@@ -152,7 +163,7 @@ export interface ComfyClient {
   /**
    * Submits the graph under our own prompt id and follows it to the end (WebSocket, with `/history`
    * polling when the socket is silent or drops). Answers the output files of the given nodes
-   * (type output only). Throws PromptRejectedError, PromptFailedError, PromptLostError or
+   * (type output only) and the text of those that show text. Throws PromptRejectedError, PromptFailedError, PromptLostError or
    * ServerUnavailableError;
    * on abort it interrupts the prompt (targeted `/interrupt` and `/queue` delete) and rejects.
    */
@@ -164,7 +175,7 @@ export interface ComfyClient {
       readonly signal: AbortSignal;
       readonly onProgress?: (progress: PromptProgress) => void;
     },
-  ): Promise<FileRef[]>;
+  ): Promise<PromptOutputs>;
   view(file: FileRef, signal?: AbortSignal): Promise<Buffer>;
   close(): Promise<void>;
 }

@@ -29,8 +29,13 @@ export interface PipelineCase {
   readonly body: Readonly<Record<string, unknown>>;
   /** Input pictures by request field (a list for a list field). */
   readonly images: Readonly<Record<string, Picture | readonly Picture[]>>;
-  /** What the answer must hold: this many images of this size. */
-  readonly expect: { readonly count: number; readonly width: number; readonly height: number };
+  /** What the answer must hold: this many images of this size, and a text where the pipeline describes. */
+  readonly expect: {
+    readonly count: number;
+    readonly width: number;
+    readonly height: number;
+    readonly text?: boolean;
+  };
 }
 
 const photo = (width: number, height: number): Picture => ({ width, height, kind: 'photo' });
@@ -93,11 +98,40 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     expect: { count: 1, ...SD_SIZE },
   },
   {
+    name: '/sd/text2image/v1 with an IP-Adapter, style images and hidiffusion',
+    pipeline: '/sd/text2image/v1',
+    body: { ...SD, ...SD_SIZE, ip_adapter: ['ip-adapter_sd15'], ip_adapter_scale: [0.6], hidiffusion: true },
+    images: { ip_adapter_image: photo(160, 120), ip_adapter_style_images: [photo(96, 96), photo(64, 80)] },
+    expect: { count: 1, ...SD_SIZE },
+  },
+  {
+    name: '/sd/controlnet/v1 with openpose and depth',
+    pipeline: '/sd/controlnet/v1',
+    body: { ...SD, ...SD_SIZE, controlnets: ['openpose', 'depth'], resolution: 256 },
+    images: { init_images: [photo(160, 120)] },
+    expect: { count: 1, ...SD_SIZE },
+  },
+  {
     name: '/sdxl/text2image/v1',
     pipeline: '/sdxl/text2image/v1',
     body: { ...SD, ...XL_SIZE, samples: 2 },
     images: {},
     expect: { count: 2, ...XL_SIZE },
+  },
+  {
+    name: '/sdxl/text2image/v1 with two masked IP-Adapters',
+    pipeline: '/sdxl/text2image/v1',
+    body: {
+      ...SD,
+      ...XL_SIZE,
+      ip_adapter: ['ip-adapter_sdxl_vit-h', 'ip-adapter-plus-face_sdxl_vit-h'],
+      ip_adapter_scale: [0.7, 0.4],
+    },
+    images: {
+      ip_adapter_image: [photo(160, 120), photo(120, 160)],
+      ip_adapter_mask_images: [mask(256, 192), mask(256, 192)],
+    },
+    expect: { count: 1, ...XL_SIZE },
   },
   {
     name: '/sdxl/image2image/v1',
@@ -188,6 +222,34 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     body: { model_name: 'RealESRGAN_x4plus', scale_factor: 2, tile: 128 },
     images: { init_image: photo(96, 64) },
     expect: { count: 1, width: 192, height: 128 },
+  },
+  {
+    name: '/faceswap/v1',
+    pipeline: '/faceswap/v1',
+    body: {},
+    images: { input_image: photo(160, 120), input_face: photo(96, 96) },
+    expect: { count: 1, width: 160, height: 120 },
+  },
+  {
+    name: '/facelock/v2',
+    pipeline: '/facelock/v2',
+    body: { ...SD, ...XL_SIZE, model_id: 'sdxl', samples: 2, guidance_scale: 5, id_scale: 0.7 },
+    images: { input_face: photo(96, 96) },
+    expect: { count: 2, ...XL_SIZE },
+  },
+  {
+    name: '/relight/v1',
+    pipeline: '/relight/v1',
+    body: { prompt: 'warm sunset light', samples: 2, light: 'right', ...SD_SIZE },
+    images: { init_image: photo(160, 120) },
+    expect: { count: 2, ...SD_SIZE },
+  },
+  {
+    name: '/image2prompt/v1',
+    pipeline: '/image2prompt/v1',
+    body: {},
+    images: { input_image: photo(160, 120) },
+    expect: { count: 0, width: 0, height: 0, text: true },
   },
 ];
 

@@ -82,10 +82,14 @@ export async function runServerSuite(url: string, options: ServerSuiteOptions = 
           signal: new AbortController().signal,
           progress: (fraction, message) => options.onProgress?.(testCase.name, fraction, message),
         });
-        const { count, width, height } = testCase.expect;
+        const { count, width, height, text } = testCase.expect;
         const sizes = result.images.map((image) => `${image.width}x${image.height}`);
         const wrong = sizes.filter((size) => size !== `${width}x${height}`);
-        if (result.images.length !== count || wrong.length > 0) {
+        if (text && !result.text) {
+          settle('failed', 'expected a text, got none');
+        } else if (text) {
+          settle('ran', `the text '${result.text}'`);
+        } else if (result.images.length !== count || wrong.length > 0) {
           settle(
             'failed',
             `expected ${count} image(s) of ${width}x${height}, got ${sizes.join(', ') || 'none'}`,

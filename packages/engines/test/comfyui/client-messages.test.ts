@@ -91,6 +91,21 @@ describe('history entries read into outcomes', () => {
     });
   });
 
+  it("a success of a text output node: PreviewAny's text, beside the other nodes' files", () => {
+    const withText: HistoryEntry = {
+      status: { status_str: 'success', completed: true, messages: [] },
+      outputs: {
+        '4': { text: ['a red fox sits in the snow'] },
+        '9': { images: [{ filename: 'img_00001_.png', subfolder: '', type: 'output' }] },
+      },
+    };
+    expect(readHistoryEntry(withText, ['4', '9'], 'gpu-1')).toEqual({
+      kind: 'success',
+      files: [{ filename: 'img_00001_.png', subfolder: '', type: 'output' }],
+      texts: ['a red fox sits in the snow'],
+    });
+  });
+
   it('an output node that saved nothing of type output fails', () => {
     const withPreview: HistoryEntry = {
       status: { status_str: 'success', completed: true, messages: [] },

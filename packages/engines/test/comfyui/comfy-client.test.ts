@@ -67,12 +67,14 @@ function run(
   graph: Graph,
   extra: { signal?: AbortSignal; onProgress?: (p: PromptProgress) => void } = {},
 ) {
-  return comfy.run(graph, {
-    promptId: randomUUID(),
-    outputNodes: ['9'],
-    signal: extra.signal ?? new AbortController().signal,
-    onProgress: extra.onProgress,
-  });
+  return comfy
+    .run(graph, {
+      promptId: randomUUID(),
+      outputNodes: ['9'],
+      signal: extra.signal ?? new AbortController().signal,
+      onProgress: extra.onProgress,
+    })
+    .then((outputs) => outputs.files);
 }
 
 async function until(done: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -91,7 +93,7 @@ describe('the ComfyUI client', () => {
     const graph = txt2img({ width: 96, height: 64, batch: 2, steps: 3 });
     // A preview node beside the saved one: its temp files are not the task's result.
     graph['10'] = { class_type: 'PreviewImage', inputs: { images: ['8', 0] } };
-    const files = await client.run(graph, {
+    const { files, texts } = await client.run(graph, {
       promptId,
       outputNodes: ['9'],
       signal: new AbortController().signal,
@@ -101,6 +103,7 @@ describe('the ComfyUI client', () => {
     expect(fake.executions.map((execution) => execution.promptId)).toEqual([promptId]);
     expect(progress).toEqual([1, 2, 3].map((value) => ({ node: '3', value, max: 3 })));
     expect(files).toHaveLength(2);
+    expect(texts).toEqual([]);
     expect(files.every((file) => file.type === 'output' && file.filename.startsWith('img_'))).toBe(true);
     for (const file of files) {
       const { width, height } = await sharp(await client.view(file)).metadata();

@@ -90,11 +90,14 @@ function server(
       if (fault) return fault;
       for (const step of options.progress ?? []) onProgress?.(step);
       const outputs = await (options.outputs ?? (async () => [await png(64, 48)]))();
-      return outputs.map((data, n): FileRef => {
-        const filename = `${promptId}-${n}.png`;
-        files.set(filename, data);
-        return { filename, subfolder: 'imagegen', type: 'output' };
-      });
+      return {
+        files: outputs.map((data, n): FileRef => {
+          const filename = `${promptId}-${n}.png`;
+          files.set(filename, data);
+          return { filename, subfolder: 'imagegen', type: 'output' };
+        }),
+        texts: [],
+      };
     },
     async view(file) {
       return files.get(file.filename)!;

@@ -1,6 +1,13 @@
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
+import { CONTROLNET_FILES } from '../../src/comfyui/chains/controlnet-stack.ts';
+import { IP_ADAPTER_FILES } from '../../src/comfyui/chains/ip-adapter.ts';
+import { PULID_MODEL } from '../../src/comfyui/compilers/facelock-v2.ts';
+import { FACE_SWAP_MODEL } from '../../src/comfyui/compilers/faceswap.ts';
 import { compilerFor } from '../../src/comfyui/compilers/index.ts';
+import { IC_LIGHT_UNET } from '../../src/comfyui/compilers/relight.ts';
 import type { CompileContext, CompiledWorkflow } from '../../src/comfyui/contracts.ts';
+import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
+import { objectInfoWithPacks } from '../../src/testing/fake-comfyui/captures.ts';
 import { objectInfoWithFiles } from './recorded-object-info.ts';
 
 /** An image URL of a request; the test server stores its upload under the URL's last segment. */
@@ -69,6 +76,18 @@ export const MINIMAL_REQUESTS: Readonly<Record<string, Record<string, unknown>>>
     direction: ['left'],
   },
   '/upscaler/v1': { input_image: url('init.png'), prompt: 'crisp detail' },
+  '/faceswap/v1': { input_face: url('control-0.png'), input_image: url('init.png') },
+  '/facelock/v2': {
+    model_id: 'sdxl',
+    input_face: url('control-0.png'),
+    prompt: 'a portrait in a garden',
+    negative_prompt: 'blurry',
+    num_inference_steps: 20,
+    samples: 1,
+    guidance_scale: 5,
+  },
+  '/relight/v1': { init_image: url('init.png'), prompt: 'warm sunset light', samples: 1 },
+  '/image2prompt/v1': { input_image: url('init.png') },
   '/superresolution/v1': {
     model_name: 'RealESRGAN_x4plus',
     init_image: url('init.png'),
@@ -82,32 +101,41 @@ export const TEST_LORAS = ['detail-tweaker.safetensors', 'film-grain.safetensors
 export const UPLOADS = ['init.png', 'mask.png', 'control-0.png', 'control-1.png'];
 
 /**
- * The recorded object_info with the files a fully equipped server would list in its COMBO lists.
+ * The recorded object_info, with every node pack's definitions, and the files a fully equipped
+ * server would list in its COMBO lists.
  * The recorded server held only `random-sd15.safetensors` and a tiny upscaler; TripleCLIPLoader
  * and UpscaleModelLoader declare their file inputs as plain COMBO (newer node API), which ComfyUI
  * does not check against a list, so they need no additions.
  */
-export const equippedServer = objectInfoWithFiles({
-  CheckpointLoaderSimple: {
-    ckpt_name: [
-      'v1-5-pruned-emaonly.safetensors',
-      'sd_xl_base_1.0.safetensors',
-      'sd3_medium.safetensors',
-      'sd3.5_large.safetensors',
-      'stable_cascade_stage_c.safetensors',
-      'stable_cascade_stage_b.safetensors',
-    ],
+export const equippedServer = objectInfoWithFiles(
+  {
+    CheckpointLoaderSimple: {
+      ckpt_name: [
+        'v1-5-pruned-emaonly.safetensors',
+        'sd_xl_base_1.0.safetensors',
+        'sd3_medium.safetensors',
+        'sd3.5_large.safetensors',
+        'stable_cascade_stage_c.safetensors',
+        'stable_cascade_stage_b.safetensors',
+      ],
+    },
+    LoraLoader: { lora_name: TEST_LORAS },
+    LoraLoaderModelOnly: { lora_name: TEST_LORAS },
+    ControlNetLoader: {
+      control_net_name: Object.values(CONTROLNET_FILES).flatMap((files) => Object.values(files)),
+    },
+    UNETLoader: { unet_name: ['flux1-dev.safetensors'] },
+    DualCLIPLoader: { clip_name1: ['t5xxl_fp16.safetensors'], clip_name2: ['clip_l.safetensors'] },
+    VAELoader: { vae_name: ['ae.safetensors'] },
+    LoadImage: { image: UPLOADS },
+    ReActorFaceSwap: { swap_model: [FACE_SWAP_MODEL] },
+    PulidModelLoader: { pulid_file: [PULID_MODEL] },
+    LoadAndApplyICLightUnet: { model_path: [IC_LIGHT_UNET] },
+    IPAdapterModelLoader: { ipadapter_file: Object.values(IP_ADAPTER_FILES).map((adapter) => adapter.file) },
+    CLIPVisionLoader: { clip_name: Object.values(IP_ADAPTER_FILES).map((adapter) => adapter.clipVision) },
   },
-  LoraLoader: { lora_name: TEST_LORAS },
-  LoraLoaderModelOnly: { lora_name: TEST_LORAS },
-  ControlNetLoader: {
-    control_net_name: ['control_v11p_sd15_canny.pth', 'controlnet-canny-sdxl-1.0.safetensors'],
-  },
-  UNETLoader: { unet_name: ['flux1-dev.safetensors'] },
-  DualCLIPLoader: { clip_name1: ['t5xxl_fp16.safetensors'], clip_name2: ['clip_l.safetensors'] },
-  VAELoader: { vae_name: ['ae.safetensors'] },
-  LoadImage: { image: UPLOADS },
-});
+  objectInfoWithPacks(ALL_NODE_PACKS),
+);
 
 /** The JSON Schema of each field of a pipeline's request. */
 export function requestProperties<S>(pipeline: string): Record<string, S> {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { IP_ADAPTER_FILES } from '../../src/comfyui/chains/ip-adapter.ts';
 import { COMPILERS } from '../../src/comfyui/compilers/index.ts';
 import type { CompiledWorkflow } from '../../src/comfyui/contracts.ts';
 import { validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
@@ -89,6 +90,40 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
       ending_control_steps: [0.5, 1],
     };
     out['one picture for two controlnets'] = { controlnets: ['canny', 'canny'] };
+    out['openpose and depth at a working size'] = {
+      controlnets: ['openpose', 'depth', 'canny'],
+      resolution: 512,
+    };
+  }
+  if (has['control_image']) {
+    out['openpose and depth'] = { controlnets: ['openpose', 'depth'], control_image: url('control-0.png') };
+  }
+  if (has['hidiffusion']) {
+    out.hidiffusion = { hidiffusion: true };
+    out['hidiffusion at a large size'] = { hidiffusion: true, width: 1536, height: 1280 };
+  }
+  if (has['ip_adapter']) {
+    const family = pipeline.startsWith('/sdxl') || pipeline === '/generate/v1' ? 'sdxl' : 'sd15';
+    const adapters = Object.keys(IP_ADAPTER_FILES).filter((name) => name.includes(family));
+    out['ip adapters'] = {
+      ip_adapter: adapters,
+      ip_adapter_image: has['ip_adapter_mask_images']
+        ? adapters.map((_, i) => url(i % 2 ? 'init.png' : 'control-0.png'))
+        : url('init.png'),
+      ip_adapter_scale: adapters.map((_, i) => (i + 1) / adapters.length),
+    };
+    out['ip adapter with style images'] = {
+      ip_adapter: [adapters[0]],
+      ip_adapter_style_images: [url('control-0.png'), url('control-1.png')],
+      ip_adapter_scale: [0.6],
+    };
+    if (has['ip_adapter_mask_images']) {
+      out['ip adapters with masks'] = {
+        ip_adapter: adapters.slice(0, 2),
+        ip_adapter_image: [url('init.png'), url('control-0.png')],
+        ip_adapter_mask_images: [url('mask.png'), url('mask.png')],
+      };
+    }
   }
   if (pipeline === '/generate/v2') {
     out['image to image'] = { init_image: url('init.png'), strength: 0.6 };
@@ -102,6 +137,9 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
       samples: 4,
     };
     out['one expansion for all'] = { direction: ['up', 'down'], expansion: [128], strength: 0.5 };
+  }
+  if (pipeline === '/relight/v1') {
+    for (const light of has['light']?.enum ?? []) out[`light ${light}`] = { light };
   }
   if (pipeline === '/upscaler/v1') {
     out.deblur = { type: 'deblur' };
@@ -121,7 +159,9 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
 function expectWellFormed(workflow: CompiledWorkflow) {
   const ids = Object.keys(workflow.prompt);
   expect(workflow.outputNodes.length).toBeGreaterThan(0);
-  for (const id of workflow.outputNodes) expect(workflow.prompt[id]?.class_type).toBe('SaveImage');
+  // Images are saved; a text (image2prompt's caption) is shown.
+  for (const id of workflow.outputNodes)
+    expect(['SaveImage', 'PreviewAny']).toContain(workflow.prompt[id]?.class_type);
   for (const { node, steps } of workflow.samplingSteps) {
     expect(workflow.prompt[node]?.class_type).toBe('KSampler');
     expect(workflow.prompt[node]?.inputs['steps']).toBe(steps);

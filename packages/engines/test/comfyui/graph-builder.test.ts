@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
 import { validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
 import { Graph, type Link } from '../../src/comfyui/workflow/graph.ts';
 import { NODE_TYPES, type NodeTyping } from '../../src/comfyui/workflow/node-types.ts';
+import { objectInfoWithPacks } from '../../src/testing/fake-comfyui/captures.ts';
 import { recordedObjectInfo } from './recorded-object-info.ts';
+
+/** The recorded core definitions and every node pack's, as written from the pack's source. */
+const withPacks = objectInfoWithPacks(ALL_NODE_PACKS);
 
 describe('the node typings', () => {
   for (const [classType, typing] of Object.entries(NODE_TYPES) as [string, NodeTyping][]) {
-    it(`declare ${classType} as the recorded ComfyUI does`, () => {
-      const definition = recordedObjectInfo[classType];
+    it(`declare ${classType} as the recorded ComfyUI (or its node pack) does`, () => {
+      const definition = withPacks[classType];
       expect(definition, classType).toBeDefined();
       if (!definition) return;
       expect(typing.outputs).toEqual(definition.output);

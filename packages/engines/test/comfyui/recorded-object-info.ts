@@ -17,11 +17,9 @@ export const recordedObjectInfo = JSON.parse(
  */
 export function objectInfoWithFiles(
   files: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>,
+  base: ObjectInfo = recordedObjectInfo,
 ): ObjectInfo {
-  const copy = structuredClone(recordedObjectInfo) as Record<
-    string,
-    { input: { required?: Record<string, InputSpec> } }
-  >;
+  const copy = structuredClone(base) as Record<string, { input: { required?: Record<string, InputSpec> } }>;
   for (const [classType, inputs] of Object.entries(files)) {
     for (const [name, added] of Object.entries(inputs)) {
       const spec = copy[classType]?.input.required?.[name];

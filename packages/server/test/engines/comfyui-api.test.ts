@@ -162,8 +162,10 @@ describe('the comfyui engine through the API', () => {
       const id = await submit(testCase.pipeline, body);
       const status = await settle(testCase.pipeline, id);
       expect(status.status, JSON.stringify(status)).toBe('SUCCESS');
-      const urls = (status.download_urls ?? status.output) as string[];
+      const urls = (status.download_urls ?? status.output ?? []) as string[];
       expect(urls).toHaveLength(testCase.expect.count);
+      // A describing pipeline answers the text its output node showed.
+      if (testCase.expect.text) expect(status.prompt).toMatch(/^a description by \w+ of a \d+x\d+ picture$/);
       for (const url of urls) {
         const file = await fetch(url);
         expect(file.status).toBe(200);

@@ -24,19 +24,46 @@ export const CONTROLNET_FILES: Readonly<Record<Family, Readonly<Record<string, s
   },
 };
 
-/** Controlnets whose control picture core ComfyUI can make from a photo (Canny is a core node). */
-const CORE_PREPROCESSED = new Set(['canny']);
-
 /** Canny's thresholds as a share of full brightness: diffusers' usual 100 and 200 of 255. */
 const CANNY = { low_threshold: 0.4, high_threshold: 0.8 } as const;
 
+/**
+ * How each controlnet's control picture is made from the photo: Canny is a core node; the pose
+ * skeleton and the depth map come from comfyui_controlnet_aux, the preprocessors of the
+ * controlnet_aux package diffusers' controlnet examples use (OpenposeDetector with body, hands and
+ * face; MiDaS depth), working at `resolution` pixels.
+ */
+const PREPROCESS: Readonly<
+  Record<string, (w: Workflow, image: Link<'IMAGE'>, resolution: number) => Link<'IMAGE'>>
+> = {
+  canny: (w, image) => w.node('Canny', { image, ...CANNY }).out(0),
+  openpose: (w, image, resolution) =>
+    w
+      .node('OpenposePreprocessor', {
+        image,
+        detect_hand: 'enable',
+        detect_body: 'enable',
+        detect_face: 'enable',
+        resolution,
+      })
+      .out(0),
+  depth: (w, image, resolution) => w.node('MiDaS-DepthMapPreprocessor', { image, resolution }).out(0),
+};
+
+/** Controlnets whose preprocessor takes a working size (core Canny has none). */
+const SIZED_PREPROCESSORS = new Set(['openpose', 'depth']);
+
 export interface ControlUnit {
+  /** The contract's controlnet name: which preprocessor makes its picture. */
+  readonly name: string;
   readonly file: string;
   /** The uploaded photo the control picture is made from. */
   readonly image: string;
   readonly strength: number;
   readonly start: number;
   readonly end: number;
+  /** The preprocessor's working size (`resolution`). */
+  readonly resolution: number;
 }
 
 const PER_CONTROLNET = ['controlnet_weights', 'starting_control_steps', 'ending_control_steps'] as const;
@@ -53,19 +80,15 @@ export function controlUnits(
 ): ControlUnit[] {
   const names = fields.list<string>('controlnets');
   if (names.length === 0) {
-    for (const field of [imageField, ...PER_CONTROLNET]) {
+    for (const field of [imageField, 'resolution', ...PER_CONTROLNET]) {
       if (fields.has(field)) fields.refuse(field, 'is only used with controlnets, and none is named');
     }
     return [];
   }
-  for (const name of names) {
-    if (!CORE_PREPROCESSED.has(name)) {
-      fields.refuse(
-        'controlnets',
-        `'${name}' needs its preprocessor from a ComfyUI node pack (comfyui_controlnet_aux), which this engine does not use yet; core ComfyUI preprocesses only ${[...CORE_PREPROCESSED].map((n) => `'${n}'`).join(', ')}`,
-      );
-    }
+  if (fields.has('resolution') && !names.some((name) => SIZED_PREPROCESSORS.has(name))) {
+    fields.refuse('resolution', "sets the openpose and depth preprocessors' working size; Canny has none");
   }
+  if (images.length === 0) fields.refuse('controlnets', `needs a control picture in ${imageField}`);
   if (images.length !== 1 && images.length !== names.length) {
     fields.refuse(
       imageField,
@@ -90,6 +113,8 @@ export function controlUnits(
     if (start > end)
       fields.refuse('starting_control_steps', `controlnet ${i + 1} starts (${start}) after it ends (${end})`);
     return {
+      name,
+      resolution: fields.number('resolution'),
       file: CONTROLNET_FILES[family][name]!,
       image: images[images.length === 1 ? 0 : i]!,
       strength: perUnit.controlnet_weights[i] ?? 1,
@@ -102,24 +127,33 @@ export function controlUnits(
 export const CONTROLNET_NODES: readonly NodeClass[] = [
   'LoadImage',
   'Canny',
+  'OpenposePreprocessor',
+  'MiDaS-DepthMapPreprocessor',
   'ControlNetLoader',
   'ControlNetApplyAdvanced',
 ];
 
-/** One ControlNetApplyAdvanced per unit, chained on both conditionings; each photo becomes its Canny edges once. */
+/** One ControlNetApplyAdvanced per unit, chained on both conditionings; each photo is preprocessed once per kind. */
 export function applyControlnets(
   w: Workflow,
   conditioning: Conditioning,
   vae: Link<'VAE'>,
   units: readonly ControlUnit[],
 ): Conditioning {
-  const edges = new Map<string, Link<'IMAGE'>>();
+  const photos = new Map<string, Link<'IMAGE'>>();
+  const pictures = new Map<string, Link<'IMAGE'>>();
   let { positive, negative } = conditioning;
   for (const unit of units) {
-    let image = edges.get(unit.image);
+    const key = `${unit.name}\n${unit.image}`;
+    let image = pictures.get(key);
     if (!image) {
-      image = w.node('Canny', { image: loadImage(w, unit.image), ...CANNY }).out(0);
-      edges.set(unit.image, image);
+      let photo = photos.get(unit.image);
+      if (!photo) {
+        photo = loadImage(w, unit.image);
+        photos.set(unit.image, photo);
+      }
+      image = PREPROCESS[unit.name]!(w, photo, unit.resolution);
+      pictures.set(key, image);
     }
     const control_net = w.node('ControlNetLoader', { control_net_name: unit.file }).out(0);
     [positive, negative] = w.node('ControlNetApplyAdvanced', {

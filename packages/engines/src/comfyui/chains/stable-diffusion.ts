@@ -1,5 +1,6 @@
 import type { Pipeline } from '../../engine.ts';
 import type { CompileContext, CompiledWorkflow, PipelineCompiler, ServerRequirements } from '../contracts.ts';
+import { packNeeds } from '../node-packs.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
@@ -10,10 +11,12 @@ import {
   controlUnits,
   type Family,
 } from './controlnet-stack.ts';
+import { applyHidiffusion, HIDIFFUSION_NODES } from './hidiffusion.ts';
 import { HIRES_FIX, HIRES_NODES, hiresPass } from './hires-fix.ts';
 import { EXACT_SIZE_NODES, SD_GRID, samplingSize, scaleTo } from './image-size.ts';
 import { INPAINT_NODES, inpaint } from './inpainting.ts';
 import { encodeImage, IMAGE_NODES, loadImageAt, loadMaskAt } from './input-images.ts';
+import { applyIpAdapters, IP_ADAPTER_FILES, ipAdapterNodes } from './ip-adapter.ts';
 import { applyLoras, LORA_NODES } from './lora-stack.ts';
 import {
   CHECKPOINT_DIFFUSION_NODES,
@@ -36,18 +39,11 @@ export type SdMode = 'text2image' | 'image2image' | 'inpainting' | 'controlnet';
 const NODE_PACK = (what: string, pack: string) =>
   `needs ${what} from a ComfyUI node pack (${pack}), which this engine does not use yet`;
 
-/** Fields of the shared SD request shape no core-node graph can honour. */
+/** Fields of the shared SD request shape no graph of this engine can honour. */
 const NOT_SERVED: Readonly<Record<string, string>> = {
-  ip_adapter_image: NODE_PACK('IP-Adapter', 'ComfyUI_IPAdapter_plus'),
-  ip_adapter_style_images: NODE_PACK('IP-Adapter', 'ComfyUI_IPAdapter_plus'),
-  ip_adapter_mask_images: NODE_PACK('IP-Adapter', 'ComfyUI_IPAdapter_plus'),
-  ip_adapter: NODE_PACK('IP-Adapter', 'ComfyUI_IPAdapter_plus'),
-  ip_adapter_scale: NODE_PACK('IP-Adapter', 'ComfyUI_IPAdapter_plus'),
-  hidiffusion: NODE_PACK('HiDiffusion', 'comfyui_jankhidiffusion'),
   attn: NODE_PACK('style-aligned attention sharing', 'style_aligned_comfy'),
   adain: NODE_PACK('style-aligned AdaIN', 'style_aligned_comfy'),
   style: NODE_PACK('style-aligned generation', 'style_aligned_comfy'),
-  resolution: "sets a controlnet preprocessor's working size, and core ComfyUI's Canny has none",
   mask_images: 'masks for controlnet inpainting are not served by this engine; use /sd/inpainting/v1',
 };
 
@@ -80,6 +76,8 @@ export function compileStableDiffusion(
 
   const target = { width: fields.number('width'), height: fields.number('height') };
   const size = samplingSize(target, SD_GRID);
+  let patched = applyIpAdapters(w, fields, family, model, size);
+  if (fields.bool('hidiffusion')) patched = applyHidiffusion(w, family, patched, target);
   const samples = fields.number('samples');
   const controls =
     mode === 'controlnet'
@@ -104,7 +102,7 @@ export function compileStableDiffusion(
   }
 
   const sampler = {
-    model,
+    model: patched,
     seed: ctx.seed,
     steps: fields.number('num_inference_steps'),
     cfg: fields.number('guidance_scale'),
@@ -144,6 +142,8 @@ export function stableDiffusionRequirements(family: Family, mode: SdMode): Serve
     CLIP_SKIP_NODES,
     LORA_NODES,
     CONTROLNET_NODES,
+    ipAdapterNodes(family),
+    HIDIFFUSION_NODES,
     start[mode],
     HIRES_NODES,
     EXACT_SIZE_NODES,
@@ -151,6 +151,7 @@ export function stableDiffusionRequirements(family: Family, mode: SdMode): Serve
   );
   return {
     nodes,
+    packs: packNeeds('comfyui_controlnet_aux', 'ComfyUI_IPAdapter_plus', 'comfyui_jankhidiffusion'),
     models: [
       {
         folder: 'checkpoints',
@@ -163,13 +164,29 @@ export function stableDiffusionRequirements(family: Family, mode: SdMode): Serve
       { folder: 'embeddings', what: 'each textual inversion `embeddings` names' },
       {
         folder: 'controlnet',
-        what: `\`${CONTROLNET_FILES[family]['canny']}\` for \`controlnets: ["canny"]\``,
+        what: Object.entries(CONTROLNET_FILES[family])
+          .map(([name, file]) => `\`${file}\` for \`controlnets: ["${name}"]\``)
+          .join(', '),
       },
+      {
+        folder: 'ipadapter',
+        what: `the adapter \`ip_adapter\` names: ${ipAdapterFiles(family, 'file')}`,
+      },
+      { folder: 'clip_vision', what: `its image encoder: ${ipAdapterFiles(family, 'clipVision')}` },
       ...(family === 'sd'
         ? [{ folder: 'upscale_models', what: `\`${GENERAL_UPSCALER.file}\` for \`upscale\`` }]
         : []),
     ],
   };
+}
+
+/** The adapter (or encoder) files of a family's IP-Adapters, for the requirements. */
+function ipAdapterFiles(family: Family, which: 'file' | 'clipVision'): string {
+  const tag = family === 'sd' ? 'sd15' : 'sdxl';
+  const files = Object.entries(IP_ADAPTER_FILES)
+    .filter(([name]) => name.includes(tag))
+    .map(([, files]) => `\`${files[which]}\``);
+  return [...new Set(files)].join(', ');
 }
 
 /** The compiler of one SD pipeline: its family, its mode, and the one graph they share. */

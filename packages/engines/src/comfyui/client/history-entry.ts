@@ -7,7 +7,9 @@ import type { FileRef } from '../contracts.ts';
  */
 
 export interface HistoryEntry {
-  readonly outputs?: Readonly<Record<string, { readonly images?: readonly FileRef[] }>>;
+  readonly outputs?: Readonly<
+    Record<string, { readonly images?: readonly FileRef[]; readonly text?: readonly string[] }>
+  >;
   readonly status?: {
     readonly status_str?: string;
     readonly completed?: boolean;
@@ -16,7 +18,8 @@ export interface HistoryEntry {
 }
 
 export type PromptOutcome =
-  | { readonly kind: 'success'; readonly files: FileRef[] }
+  /** `texts` only where an output node showed text (PreviewAny's `{"text": [value]}`). */
+  | { readonly kind: 'success'; readonly files: FileRef[]; readonly texts?: string[] }
   | { readonly kind: 'failed'; readonly message: string };
 
 export function readHistoryEntry(
@@ -29,14 +32,20 @@ export function readHistoryEntry(
     return { kind: 'failed', message: describeFailure(status.messages ?? [], server) };
   }
   const files: FileRef[] = [];
+  const texts: string[] = [];
   for (const node of outputNodes) {
-    const images = (entry.outputs?.[node]?.images ?? []).filter((image) => image.type === 'output');
+    const output = entry.outputs?.[node];
+    const images = (output?.images ?? []).filter((image) => image.type === 'output');
+    if (images.length === 0 && output?.text !== undefined) {
+      texts.push(...output.text.map(String));
+      continue;
+    }
     if (images.length === 0) {
       return { kind: 'failed', message: `output node ${node} saved no image on server ${server}` };
     }
     files.push(...images.map(({ filename, subfolder, type }) => ({ filename, subfolder, type })));
   }
-  return { kind: 'success', files };
+  return { kind: 'success', files, ...(texts.length > 0 ? { texts } : {}) };
 }
 
 /** The failure in words: the failing node's type and id, and the exception's own message. */

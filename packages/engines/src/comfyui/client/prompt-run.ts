@@ -1,8 +1,8 @@
 import {
   type ApiPrompt,
-  type FileRef,
   PromptFailedError,
   PromptLostError,
+  type PromptOutputs,
   type PromptProgress,
   PromptRejectedError,
   ServerUnavailableError,
@@ -39,7 +39,11 @@ export interface RunOptions {
   readonly onProgress?: (progress: PromptProgress) => void;
 }
 
-export async function runPrompt(deps: RunDeps, prompt: ApiPrompt, options: RunOptions): Promise<FileRef[]> {
+export async function runPrompt(
+  deps: RunDeps,
+  prompt: ApiPrompt,
+  options: RunOptions,
+): Promise<PromptOutputs> {
   const { signal } = options;
   signal.throwIfAborted();
   // Listen before submitting: the socket drops messages for a client it does not know yet, and a
@@ -113,7 +117,7 @@ interface QueueBody {
 
 class PromptFollower {
   promptId: string;
-  private following: { resolve(files: FileRef[]): void; reject(error: unknown): void } | undefined;
+  private following: { resolve(outputs: PromptOutputs): void; reject(error: unknown): void } | undefined;
   private endSeen = false;
   private timer: NodeJS.Timeout | undefined;
   private checking = false;
@@ -131,7 +135,7 @@ class PromptFollower {
   }
 
   /** Follows the submitted prompt (the id the server answered) to its output files. */
-  follow(promptId: string): Promise<FileRef[]> {
+  follow(promptId: string): Promise<PromptOutputs> {
     this.promptId = promptId;
     return new Promise((resolve, reject) => {
       this.following = { resolve, reject };
@@ -235,7 +239,7 @@ class PromptFollower {
 
   private settle(outcome: PromptOutcome | { kind: 'lost' }): void {
     if (outcome.kind === 'success') {
-      this.end((following) => following.resolve(outcome.files));
+      this.end((following) => following.resolve({ files: outcome.files, texts: outcome.texts ?? [] }));
       return;
     }
     const server = this.deps.http.server;

@@ -1,9 +1,13 @@
 import type { Pipeline } from '../../engine.ts';
 import type { PipelineCompiler } from '../contracts.ts';
+import { compiler as facelockV2 } from './facelock-v2.ts';
+import { compiler as faceswap } from './faceswap.ts';
 import { compiler as generateV1 } from './generate-v1.ts';
 import { compiler as generateV2 } from './generate-v2.ts';
 import { compiler as generateV3 } from './generate-v3.ts';
+import { compiler as image2prompt } from './image2prompt.ts';
 import { compiler as outpainting } from './outpainting.ts';
+import { compiler as relight } from './relight.ts';
 import { compiler as sdControlnet } from './sd-controlnet.ts';
 import { compiler as sdImage2Image } from './sd-image2image.ts';
 import { compiler as sdInpainting } from './sd-inpainting.ts';
@@ -35,6 +39,10 @@ export const COMPILERS: readonly PipelineCompiler[] = [
   outpainting,
   upscaler,
   superresolution,
+  faceswap,
+  facelockV2,
+  relight,
+  image2prompt,
 ];
 
 const byPipeline = new Map(COMPILERS.map((compiler) => [compiler.pipeline, compiler]));

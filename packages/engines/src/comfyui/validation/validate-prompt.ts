@@ -486,8 +486,12 @@ function outputType(definition: NodeDefinition, slot: unknown): string | readonl
   return type;
 }
 
-/** comfy_execution.validation `validate_node_input`: equal, or comma-separated type lists that overlap. */
+/**
+ * comfy_execution.validation `validate_node_input`: equal, or comma-separated type lists that
+ * overlap. `*` (`IO.ANY`, whose `__ne__` is never true) takes any type, as PreviewAny's `source`.
+ */
 function typesMatch(received: unknown, expected: unknown): boolean {
+  if (received === '*' || expected === '*') return true;
   if (pyEquals(received, expected)) return true;
   if (typeof received !== 'string' || typeof expected !== 'string') return false;
   const wanted = new Set(expected.split(',').map((t) => t.trim()));

@@ -7,10 +7,17 @@
  *   const positive = g.node('CLIPTextEncode', { text, clip }).out(0);
  */
 import type { ApiNode, ApiPrompt } from '../contracts.ts';
-import { type InputType, type LinkType, NODE_TYPES, type NodeClass, type NodeTyping } from './node-types.ts';
+import {
+  type InputType,
+  type LinkType,
+  NODE_TYPES,
+  type NodeClass,
+  type NodeTyping,
+  type OutputType,
+} from './node-types.ts';
 
 /** A handle to one output of a node: where a link comes from, and what travels along it. */
-export interface Link<T extends LinkType = LinkType> {
+export interface Link<T extends OutputType = OutputType> {
   readonly node: string;
   readonly slot: number;
   readonly type: T;
@@ -18,13 +25,18 @@ export interface Link<T extends LinkType = LinkType> {
 
 type Typing<C extends NodeClass> = (typeof NODE_TYPES)[C];
 
-type Value<T extends InputType> = T extends LinkType
-  ? Link<T>
-  : T extends 'INT' | 'FLOAT'
-    ? number
-    : T extends 'BOOLEAN'
-      ? boolean
-      : string;
+type Value<T extends InputType> = T extends '*'
+  ? Link
+  : T extends LinkType
+    ? Link<T>
+    : T extends 'INT' | 'FLOAT'
+      ? number
+      : T extends 'BOOLEAN'
+        ? boolean
+        : // A COMBO's list may hold numbers (ReActor's console_log_level: [0, 1, 2]).
+          T extends 'COMBO'
+          ? string | number
+          : string;
 
 type OptionalOf<C extends NodeClass> = Typing<C> extends { readonly optional: infer O } ? O : object;
 
@@ -34,7 +46,7 @@ type Values<T> = { [K in keyof T]: T[K] extends InputType ? Value<T[K]> : never 
 export type NodeInputs<C extends NodeClass> = Values<Typing<C>['inputs']> & Partial<Values<OptionalOf<C>>>;
 
 /** A tuple of links, one per output type (mapped over a type parameter, so it stays a tuple). */
-type Links<T extends readonly LinkType[]> = { [I in keyof T]: Link<T[I]> };
+type Links<T extends readonly OutputType[]> = { [I in keyof T]: Link<T[I]> };
 
 type Outputs<C extends NodeClass> = Links<Typing<C>['outputs']>;
 
@@ -86,7 +98,8 @@ export class Graph {
     link: Link,
   ): readonly [string, number] {
     // The types already agree where TypeScript checked the call; this guards the casts.
-    if (link.type !== expected) throw new Error(`${classType}.${name} takes ${expected}, not ${link.type}`);
+    if (expected !== '*' && link.type !== expected)
+      throw new Error(`${classType}.${name} takes ${expected}, not ${link.type}`);
     if (!this.nodes[link.node])
       throw new Error(
         `${classType}.${name} links to node ${link.node}, which is not in this graph (another graph's node?)`,

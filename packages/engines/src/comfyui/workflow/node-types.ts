@@ -15,20 +15,176 @@ export type LinkType =
   | 'IMAGE'
   | 'MASK'
   | 'CONTROL_NET'
-  | 'UPSCALE_MODEL';
+  | 'UPSCALE_MODEL'
+  | 'CLIP_VISION'
+  // Node packs' own types (see PACK_NODE_TYPES).
+  | 'IPADAPTER'
+  | 'PULID'
+  | 'EVA_CLIP'
+  | 'FACEANALYSIS'
+  | 'FACE_MODEL'
+  | 'FACE_BOOST'
+  | 'POSE_KEYPOINT'
+  | 'FL2MODEL'
+  | 'PEFTLORA'
+  | 'JSON';
+
+/** Values an output may carry besides LinkType: text (a caption) goes to an output node as is. */
+export type OutputType = LinkType | 'STRING';
 
 /** Values written into the graph (widgets); COMBO is one of a list the server declares. */
 export type WidgetType = 'INT' | 'FLOAT' | 'STRING' | 'BOOLEAN' | 'COMBO';
 
-export type InputType = LinkType | WidgetType;
+/** `*` takes a link of any type (PreviewAny shows whatever it is given). */
+export type InputType = LinkType | WidgetType | '*';
 
 export interface NodeTyping {
   /** Required inputs. */
   readonly inputs: Readonly<Record<string, InputType>>;
   readonly optional?: Readonly<Record<string, InputType>>;
   /** Output slots in order. */
-  readonly outputs: readonly LinkType[];
+  readonly outputs: readonly OutputType[];
 }
+
+/**
+ * The node packs' classes the compilers use, typed as each pack's definitions under
+ * `comfyui-packs/` declare them (a test holds the two together, as for the core classes).
+ */
+const PACK_NODE_TYPES = {
+  // ComfyUI_IPAdapter_plus
+  IPAdapterModelLoader: { inputs: { ipadapter_file: 'COMBO' }, outputs: ['IPADAPTER'] },
+  IPAdapterAdvanced: {
+    inputs: {
+      model: 'MODEL',
+      ipadapter: 'IPADAPTER',
+      image: 'IMAGE',
+      weight: 'FLOAT',
+      weight_type: 'COMBO',
+      combine_embeds: 'COMBO',
+      start_at: 'FLOAT',
+      end_at: 'FLOAT',
+      embeds_scaling: 'COMBO',
+    },
+    optional: { image_negative: 'IMAGE', attn_mask: 'MASK', clip_vision: 'CLIP_VISION' },
+    outputs: ['MODEL'],
+  },
+  // ComfyUI-ReActor
+  ReActorFaceSwap: {
+    inputs: {
+      enabled: 'BOOLEAN',
+      input_image: 'IMAGE',
+      swap_model: 'COMBO',
+      facedetection: 'COMBO',
+      face_restore_model: 'COMBO',
+      face_restore_visibility: 'FLOAT',
+      codeformer_weight: 'FLOAT',
+      detect_gender_input: 'COMBO',
+      detect_gender_source: 'COMBO',
+      input_faces_index: 'STRING',
+      source_faces_index: 'STRING',
+      console_log_level: 'COMBO',
+    },
+    optional: { source_image: 'IMAGE', face_model: 'FACE_MODEL', face_boost: 'FACE_BOOST' },
+    outputs: ['IMAGE', 'FACE_MODEL', 'IMAGE'],
+  },
+  // ComfyUI-IC-Light (kijai)
+  LoadAndApplyICLightUnet: { inputs: { model: 'MODEL', model_path: 'COMBO' }, outputs: ['MODEL'] },
+  ICLightConditioning: {
+    inputs: {
+      positive: 'CONDITIONING',
+      negative: 'CONDITIONING',
+      vae: 'VAE',
+      foreground: 'LATENT',
+      multiplier: 'FLOAT',
+    },
+    optional: { opt_background: 'LATENT' },
+    outputs: ['CONDITIONING', 'CONDITIONING', 'LATENT'],
+  },
+  LightSource: {
+    inputs: {
+      light_position: 'COMBO',
+      multiplier: 'FLOAT',
+      start_color: 'STRING',
+      end_color: 'STRING',
+      width: 'INT',
+      height: 'INT',
+    },
+    optional: { batch_size: 'INT', prev_image: 'IMAGE' },
+    outputs: ['IMAGE'],
+  },
+  // comfyui_controlnet_aux
+  OpenposePreprocessor: {
+    inputs: { image: 'IMAGE' },
+    optional: {
+      detect_hand: 'COMBO',
+      detect_body: 'COMBO',
+      detect_face: 'COMBO',
+      resolution: 'INT',
+      scale_stick_for_xinsr_cn: 'COMBO',
+    },
+    outputs: ['IMAGE', 'POSE_KEYPOINT'],
+  },
+  'MiDaS-DepthMapPreprocessor': {
+    inputs: { image: 'IMAGE' },
+    optional: { a: 'FLOAT', bg_threshold: 'FLOAT', resolution: 'INT' },
+    outputs: ['IMAGE'],
+  },
+  // ComfyUI-Florence2
+  DownloadAndLoadFlorence2Model: {
+    inputs: { model: 'COMBO', precision: 'COMBO', attention: 'COMBO' },
+    optional: { lora: 'PEFTLORA', convert_to_safetensors: 'BOOLEAN' },
+    outputs: ['FL2MODEL'],
+  },
+  Florence2Run: {
+    inputs: {
+      image: 'IMAGE',
+      florence2_model: 'FL2MODEL',
+      text_input: 'STRING',
+      task: 'COMBO',
+      fill_mask: 'BOOLEAN',
+    },
+    optional: {
+      keep_model_loaded: 'BOOLEAN',
+      max_new_tokens: 'INT',
+      num_beams: 'INT',
+      do_sample: 'BOOLEAN',
+      output_mask_select: 'STRING',
+      seed: 'INT',
+    },
+    outputs: ['IMAGE', 'MASK', 'STRING', 'JSON'],
+  },
+  // PuLID_ComfyUI
+  PulidModelLoader: { inputs: { pulid_file: 'COMBO' }, outputs: ['PULID'] },
+  PulidInsightFaceLoader: { inputs: { provider: 'COMBO' }, outputs: ['FACEANALYSIS'] },
+  PulidEvaClipLoader: { inputs: {}, outputs: ['EVA_CLIP'] },
+  ApplyPulid: {
+    inputs: {
+      model: 'MODEL',
+      pulid: 'PULID',
+      eva_clip: 'EVA_CLIP',
+      face_analysis: 'FACEANALYSIS',
+      image: 'IMAGE',
+      method: 'COMBO',
+      weight: 'FLOAT',
+      start_at: 'FLOAT',
+      end_at: 'FLOAT',
+    },
+    optional: { attn_mask: 'MASK' },
+    outputs: ['MODEL'],
+  },
+  // comfyui_jankhidiffusion
+  ApplyRAUNetSimple: {
+    inputs: {
+      model: 'MODEL',
+      model_type: 'COMBO',
+      res_mode: 'COMBO',
+      upscale_mode: 'COMBO',
+      ca_upscale_mode: 'COMBO',
+    },
+    outputs: ['MODEL'],
+  },
+  ApplyMSWMSAAttentionSimple: { inputs: { model: 'MODEL', model_type: 'COMBO' }, outputs: ['MODEL'] },
+} as const satisfies Record<string, NodeTyping>;
 
 export const NODE_TYPES = {
   // Loaders
@@ -146,6 +302,11 @@ export const NODE_TYPES = {
   },
   Canny: { inputs: { image: 'IMAGE', low_threshold: 'FLOAT', high_threshold: 'FLOAT' }, outputs: ['IMAGE'] },
   SaveImage: { inputs: { images: 'IMAGE', filename_prefix: 'STRING' }, outputs: [] },
+  ImageBatch: { inputs: { image1: 'IMAGE', image2: 'IMAGE' }, outputs: ['IMAGE'] },
+  PreviewAny: { inputs: { source: '*' }, outputs: [] },
+  CLIPVisionLoader: { inputs: { clip_name: 'COMBO' }, outputs: ['CLIP_VISION'] },
+
+  ...PACK_NODE_TYPES,
 } as const satisfies Record<string, NodeTyping>;
 
 export type NodeClass = keyof typeof NODE_TYPES;

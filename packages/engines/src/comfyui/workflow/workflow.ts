@@ -13,6 +13,7 @@ export function nodeClasses(...groups: readonly (readonly NodeClass[])[]): NodeC
 /** Sampling and decoding, and saving the result. */
 export const SAMPLE_NODES: readonly NodeClass[] = ['KSampler', 'VAEDecode'];
 export const SAVE_NODES: readonly NodeClass[] = ['SaveImage'];
+export const SHOW_NODES: readonly NodeClass[] = ['PreviewAny'];
 
 /**
  * A graph being compiled for one task, with what the engine needs beside it: the sampling nodes
@@ -45,8 +46,13 @@ export class Workflow extends Graph {
     this.outputNodes.push(this.node('SaveImage', { images, filename_prefix: this.filenamePrefix }).id);
   }
 
+  /** PreviewAny of a text value: what it shows (history's `text`) is the task's text result. */
+  show(text: Link<'STRING'>): void {
+    this.outputNodes.push(this.node('PreviewAny', { source: text }).id);
+  }
+
   compiled(): CompiledWorkflow {
-    if (this.outputNodes.length === 0) throw new Error('a workflow saves at least one image');
+    if (this.outputNodes.length === 0) throw new Error('a workflow saves at least one image or shows a text');
     return {
       prompt: this.toPrompt(),
       outputNodes: [...this.outputNodes],

@@ -71,6 +71,19 @@ export class GraphShapes {
     return from === undefined ? undefined : this.outputs(from)[(value as [string, number])[1]];
   }
 
+  /** The first image or latent among a node's inputs, in the graph's order. */
+  firstInputPicture(id: string): Picture | undefined {
+    for (const name of Object.keys(this.prompt[id]?.inputs ?? {})) {
+      const picture = this.input(id, name);
+      if (picture) return picture;
+    }
+    return undefined;
+  }
+
+  classOf(id: string): string {
+    return this.prompt[id]!.class_type;
+  }
+
   /** @internal for NodeView */
   node(id: string) {
     return this.prompt[id]!;
@@ -104,11 +117,7 @@ class NodeView {
 
   /** The first image or latent among the inputs, in the graph's order. */
   firstPicture(): Size | undefined {
-    for (const name of Object.keys(this.graph.node(this.id).inputs)) {
-      const picture = this.graph.input(this.id, name);
-      if (picture) return picture;
-    }
-    return undefined;
+    return this.graph.firstInputPicture(this.id);
   }
 
   loadedImage(name: string): Size {
@@ -221,6 +230,10 @@ const RULES: Readonly<Record<string, Rule>> = {
     const left = latent.batch - node.number('batch_index');
     return [sized(latent.width, latent.height, Math.min(node.number('length'), left))];
   },
+  // IC-Light's light map: a gradient of the size and batch it is asked for.
+  LightSource: (node) => [
+    sized(node.number('width'), node.number('height'), Number(node.value('batch_size') ?? 1)),
+  ],
   ImageBatch: (node) => {
     const first = node.picture('image1');
     return [sized(first.width, first.height, first.batch + node.picture('image2').batch)];

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { ObjectInfo } from '../../comfyui/contracts.ts';
+import { ALL_NODE_PACKS, type NodePack } from '../../comfyui/node-packs.ts';
 import {
   capturedFeatures,
   capturedModelFolders,
@@ -8,6 +9,7 @@ import {
   capturedObjectInfo,
   capturedRefusal,
   capturedSystemStats,
+  objectInfoWithPacks,
 } from './captures.ts';
 import { FileStore } from './file-store.ts';
 import { answer, type FakeCounts, type RouteState } from './http-routes.ts';
@@ -33,8 +35,16 @@ export type { ExecutionRecord, StepAction };
 export { capturedObjectInfo };
 
 export interface FakeComfyOptions {
-  /** Node definitions (default: the recorded server's `object_info.json`). */
+  /**
+   * Node definitions (default: the recorded server's `object_info.json` with the definitions of
+   * `packs` added).
+   */
   readonly objectInfo?: ObjectInfo;
+  /**
+   * The custom node packs installed (default: every pack in `comfyui-packs/`); `[]` is a bare
+   * ComfyUI, which refuses a graph that uses a pack's node as an unknown class.
+   */
+  readonly packs?: readonly NodePack[];
   /**
    * Model files by folder (`checkpoints`, `loras`, `upscale_models`…): the loaders accept exactly
    * these. Folders left out keep the recorded server's files (`random-sd15.safetensors`,
@@ -92,7 +102,7 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
   const recorded = capturedModels();
   const models = { ...recorded, ...options.models };
   const files = new FileStore();
-  const baseInfo = options.objectInfo ?? capturedObjectInfo();
+  const baseInfo = options.objectInfo ?? objectInfoWithPacks(options.packs ?? ALL_NODE_PACKS);
   let liveInfo: { version: number; info: ObjectInfo } | undefined;
   // The node definitions list the model files and the input folder: rebuilt when uploads change it.
   const objectInfo = (): ObjectInfo => {

@@ -1,4 +1,6 @@
 import type { InputSpec, NodeDefinition, ObjectInfo } from '../../comfyui/contracts.ts';
+import { ALL_NODE_PACKS } from '../../comfyui/node-packs.ts';
+import { packDefinitions } from './captures.ts';
 
 /**
  * ComfyUI lists a model folder's files as the allowed values of the loaders' inputs
@@ -8,7 +10,7 @@ import type { InputSpec, NodeDefinition, ObjectInfo } from '../../comfyui/contra
  */
 
 /** Loader input → model folder, for the core loaders. */
-export const MODEL_INPUTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+const CORE_MODEL_INPUTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   CheckpointLoader: { ckpt_name: 'checkpoints' },
   CheckpointLoaderSimple: { ckpt_name: 'checkpoints' },
   ImageOnlyCheckpointLoader: { ckpt_name: 'checkpoints' },
@@ -41,6 +43,13 @@ export const MODEL_INPUTS: Readonly<Record<string, Readonly<Record<string, strin
   ModelPatchLoader: { name: 'model_patches' },
   AudioEncoderLoader: { audio_encoder_name: 'audio_encoders' },
 };
+
+/** Loader input → model folder, for the core loaders and the node packs' (as each pack's definitions say). */
+export const MODEL_INPUTS: Readonly<Record<string, Readonly<Record<string, string>>>> = Object.assign(
+  {},
+  CORE_MODEL_INPUTS,
+  ...ALL_NODE_PACKS.map((pack) => packDefinitions(pack).model_inputs),
+);
 
 /** LoadImage lists the input folder the same way. */
 const INPUT_FILE_INPUTS: Readonly<Record<string, string>> = { LoadImage: 'image', LoadImageMask: 'image' };

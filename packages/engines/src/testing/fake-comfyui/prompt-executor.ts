@@ -38,7 +38,8 @@ export interface ExecutionRecord {
 }
 
 interface CacheEntry {
-  ui?: { images: FileRef[] };
+  /** What an output node shows: saved images, or PreviewAny's text. */
+  ui?: { images: FileRef[] } | { text: string[] };
 }
 
 class Interrupted extends Error {}
@@ -253,8 +254,12 @@ export class PromptExecutor {
     const definition = this.objectInfo()[node.class_type];
     if (definition?.output_node) {
       const images = shapes.input(id, 'images');
-      if (images) {
-        const ui = { images: this.saveImages(node.class_type, node.inputs['filename_prefix'], images) };
+      const ui = images
+        ? { images: this.saveImages(node.class_type, node.inputs['filename_prefix'], images) }
+        : node.class_type === 'PreviewAny'
+          ? { text: [describedText(shapes, node.inputs['source'])] }
+          : undefined;
+      if (ui) {
         entry.ui = ui;
         if (run.sid !== undefined) {
           run.send('executed', { node: id, display_node: id, output: ui, prompt_id: run.item.promptId });
@@ -425,4 +430,17 @@ export function signaturesOf(prompt: ApiPrompt, extra: (id: string) => string): 
   };
   for (const id of Object.keys(prompt)) sign(id);
   return signatures;
+}
+
+/**
+ * What PreviewAny shows (core `nodes_preview_any.py`: `{"ui": {"text": [value]}}`): the fake has
+ * no captioning model, so a text value is a sentence naming the node that made it and the size of
+ * the picture it read, deterministic per graph.
+ */
+function describedText(shapes: GraphShapes, source: unknown): string {
+  const from = linkSource(source);
+  if (from === undefined) return String(source);
+  const picture = shapes.firstInputPicture(from);
+  const seen = picture ? ` of a ${picture.width}x${picture.height} picture` : '';
+  return `a description by ${shapes.classOf(from)}${seen}`;
 }

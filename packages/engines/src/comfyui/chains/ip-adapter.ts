@@ -1,0 +1,170 @@
+import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
+import { nodeClasses, type Workflow } from '../workflow/workflow.ts';
+import type { Family } from './controlnet-stack.ts';
+import type { Size } from './image-size.ts';
+import { IMAGE_NODES, loadImage, loadMaskAt } from './input-images.ts';
+import type { RequestFields } from './request-fields.ts';
+
+/**
+ * IP-Adapter on the SD1.5 and SDXL graphs, with ComfyUI_IPAdapter_plus: each adapter `ip_adapter`
+ * names is loaded with the CLIP vision encoder it was trained with and applied to the model
+ * (IPAdapterAdvanced) with its picture and scale, as diffusers' `load_ip_adapter` and
+ * `set_ip_adapter_scale` do; SDXL masks limit an adapter to a region (`attn_mask`, as diffusers'
+ * IPAdapterMaskProcessor); style images steer the style only (InstantStyle, the pack's
+ * `style transfer` weighting).
+ */
+
+/** The files each contract adapter name loads, as h94/IP-Adapter publishes them (folders `ipadapter`, `clip_vision`). */
+export const IP_ADAPTER_FILES: Readonly<
+  Record<string, { readonly file: string; readonly clipVision: string }>
+> = {
+  'ip-adapter_sd15_light': {
+    file: 'ip-adapter_sd15_light_v11.bin',
+    clipVision: 'CLIP-ViT-H-14-laion2B-s32B-b79K.safetensors',
+  },
+  'ip-adapter_sd15': {
+    file: 'ip-adapter_sd15.safetensors',
+    clipVision: 'CLIP-ViT-H-14-laion2B-s32B-b79K.safetensors',
+  },
+  'ip-adapter-plus_sd15': {
+    file: 'ip-adapter-plus_sd15.safetensors',
+    clipVision: 'CLIP-ViT-H-14-laion2B-s32B-b79K.safetensors',
+  },
+  'ip-adapter_sdxl': {
+    file: 'ip-adapter_sdxl.safetensors',
+    clipVision: 'CLIP-ViT-bigG-14-laion2B-39B-b160k.safetensors',
+  },
+  'ip-adapter_sdxl_vit-h': {
+    file: 'ip-adapter_sdxl_vit-h.safetensors',
+    clipVision: 'CLIP-ViT-H-14-laion2B-s32B-b79K.safetensors',
+  },
+  'ip-adapter-plus_sdxl_vit-h': {
+    file: 'ip-adapter-plus_sdxl_vit-h.safetensors',
+    clipVision: 'CLIP-ViT-H-14-laion2B-s32B-b79K.safetensors',
+  },
+  'ip-adapter-plus-face_sdxl_vit-h': {
+    file: 'ip-adapter-plus-face_sdxl_vit-h.safetensors',
+    clipVision: 'CLIP-ViT-H-14-laion2B-s32B-b79K.safetensors',
+  },
+};
+
+/** The node classes of a family's IP-Adapter graphs (SDXL's masks are loaded and sized too). */
+export function ipAdapterNodes(family: Family): readonly NodeClass[] {
+  return nodeClasses(
+    ['IPAdapterModelLoader', 'CLIPVisionLoader', 'IPAdapterAdvanced', 'ImageBatch'],
+    family === 'sdxl' ? IMAGE_NODES.mask : IMAGE_NODES.load,
+  );
+}
+
+const FIELDS = ['ip_adapter_image', 'ip_adapter_scale', 'ip_adapter_style_images', 'ip_adapter_mask_images'];
+
+/** diffusers' scale when none is set. */
+const DEFAULT_SCALE = 1;
+
+/** One value for all adapters, or one each. */
+function perAdapter<T>(fields: RequestFields, field: string, values: readonly T[], adapters: number): T[] {
+  if (values.length === 1) return Array.from({ length: adapters }, () => values[0]!);
+  if (values.length !== adapters) {
+    fields.refuse(
+      field,
+      `${values.length} value(s) for ${adapters} adapter(s); send one, or one per adapter`,
+    );
+  }
+  return [...values];
+}
+
+/** The model with the request's IP-Adapters applied (unchanged when it names none). */
+export function applyIpAdapters(
+  w: Workflow,
+  fields: RequestFields,
+  family: Family,
+  model: Link<'MODEL'>,
+  size: Size,
+): Link<'MODEL'> {
+  const names = fields.list<string>('ip_adapter');
+  if (names.length === 0) {
+    for (const field of FIELDS) {
+      if (fields.has(field)) fields.refuse(field, 'is only used with ip_adapter, and none is named');
+    }
+    return model;
+  }
+  const adapters = names.map((name) => {
+    const files = IP_ADAPTER_FILES[name];
+    if (!files) {
+      fields.refuse(
+        'ip_adapter',
+        `'${name}' is an uploaded adapter; this engine loads the named adapters only (${Object.keys(
+          IP_ADAPTER_FILES,
+        )
+          .filter((n) => n.includes(family === 'sd' ? 'sd15' : 'sdxl'))
+          .join(', ')})`,
+      );
+    }
+    return files;
+  });
+  const images = fields.images('ip_adapter_image');
+  const styles = fields.images('ip_adapter_style_images');
+  if (images.length === 0 && styles.length === 0) {
+    fields.refuse('ip_adapter', 'needs a picture: ip_adapter_image, or ip_adapter_style_images');
+  }
+  const pictures = images.length === 0 ? [] : perAdapter(fields, 'ip_adapter_image', images, names.length);
+  const scales = perAdapter(
+    fields,
+    'ip_adapter_scale',
+    fields.has('ip_adapter_scale') ? fields.list<number>('ip_adapter_scale') : [DEFAULT_SCALE],
+    names.length,
+  );
+  const maskFiles = fields.images('ip_adapter_mask_images');
+  if (maskFiles.length > 0 && maskFiles.length !== names.length) {
+    fields.refuse(
+      'ip_adapter_mask_images',
+      `${maskFiles.length} mask(s) for ${names.length} adapter(s); send one per adapter`,
+    );
+  }
+
+  const loaded = adapters.map((files) => ({
+    ipadapter: w.node('IPAdapterModelLoader', { ipadapter_file: files.file }).out(0),
+    clip_vision: w.node('CLIPVisionLoader', { clip_name: files.clipVision }).out(0),
+  }));
+  const linear = {
+    weight_type: 'linear',
+    combine_embeds: 'concat',
+    start_at: 0,
+    end_at: 1,
+    embeds_scaling: 'V only',
+  } as const;
+  pictures.forEach((picture, i) => {
+    const mask = maskFiles[i];
+    model = w
+      .node('IPAdapterAdvanced', {
+        model,
+        ...loaded[i]!,
+        image: loadImage(w, picture),
+        weight: scales[i]!,
+        ...linear,
+        ...(mask ? { attn_mask: loadMaskAt(w, mask, size) } : {}),
+      })
+      .out(0);
+  });
+  if (styles.length > 0) {
+    // All style pictures through the first adapter, their embeddings averaged.
+    const [first, ...rest] = styles.map((style) => loadImage(w, style));
+    const image = rest.reduce(
+      (batch, next) => w.node('ImageBatch', { image1: batch, image2: next }).out(0),
+      first!,
+    );
+    model = w
+      .node('IPAdapterAdvanced', {
+        model,
+        ...loaded[0]!,
+        image,
+        weight: scales[0]!,
+        ...linear,
+        weight_type: 'style transfer',
+        combine_embeds: 'average',
+      })
+      .out(0);
+  }
+  return model;
+}

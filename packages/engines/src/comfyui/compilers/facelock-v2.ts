@@ -1,0 +1,105 @@
+import { EXACT_SIZE_NODES, SD_GRID, samplingSize, scaleTo } from '../chains/image-size.ts';
+import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
+import {
+  CHECKPOINT_DIFFUSION_NODES,
+  checkpointFile,
+  DEFAULT_CHECKPOINTS,
+  loadCheckpoint,
+} from '../chains/model-files.ts';
+import { encodePrompts } from '../chains/prompt-encoding.ts';
+import { RequestFields } from '../chains/request-fields.ts';
+import { samplingFor } from '../chains/schedulers.ts';
+import type { PipelineCompiler } from '../contracts.ts';
+import { packNeeds } from '../node-packs.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
+import { nodeClasses, Workflow } from '../workflow/workflow.ts';
+
+/**
+ * `/facelock/v2`: PuLID on an SDXL checkpoint with cubiq's PuLID_ComfyUI: the identity of
+ * `input_face` (insightface antelopev2 and EVA-CLIP features) injected into the model at
+ * `id_scale`, PuLID's fidelity mode, then text to image as usual.
+ *
+ * `supp_image1` and `id_mix` are refused: PuLID concatenates the identity tokens of the extra face
+ * (all of them with `id_mix`, the first five without), while ApplyPulid averages the faces of a
+ * batch, which is another picture. PuLID has no SD1.5 model, so `/facelock/v1` is not compiled.
+ */
+const PIPELINE = '/facelock/v2';
+
+/** PuLID's SDXL weights (folder `pulid`), as guozinan/PuLID publishes them. */
+export const PULID_MODEL = 'ip-adapter_pulid_sdxl_fp16.safetensors';
+
+const FACELOCK_NODES: readonly NodeClass[] = [
+  'PulidModelLoader',
+  'PulidInsightFaceLoader',
+  'PulidEvaClipLoader',
+  'ApplyPulid',
+];
+
+const NOT_CONCATENATED =
+  "would add the extra face's identity tokens to input_face's, as PuLID does; ApplyPulid averages the faces instead, which is another picture";
+
+export const compiler: PipelineCompiler = {
+  pipeline: PIPELINE,
+  requires: {
+    nodes: nodeClasses(
+      CHECKPOINT_DIFFUSION_NODES,
+      FACELOCK_NODES,
+      IMAGE_NODES.load,
+      ['EmptyLatentImage'],
+      EXACT_SIZE_NODES,
+    ),
+    packs: packNeeds('PuLID_ComfyUI'),
+    models: [
+      {
+        folder: 'checkpoints',
+        what: `the SDXL checkpoint of \`model_id\`: \`${DEFAULT_CHECKPOINTS['sdxl']}\` for \`sdxl\`, or the file \`COMFYUI_CHECKPOINTS\` maps the id to`,
+      },
+      { folder: 'pulid', what: `\`${PULID_MODEL}\`` },
+      {
+        folder: 'insightface',
+        what: '`models/antelopev2/` (the face analysis PuLID reads; EVA-CLIP is fetched on first use)',
+      },
+    ],
+  },
+  compile(ctx) {
+    const fields = new RequestFields(PIPELINE, ctx);
+    fields.refuseUnlessDefault({ supp_image1: NOT_CONCATENATED, id_mix: NOT_CONCATENATED });
+    const target = { width: fields.number('width'), height: fields.number('height') };
+    const size = samplingSize(target, SD_GRID);
+    const w = new Workflow(ctx.filenamePrefix);
+    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id')));
+    const model = w
+      .node('ApplyPulid', {
+        model: checkpoint.model,
+        pulid: w.node('PulidModelLoader', { pulid_file: PULID_MODEL }).out(0),
+        eva_clip: w.node('PulidEvaClipLoader', {}).out(0),
+        // Face analysis is light work: on the CPU it runs on every server, with or without CUDA.
+        face_analysis: w.node('PulidInsightFaceLoader', { provider: 'CPU' }).out(0),
+        image: loadImage(w, fields.image('input_face')),
+        method: 'fidelity',
+        weight: fields.number('id_scale'),
+        start_at: 0,
+        end_at: 1,
+      })
+      .out(0);
+    const prompts = encodePrompts(
+      w,
+      checkpoint.clip,
+      fields.string('prompt'),
+      fields.string('negative_prompt'),
+    );
+    const latent = w.sample({
+      model,
+      seed: ctx.seed,
+      steps: fields.number('num_inference_steps'),
+      cfg: fields.number('guidance_scale'),
+      ...samplingFor('EulerDiscreteScheduler'),
+      ...prompts,
+      latent_image: w.node('EmptyLatentImage', { ...size, batch_size: fields.number('samples') }).out(0),
+      denoise: 1,
+    });
+    const decoded = w.node('VAEDecode', { samples: latent, vae: checkpoint.vae }).out(0);
+    w.save(scaleTo(w, decoded, size, target));
+    return w.compiled();
+  },
+};
