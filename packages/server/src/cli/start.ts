@@ -14,6 +14,9 @@ import { createAuthenticator } from '../auth/authenticator.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
 import { withStoredFiles } from '../fetch/stored-files.ts';
 import { buildApi } from '../http/api-app.ts';
+import { lineLog, loggerFromEnv } from '../observability/logger.ts';
+import { metricsFromEnv } from '../observability/metrics.ts';
+import { metricsHandler } from '../observability/metrics-endpoint.ts';
 import { blobStoreFromEnv } from '../storage/local-blob-store.ts';
 import { startWorker } from '../tasks/index.ts';
 import { startWebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
@@ -21,7 +24,10 @@ import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
 import { openDatabase } from './database.ts';
 import { readStartConfig } from './start-config.ts';
 
-const log = (line: string) => console.log(`[imagegen] ${line}`);
+// JSON lines on stdout (LOG_LEVEL); every listener of the process serves its metrics at /metrics.
+const logger = loggerFromEnv(process.env);
+const log = (line: string) => logger.info(line);
+const metrics = metricsFromEnv(process.env);
 
 async function main(): Promise<void> {
   const config = readStartConfig(process.env);
@@ -48,7 +54,8 @@ async function main(): Promise<void> {
     publicUrl: config.publicUrl,
     engines: () => engines.registry.describe(),
     docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],
-    logger: { level: 'warn' },
+    logger: logger.child({ component: 'api' }),
+    metrics,
     enqueueWebhook,
   });
   await app.listen({ port: config.apiPort, host: config.apiHost });
@@ -65,13 +72,15 @@ async function main(): Promise<void> {
     enqueueWebhook,
     signal: stop.signal,
     ...(config.serverId ? { serverId: config.serverId } : {}),
-    log: (line) => log(`worker: ${line}`),
+    log: lineLog(logger.child({ component: 'worker' })),
+    metrics,
   });
   const dispatcher = startWebhookDispatcher({
     pool: workerPool,
     signal: stop.signal,
     allowPrivate: process.env.IMAGEGEN_ALLOW_PRIVATE_URLS === '1',
-    log: (line) => log(`webhooks: ${line}`),
+    log: lineLog(logger.child({ component: 'webhooks' })),
+    metrics,
   });
 
   let docs: DocsHost | null = null;
@@ -84,6 +93,7 @@ async function main(): Promise<void> {
         apiUrl: config.publicUrl,
         pool: apiDb.pool,
         log: (line) => log(`docs: ${line}`),
+        handlers: [metricsHandler(metrics)],
       });
     } catch (error) {
       log(`warning: the documentation site did not start: ${(error as Error).message}`);

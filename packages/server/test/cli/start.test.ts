@@ -170,6 +170,6 @@ describe('npm start and the CLI', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(output).toContain('[imagegen] stopped');
+    expect(output).toContain('"msg":"stopped"');
   });
 });
