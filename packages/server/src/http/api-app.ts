@@ -91,7 +91,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     reply
       .code(204)
       .header('access-control-allow-methods', 'GET, POST, OPTIONS')
-      .header('access-control-allow-headers', 'API-Key, Content-Type, Prefer, Idempotency-Key, Last-Event-ID, X-Request-Id')
+      .header(
+        'access-control-allow-headers',
+        'API-Key, Content-Type, Prefer, Idempotency-Key, Last-Event-ID, X-Request-Id',
+      )
       .header('access-control-max-age', '86400')
       .send(),
   );

@@ -47,7 +47,11 @@ export class RequestLogController extends LogController {
 
   override incomingRequest(): void {}
 
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
     if (error) super.requestCompleted(error, request, reply);
   }
 }

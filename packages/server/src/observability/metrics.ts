@@ -114,7 +114,8 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const { engine, server, queue } of metrics.servers().values()) this.set({ engine, server }, queue);
+        for (const { engine, server, queue } of metrics.servers().values())
+          this.set({ engine, server }, queue);
       },
     });
   }

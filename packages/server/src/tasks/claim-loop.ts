@@ -11,7 +11,7 @@ import { type TaskRow, toTaskRecord } from './sql/task-row.ts';
 import { type TaskChange, taskEvents } from './task-events.ts';
 import { listenForTasks } from './task-notifications.ts';
 import type { TaskRecord } from './types.ts';
-import { type WorkerContext, taskFields, taskLabels } from './worker-context.ts';
+import { taskFields, taskLabels, type WorkerContext } from './worker-context.ts';
 import { type WorkerRoutes, workerRoutes } from './worker-routes.ts';
 
 /** Cancels remembered for tasks this worker may have claimed but not yet registered. */

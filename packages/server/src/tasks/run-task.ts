@@ -8,7 +8,7 @@ import {
 import { allocateOutputKeys, extensionFor } from '../storage/blob-keys.ts';
 import { drawSeed } from './submit.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
-import { type WorkerContext, taskLabels } from './worker-context.ts';
+import { taskLabels, type WorkerContext } from './worker-context.ts';
 
 /** An error the task's owner reads as is, and which no retry can cure. */
 export class FinalError extends Error {}

@@ -11,7 +11,7 @@ import { releaseTask } from './sql/releaseTask.ts';
 import { toTaskRecord } from './sql/task-row.ts';
 import { taskStatusBody } from './status-body.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
-import { type WorkerContext, taskFields, taskLabels } from './worker-context.ts';
+import { taskFields, taskLabels, type WorkerContext } from './worker-context.ts';
 
 /** The completing write found the task claimed by another attempt: roll back, change nothing. */
 class LeaseLostError extends Error {}

@@ -1,8 +1,8 @@
 import { listen, type Pool } from '@imagegen/db';
 import type { AddressPolicy } from '../fetch/address-policy.ts';
+import { GuardError, guardedFetch, type Resolver } from '../fetch/ssrf-guard.ts';
 import type { LineLog, LogFields } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { GuardError, guardedFetch, type Resolver } from '../fetch/ssrf-guard.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry-schedule.ts';
 import { type ClaimedDelivery, claimDueDeliveries } from './sql/claimDueDeliveries.ts';
 import { finishAttempt } from './sql/finishAttempt.ts';

@@ -72,7 +72,10 @@ describe('GET /metrics on the API', () => {
     const text = await scrape();
     expect(series(text).length).toBe(before);
     expect(
-      valueOf(text, `imagegen_http_request_duration_seconds_count{method="GET",route="(unmatched)",status="404"}`),
+      valueOf(
+        text,
+        `imagegen_http_request_duration_seconds_count{method="GET",route="(unmatched)",status="404"}`,
+      ),
     ).toBe(1_001);
     expect(text).not.toContain('/no/such/path');
   });
@@ -85,9 +88,9 @@ describe('GET /metrics on the API', () => {
         expect((await idle.request('POST', TEXT2IMAGE, { json: api.example(TEXT2IMAGE) })).status).toBe(200);
       }
       const enterprise = { ...api.example(TEXT2IMAGE), server_id: 'gpu-1' };
-      expect((await idle.request('POST', TEXT2IMAGE, { json: enterprise, key: idle.enterprise.key })).status).toBe(
-        200,
-      );
+      expect(
+        (await idle.request('POST', TEXT2IMAGE, { json: enterprise, key: idle.enterprise.key })).status,
+      ).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       const text = (await idle.request('GET', '/metrics', { key: null })).bytes.toString('utf8');
       expect(valueOf(text, 'imagegen_queue_depth{route="shared"}')).toBe(3);
@@ -131,14 +134,23 @@ describe('GET /metrics on the API', () => {
     ]);
     const text = await engines.render();
     expect(valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="up"}')).toBe(1);
-    expect(valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="down"}')).toBe(1);
-    expect(valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="unknown"}')).toBe(0);
-    expect(valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-b",state="unknown"}')).toBe(1);
+    expect(valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="down"}')).toBe(
+      1,
+    );
+    expect(
+      valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="unknown"}'),
+    ).toBe(0);
+    expect(
+      valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-b",state="unknown"}'),
+    ).toBe(1);
     expect(valueOf(text, 'imagegen_engine_server_queue{engine="comfyui",server="gpu-a"}')).toBe(2);
   });
 
   it('answers only a matching bearer token when METRICS_TOKEN is set', async () => {
-    const guarded = await startApiHarness({ metrics: new Metrics({ token: 's3cret-token' }), withWorkers: false });
+    const guarded = await startApiHarness({
+      metrics: new Metrics({ token: 's3cret-token' }),
+      withWorkers: false,
+    });
     try {
       const none = await guarded.request('GET', '/metrics', { key: null });
       expect(none.status).toBe(401);
@@ -168,7 +180,10 @@ describe('X-Request-Id', () => {
   afterAll(() => api.close());
 
   it("echoes the caller's id when it is plain, and a new one otherwise", async () => {
-    const given = await api.request('GET', '/health', { key: null, headers: { 'x-request-id': 'lb-42.abc' } });
+    const given = await api.request('GET', '/health', {
+      key: null,
+      headers: { 'x-request-id': 'lb-42.abc' },
+    });
     expect(given.headers.get('x-request-id')).toBe('lb-42.abc');
     const made = await api.request('GET', '/health', { key: null });
     expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
@@ -177,7 +192,10 @@ describe('X-Request-Id', () => {
       headers: { 'x-request-id': `spaces are "not" ok ${'x'.repeat(10)}` },
     });
     expect(refused.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    const long = await api.request('GET', '/health', { key: null, headers: { 'x-request-id': 'a'.repeat(129) } });
+    const long = await api.request('GET', '/health', {
+      key: null,
+      headers: { 'x-request-id': 'a'.repeat(129) },
+    });
     expect(long.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 

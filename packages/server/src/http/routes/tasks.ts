@@ -1,6 +1,7 @@
 import type { Endpoint } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Metrics } from '../../observability/metrics.ts';
 import {
   hasEnded,
   IdempotencyKeyReusedError,
@@ -15,7 +16,6 @@ import {
   type TaskWatcher,
   taskStatusBody,
 } from '../../tasks/index.ts';
-import type { Metrics } from '../../observability/metrics.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
 import { HttpError, TASK_NOT_FOUND } from '../http-errors.ts';
