@@ -11,7 +11,7 @@ function samples(text: string): string[] {
 }
 
 /** The value of the one sample whose line starts with `series` (name and labels as written). */
-function valueOf(text: string, series: string): number | undefined {
+function sampleValue(text: string, series: string): number | undefined {
   const line = samples(text).find((sample) => sample.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
@@ -40,13 +40,13 @@ describe('GET /metrics on the API', () => {
 
     const text = await scrape();
     const labels = `pipeline="${TEXT2IMAGE}",engine="plain"`;
-    expect(valueOf(text, `imagegen_tasks_submitted_total{pipeline="${TEXT2IMAGE}"}`)).toBe(1);
-    expect(valueOf(text, `imagegen_tasks_claimed_total{${labels}}`)).toBe(1);
-    expect(valueOf(text, `imagegen_tasks_succeeded_total{${labels}}`)).toBe(1);
-    expect(valueOf(text, `imagegen_engine_run_seconds_count{${labels}}`)).toBe(1);
+    expect(sampleValue(text, `imagegen_tasks_submitted_total{pipeline="${TEXT2IMAGE}"}`)).toBe(1);
+    expect(sampleValue(text, `imagegen_tasks_claimed_total{${labels}}`)).toBe(1);
+    expect(sampleValue(text, `imagegen_tasks_succeeded_total{${labels}}`)).toBe(1);
+    expect(sampleValue(text, `imagegen_engine_run_seconds_count{${labels}}`)).toBe(1);
     // The requests so far, by route pattern and status: the poll's pattern names no task id.
     expect(
-      valueOf(
+      sampleValue(
         text,
         `imagegen_http_request_duration_seconds_count{method="POST",route="${TEXT2IMAGE}",status="200"}`,
       ),
@@ -72,7 +72,7 @@ describe('GET /metrics on the API', () => {
     const text = await scrape();
     expect(series(text).length).toBe(before);
     expect(
-      valueOf(
+      sampleValue(
         text,
         `imagegen_http_request_duration_seconds_count{method="GET",route="(unmatched)",status="404"}`,
       ),
@@ -93,9 +93,9 @@ describe('GET /metrics on the API', () => {
       ).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       const text = (await idle.request('GET', '/metrics', { key: null })).bytes.toString('utf8');
-      expect(valueOf(text, 'imagegen_queue_depth{route="shared"}')).toBe(3);
-      expect(valueOf(text, 'imagegen_queue_depth{route="server:gpu-1"}')).toBe(1);
-      expect(valueOf(text, 'imagegen_queue_oldest_age_seconds{route="shared"}')).toBeGreaterThan(1);
+      expect(sampleValue(text, 'imagegen_queue_depth{route="shared"}')).toBe(3);
+      expect(sampleValue(text, 'imagegen_queue_depth{route="server:gpu-1"}')).toBe(1);
+      expect(sampleValue(text, 'imagegen_queue_oldest_age_seconds{route="shared"}')).toBeGreaterThan(1);
     } finally {
       await idle.close();
     }
@@ -112,7 +112,7 @@ describe('GET /metrics on the API', () => {
     } as never);
     const texts = await Promise.all(Array.from({ length: 20 }, () => counting.render()));
     expect(reads).toBe(1);
-    for (const text of texts) expect(valueOf(text, 'imagegen_queue_depth{route="shared"}')).toBe(1);
+    for (const text of texts) expect(sampleValue(text, 'imagegen_queue_depth{route="shared"}')).toBe(1);
   });
 
   it("reports each engine server group's states and queue", async () => {
@@ -133,17 +133,19 @@ describe('GET /metrics on the API', () => {
       },
     ]);
     const text = await engines.render();
-    expect(valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="up"}')).toBe(1);
-    expect(valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="down"}')).toBe(
-      1,
-    );
     expect(
-      valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="unknown"}'),
+      sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="up"}'),
+    ).toBe(1);
+    expect(
+      sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="down"}'),
+    ).toBe(1);
+    expect(
+      sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="unknown"}'),
     ).toBe(0);
     expect(
-      valueOf(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-b",state="unknown"}'),
+      sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-b",state="unknown"}'),
     ).toBe(1);
-    expect(valueOf(text, 'imagegen_engine_server_queue{engine="comfyui",server="gpu-a"}')).toBe(2);
+    expect(sampleValue(text, 'imagegen_engine_server_queue{engine="comfyui",server="gpu-a"}')).toBe(2);
   });
 
   it('answers only a matching bearer token when METRICS_TOKEN is set', async () => {

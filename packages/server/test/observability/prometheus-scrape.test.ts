@@ -86,7 +86,7 @@ describe('a real Prometheus server scraping the API', () => {
   }
 
   /** The value Prometheus holds for `expression`, once it has one (a few scrapes at most). */
-  async function valueOf(expression: string): Promise<string> {
+  async function heldValue(expression: string): Promise<string> {
     const deadline = Date.now() + 30_000;
     for (;;) {
       const answer = await query(expression);
@@ -105,7 +105,7 @@ describe('a real Prometheus server scraping the API', () => {
       expect(submitted.status).toBe(200);
       await api.settle(`${TEXT2IMAGE}/status/${(submitted.body as { id: string }).id}`, api.alice.key);
     }
-    expect(await valueOf('up{job="imagegen"} == 1')).toBe('1');
-    expect(await valueOf(`imagegen_tasks_submitted_total{pipeline="${TEXT2IMAGE}"} == 2`)).toBe('2');
+    expect(await heldValue('up{job="imagegen"} == 1')).toBe('1');
+    expect(await heldValue(`imagegen_tasks_submitted_total{pipeline="${TEXT2IMAGE}"} == 2`)).toBe('2');
   });
 });
