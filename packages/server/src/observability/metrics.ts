@@ -6,7 +6,7 @@ import { getQueueDepths, type QueueDepth } from './sql/getQueueDepths.ts';
 /** How long one reading of the queue serves scrapes: several scrapers cost one statement a second. */
 const QUEUE_READING_MS = 1_000;
 
-/** The states an engine server can be in; each gets a series, 1 for the current one. */
+/** The states an engine server can be in; each gets a series per server name. */
 const SERVER_STATES = ['unknown', 'up', 'down'] as const;
 
 /** The engine servers of one name: how many are in each state, and their queues together. */
@@ -75,26 +75,16 @@ export class Metrics {
     this.token = options.token || undefined;
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
     const metrics = this;
-    new Gauge({
-      name: 'imagegen_queue_depth',
-      help: 'Queued tasks per routing pool (shared, owner:<id> for an owner’s own servers, server:<id>)',
-      labelNames: ['route'] as const,
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        for (const row of await metrics.readQueue()) this.set({ route: row.route }, row.tasks);
-      },
-    });
-    new Gauge({
-      name: 'imagegen_queue_oldest_age_seconds',
-      help: 'Age of the oldest queued task per routing pool',
-      labelNames: ['route'] as const,
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        for (const row of await metrics.readQueue()) this.set({ route: row.route }, row.oldest_seconds);
-      },
-    });
+    this.queueGauge(
+      'imagegen_queue_depth',
+      'Queued tasks per routing pool (shared, owner:<id> for an owner’s own servers, server:<id>)',
+      (row) => row.tasks,
+    );
+    this.queueGauge(
+      'imagegen_queue_oldest_age_seconds',
+      'Age of the oldest queued task per routing pool',
+      (row) => row.oldest_seconds,
+    );
     new Gauge({
       name: 'imagegen_engine_server_state',
       help: 'Engine servers (ComfyUI) by name and state: how many of the servers of that name are in it now',
@@ -148,12 +138,28 @@ export class Metrics {
     });
   }
 
+  /** A gauge per routing pool, read from the queue when scraped. */
+  private queueGauge(name: string, help: string, value: (row: QueueDepth) => number): void {
+    const metrics = this;
+    new Gauge({
+      name,
+      help,
+      labelNames: ['route'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const row of await metrics.readQueue()) this.set({ route: row.route }, value(row));
+      },
+    });
+  }
+
   /** One statement a second at most, whatever the number of scrapes and gauges reading it. */
   private readQueue(): Promise<QueueDepth[]> {
     const db = this.queueSource;
     if (!db) return Promise.resolve([]);
     const now = Date.now();
     if (!this.queueReading || now - this.queueReading.at >= QUEUE_READING_MS) {
+      // A failed read shows an empty queue for a second; the database's own alerts say why.
       const rows = getQueueDepths(db).catch(() => []);
       this.queueReading = { at: now, rows };
     }

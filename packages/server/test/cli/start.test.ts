@@ -90,7 +90,9 @@ describe('npm start and the CLI', () => {
       const scraped = await fetch(`http://localhost:${port}/metrics`);
       expect(scraped.status).toBe(200);
       const text = await scraped.text();
-      expect(text).toMatch(/^imagegen_tasks_succeeded_total\{pipeline="\/sd\/text2image\/v1",engine="sandbox"\} 1$/m);
+      expect(text).toMatch(
+        /^imagegen_tasks_succeeded_total\{pipeline="\/sd\/text2image\/v1",engine="sandbox"\} 1$/m,
+      );
       expect(text).toContain('process_cpu_seconds_total');
     }
   });
