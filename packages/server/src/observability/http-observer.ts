@@ -5,7 +5,7 @@ import type { Metrics } from './metrics.ts';
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** The label of a request's route: its pattern (never the raw URL, which holds ids and keys). */
-export function routeLabel(request: FastifyRequest): string {
+function routeLabel(request: FastifyRequest): string {
   return request.routeOptions.url ?? '(unmatched)';
 }
 

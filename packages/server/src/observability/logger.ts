@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 
 export type Logger = pino.Logger;
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /**
  * What a log line may carry besides its message. `level` defaults to warn: the worker's and the
