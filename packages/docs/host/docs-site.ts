@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Queryable } from '@imagegen/db';
 import { type SearchSettings, searchSettingsFromEnv, startDocsSearch } from '@imagegen/search';
-import { type DocsHost, startDocsHost } from './docs-host.ts';
+import { type DocsHost, type DocsHostHandler, startDocsHost } from './docs-host.ts';
 
 /** The Docusaurus build of this package. */
 export const DOCS_BUILD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'build');
@@ -28,6 +28,8 @@ export interface DocsSiteOptions {
   /** Where the search service stores insights events. */
   pool?: Queryable;
   log?: (line: string) => void;
+  /** More handlers in front of the site (the server's /metrics), tried after the search service. */
+  handlers?: DocsHostHandler[];
 }
 
 /** Serves the built documentation site (and, on the same port, its search service). */
@@ -45,7 +47,7 @@ export async function startDocsSite(options: DocsSiteOptions): Promise<DocsHost>
       port: options.port,
       host: options.host,
       buildDir,
-      handlers: [search.handle],
+      handlers: [search.handle, ...(options.handlers ?? [])],
       runtimeSettings: { apiUrl: options.apiUrl.replace(/\/+$/, ''), search: settings },
     });
     return {

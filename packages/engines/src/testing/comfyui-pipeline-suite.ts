@@ -336,7 +336,8 @@ export function modelFilesOf(prompt: ApiPrompt): Record<string, string[]> {
   for (const node of Object.values(prompt)) {
     for (const [input, folder] of Object.entries(MODEL_INPUTS[node.class_type] ?? {})) {
       const value = node.inputs[input];
-      if (typeof value === 'string') files.add(folder, value);
+      // Packs offer "none" in a model list for "no model" (ReActor's face restorer): not a file.
+      if (typeof value === 'string' && value !== 'none') files.add(folder, value);
     }
   }
   return files.sorted();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capturedObjectInfo } from '../../src/testing/fake-comfyui/captures.ts';
+import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
+import { objectInfoWithPacks } from '../../src/testing/fake-comfyui/captures.ts';
 import {
   type FakeComfyUI,
   PIPELINE_SUITE,
@@ -20,7 +21,7 @@ let fake: FakeComfyUI;
 
 beforeAll(async () => {
   const models = await suiteModelFiles(CHECKPOINTS);
-  const { Canny: _canny, ...withoutCanny } = capturedObjectInfo();
+  const { Canny: _canny, ...withoutCanny } = objectInfoWithPacks(ALL_NODE_PACKS);
   fake = await startFakeComfyUI({
     objectInfo: withoutCanny,
     models: { ...models, checkpoints: models.checkpoints!.filter((file) => !file.startsWith('sd_xl')) },
@@ -39,6 +40,8 @@ describe('the pipeline suite against a server', () => {
         pick('/sd/controlnet/v1'),
         pick('/sdxl/text2image/v1'),
         pick('/upscaler/v1 deblur'),
+        // ReActor's "none" face restorer is a choice of the node, not a file the server must hold.
+        pick('/faceswap/v1'),
         { ...t2i, name: 'a case expecting three images', expect: { ...t2i.expect, count: 3 } },
       ],
       onOutcome: (outcome) => seen.push(outcome.name),
@@ -48,9 +51,12 @@ describe('the pipeline suite against a server', () => {
       ['/sd/controlnet/v1', 'skipped', 'the server lacks node class Canny'],
       ['/sdxl/text2image/v1', 'skipped', 'the server lacks checkpoints/sd_xl_base_1.0.safetensors'],
       ['/upscaler/v1 deblur', 'ran', '1 image(s) of 192x128'],
+      ['/faceswap/v1', 'ran', expect.stringMatching(/^1 image\(s\) of \d+x\d+$/)],
       ['a case expecting three images', 'failed', 'expected 3 image(s) of 128x192, got 128x192, 128x192'],
     ]);
     expect(seen).toEqual(outcomes.map((outcome) => outcome.name));
-    expect(fake.executions).toHaveLength(3);
+    // What a server must hold never lists a node's own "none" choice as a file.
+    expect(Object.values(await suiteModelFiles(CHECKPOINTS)).flat()).not.toContain('none');
+    expect(fake.executions).toHaveLength(4);
   });
 });

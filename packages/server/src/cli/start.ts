@@ -25,6 +25,9 @@ import { withStoredFiles } from '../fetch/stored-files.ts';
 import { buildApi } from '../http/api-app.ts';
 import { buildHealthApp } from '../http/health-app.ts';
 import { type Readiness, registerHealthRoutes } from '../http/routes/health.ts';
+import { lineLog, loggerFromEnv } from '../observability/logger.ts';
+import { metricsFromEnv } from '../observability/metrics.ts';
+import { metricsHandler, mountMetrics } from '../observability/metrics-endpoint.ts';
 import { blobStoreFromEnv } from '../storage/blob-store-from-env.ts';
 import { LocalBlobStore } from '../storage/local-blob-store.ts';
 import { startWorker } from '../tasks/index.ts';
@@ -33,7 +36,10 @@ import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
 import { openDatabase } from './database.ts';
 import { ROLES, readStartConfig } from './start-config.ts';
 
-const log = (line: string) => console.log(`[imagegen] ${line}`);
+// JSON lines on stdout (LOG_LEVEL); every listener of the process serves its metrics at /metrics.
+const logger = loggerFromEnv(process.env);
+const log = (line: string) => logger.info(line);
+const metrics = metricsFromEnv(process.env);
 
 async function main(): Promise<void> {
   const config = readStartConfig(process.env);
@@ -84,7 +90,8 @@ async function main(): Promise<void> {
       publicUrl: config.publicUrl,
       engines: () => setup.registry.describe(),
       docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],
-      logger: { level: 'warn' },
+      logger: logger.child({ component: 'api' }),
+      metrics,
       enqueueWebhook,
     });
     registerHealthRoutes(app, readiness);
@@ -107,7 +114,8 @@ async function main(): Promise<void> {
       signal: stop.signal,
       drainMs: config.shutdownGraceMs,
       ...(config.serverId ? { serverId: config.serverId } : {}),
-      log: (line) => log(`worker: ${line}`),
+      log: lineLog(logger.child({ component: 'worker' })),
+      metrics,
     });
     const ended = worker.stopped.then(
       () => {
@@ -137,7 +145,8 @@ async function main(): Promise<void> {
       pool: workerPool,
       signal: stop.signal,
       allowPrivate: process.env.IMAGEGEN_ALLOW_PRIVATE_URLS === '1',
-      log: (line) => log(`webhooks: ${line}`),
+      log: lineLog(logger.child({ component: 'webhooks' })),
+      metrics,
     });
     running.push(dispatcher.stopped.finally(() => (stopped = true)));
     checks.webhooks = async () => {
@@ -158,6 +167,7 @@ async function main(): Promise<void> {
           apiUrl: config.publicUrl,
           pool: db.pool,
           log: (line) => log(`docs: ${line}`),
+          handlers: [metricsHandler(metrics)],
         });
       } catch (error) {
         problem = `the documentation site did not start: ${(error as Error).message}`;
@@ -173,6 +183,12 @@ async function main(): Promise<void> {
   let healthApp: FastifyInstance | null = null;
   if (!app) {
     healthApp = buildHealthApp(readiness);
+    mountMetrics(healthApp, metrics);
+    // The API watches the engines for its own metrics; without it, this process does.
+    if (engines) {
+      const setup = engines;
+      metrics.watchEngines(() => setup.registry.describe());
+    }
     await healthApp.listen({ port: config.healthPort, host: config.apiHost });
   }
 

@@ -1,10 +1,14 @@
 import { buildOpenApi, endpoints } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
 import type { EngineDescription } from '@imagegen/engines';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import { analyticsRoutes } from '../analytics/analytics-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../fetch/image-fetcher.ts';
+import { observeRequests, RequestLogController } from '../observability/http-observer.ts';
+import { Metrics } from '../observability/metrics.ts';
+import { mountMetrics } from '../observability/metrics-endpoint.ts';
+import { requestIdOf } from '../observability/request-id.ts';
 import { QueueEstimates, TaskStatusReader, TaskWatcher } from '../tasks/index.ts';
 import type { BlobStore, EnqueueWebhook } from '../tasks/types.ts';
 import { apiKeyHook } from './api-key-auth.ts';
@@ -35,8 +39,13 @@ export interface ApiOptions {
    * (which needs no API key: the browser has none). Without origins the collector is not served.
    */
   docsOrigins?: readonly string[];
-  /** Request lines log at info level; npm start logs warnings and errors only. */
-  logger?: FastifyServerOptions['logger'];
+  /** JSON log lines, one per request at info level, each with its request id (default: none). */
+  logger?: FastifyBaseLogger;
+  /**
+   * The process's metrics, served at GET /metrics and fed by every request (default: the API's
+   * own registry). The queue and the engines' servers are read from this API's pool and engines.
+   */
+  metrics?: Metrics;
   /** Called with every route as it is registered (the conformance test lists what is served). */
   onRoute?: (route: RouteOptions) => void;
   /** Queues the webhook of a task its caller cancels (the worker's is given to the worker). */
@@ -52,7 +61,10 @@ export interface ApiOptions {
  */
 export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    loggerInstance: options.logger,
+    // One line per request, written when it is answered (observability/http-observer.ts).
+    logController: new RequestLogController(),
+    genReqId: (request) => requestIdOf(request.headers['x-request-id']),
     bodyLimit: JSON_BODY_LIMIT,
     // Status polls are GETs with ids in the path; keep-alive clients poll a lot.
     keepAliveTimeout: 72_000,
@@ -77,21 +89,30 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   // The docs site (another origin) reads openapi.json and its reference page calls the API.
   // Keys travel in a header, never in cookies, so any origin may call.
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('access-control-allow-origin', '*');
-    reply.header('access-control-expose-headers', 'Preference-Applied, Idempotent-Replayed');
+    reply.header('access-control-expose-headers', 'Preference-Applied, Idempotent-Replayed, X-Request-Id');
+    reply.header('x-request-id', request.id);
     done();
   });
   app.options('*', async (_request, reply) =>
     reply
       .code(204)
       .header('access-control-allow-methods', 'GET, POST, OPTIONS')
-      .header('access-control-allow-headers', 'API-Key, Content-Type, Prefer, Idempotency-Key, Last-Event-ID')
+      .header(
+        'access-control-allow-headers',
+        'API-Key, Content-Type, Prefer, Idempotency-Key, Last-Event-ID, X-Request-Id',
+      )
       .header('access-control-max-age', '86400')
       .send(),
   );
 
   const { pool, publicUrl, store } = options;
+  const metrics = options.metrics ?? new Metrics();
+  metrics.watchQueue(pool);
+  metrics.watchEngines(options.engines);
+  observeRequests(app, metrics);
+  mountMetrics(app, metrics);
   const health: HealthSource = {
     engines: options.engines,
     async ping() {
@@ -114,6 +135,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     estimates: new QueueEstimates(pool),
     watcher: new TaskWatcher(pool, statusReader, (line) => app.log.warn(line)),
     closing: closing.signal,
+    metrics,
     streams: new Set<() => void>(),
     ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
     ...(options.eventsKeepAliveMs ? { keepAliveMs: options.eventsKeepAliveMs } : {}),

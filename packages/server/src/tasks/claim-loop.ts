@@ -11,7 +11,7 @@ import { type TaskRow, toTaskRecord } from './sql/task-row.ts';
 import { type TaskChange, taskEvents } from './task-events.ts';
 import { listenForTasks } from './task-notifications.ts';
 import type { TaskRecord } from './types.ts';
-import type { WorkerContext } from './worker-context.ts';
+import { taskFields, taskLabels, type WorkerContext } from './worker-context.ts';
 import { type WorkerRoutes, workerRoutes } from './worker-routes.ts';
 
 /** Cancels remembered for tasks this worker may have claimed but not yet registered. */
@@ -117,10 +117,12 @@ export class ClaimLoop {
       }
       if (!row) return;
       const task = toTaskRecord(row);
+      this.ctx.metrics?.tasksClaimed.inc(taskLabels(this.ctx, task));
+      this.ctx.log('task claimed', { ...taskFields(task, 'info'), worker: this.ctx.id });
       const controller = new AbortController();
       if (this.recentCancels.has(task.id)) controller.abort(new Error(CANCELLED));
       const done = this.attempt(task, leaseOwner, controller)
-        .catch((error) => this.ctx.log(`task ${task.id}: ${(error as Error).message}`))
+        .catch((error) => this.ctx.log(`task ${task.id}: ${(error as Error).message}`, taskFields(task)))
         .finally(() => {
           this.running.delete(task.id);
           this.wake();
@@ -184,10 +186,15 @@ export class ClaimLoop {
       await inTransaction(this.ctx.pool, async (client) => {
         const rows = await reclaimExpired(client);
         for (const row of rows) {
+          const task = toTaskRecord(row);
           this.ctx.log(
             `task ${row.id}: lease expired, ${row.state === 'failed' ? 'failed' : 'queued again'}`,
+            taskFields(task),
           );
-          if (row.state === 'failed') await settleFailure(this.ctx, client, toTaskRecord(row));
+          if (row.state === 'failed') {
+            await settleFailure(this.ctx, client, task);
+            this.ctx.metrics?.tasksFailed.inc(taskLabels(this.ctx, task));
+          }
         }
       });
     } catch (error) {

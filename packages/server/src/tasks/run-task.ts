@@ -8,7 +8,7 @@ import {
 import { allocateOutputKeys, extensionFor } from '../storage/blob-keys.ts';
 import { drawSeed } from './submit.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
-import type { WorkerContext } from './worker-context.ts';
+import { taskLabels, type WorkerContext } from './worker-context.ts';
 
 /** An error the task's owner reads as is, and which no retry can cure. */
 export class FinalError extends Error {}
@@ -60,7 +60,9 @@ export async function runTask(
     if (preflight.pipelines.includes(task.endpoint)) await preflight.check(job, signal);
   }
   signal.throwIfAborted();
+  const engineStarted = performance.now();
   const output = await engine.run(job, { signal, progress });
+  ctx.metrics?.engineRuns.observe(taskLabels(ctx, task), (performance.now() - engineStarted) / 1000);
   signal.throwIfAborted();
   if (task.input.safety_checker === true) await checkSafety(ctx, output, signal);
   const outputKeys = await storeOutputs(ctx, task, output);

@@ -11,7 +11,7 @@ import { releaseTask } from './sql/releaseTask.ts';
 import { toTaskRecord } from './sql/task-row.ts';
 import { taskStatusBody } from './status-body.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
-import type { WorkerContext } from './worker-context.ts';
+import { taskFields, taskLabels, type WorkerContext } from './worker-context.ts';
 
 /** The completing write found the task claimed by another attempt: roll back, change nothing. */
 class LeaseLostError extends Error {}
@@ -74,10 +74,14 @@ export async function settleSuccess(
       throw error;
     },
   );
-  if (!completed) {
+  if (completed) {
+    ctx.metrics?.tasksSucceeded.inc(taskLabels(ctx, task));
+    ctx.log('task succeeded', taskFields(task, 'info'));
+  } else {
     const cancelled = (await getCancelledAt(ctx.pool, task.id)) !== null;
     ctx.log(
       `task ${task.id}: finished after ${cancelled ? 'it was cancelled' : 'its lease was lost; another worker owns it'}`,
+      taskFields(task),
     );
     if (cancelled || task.outputKeys.length === 0)
       await Promise.all(outcome.outputKeys.map((key) => ctx.store.delete(key)));
@@ -100,12 +104,15 @@ export async function settleError(
 ): Promise<void> {
   const reason = signal.aborted ? (signal.reason as Error | undefined)?.message : undefined;
   if (reason === LEASE_LOST || reason === CANCELLED) {
-    ctx.log(`task ${task.id}: ${reason === CANCELLED ? 'cancelled by its caller' : 'lease lost'}, abandoned`);
+    ctx.log(
+      `task ${task.id}: ${reason === CANCELLED ? 'cancelled by its caller' : 'lease lost'}, abandoned`,
+      taskFields(task),
+    );
     return;
   }
   if (reason === SHUTDOWN) {
     await releaseTask(ctx.pool, { id: task.id, leaseOwner });
-    ctx.log(`task ${task.id}: released for another worker (shutdown)`);
+    ctx.log(`task ${task.id}: released for another worker (shutdown)`, taskFields(task));
     return;
   }
   const final = error instanceof FinalError || error instanceof EngineInputError;
@@ -113,11 +120,13 @@ export async function settleError(
   const cause = reason ?? (error as Error)?.message ?? String(error);
   const text = final ? (error as Error).message : `engine error: ${cause}`;
   const backoffMs = ctx.retryBaseMs * 2 ** Math.max(0, task.attempts - 1);
-  await inTransaction(ctx.pool, async (client) => {
+  const failed = await inTransaction(ctx.pool, async (client) => {
     const row = await failTask(client, { id: task.id, leaseOwner, error: text, final, backoffMs });
     if (row?.state === 'failed') await settleFailure(ctx, client, toTaskRecord(row));
+    return row?.state === 'failed';
   });
-  ctx.log(`task ${task.id}: attempt ${task.attempts} failed: ${text}`);
+  if (failed) ctx.metrics?.tasksFailed.inc(taskLabels(ctx, task));
+  ctx.log(`task ${task.id}: attempt ${task.attempts} failed: ${text}`, taskFields(task));
 }
 
 /** What settling a failure needs: where links point, and the webhook outbox (absent: no webhooks). */

@@ -81,6 +81,7 @@ async function prepareTask(
     batch_id: typeof input.batch_id === 'string' && input.batch_id !== '' ? input.batch_id : null,
     max_attempts: params.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     output_keys: outputKeys,
+    request_id: params.requestId ?? null,
   };
   const submitted: SubmittedTask = {
     id,

@@ -1,6 +1,8 @@
 import type { Pool, PoolClient } from '@imagegen/db';
 import type { EngineRegistry, Preflight, SafetyChecker } from '@imagegen/engines';
 import type { ImageFetcher } from '../fetch/image-fetcher.ts';
+import type { LineLog } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 
 export type { BlobStore, ImageFetcher };
@@ -28,6 +30,8 @@ export interface SubmitTaskParams {
   readonly maxAttempts?: number;
   /** The task's id, when the caller must know it before the task exists. Default: a new random uuid. */
   readonly id?: string;
+  /** The id of the API request that submits it (X-Request-Id), recorded for the task's log lines. */
+  readonly requestId?: string;
 }
 
 export interface SubmittedTask {
@@ -60,6 +64,8 @@ export interface TaskRecord {
   readonly createdAt: Date;
   readonly startedAt: Date | null;
   readonly finishedAt: Date | null;
+  /** The request id of its submission (null for tasks queued without one); absent where not read. */
+  readonly requestId?: string | null;
 }
 
 /** What a succeeded task recorded (the `result` column). */
@@ -117,7 +123,10 @@ export interface WorkerOptions {
   readonly imageFields?: (pipeline: string) => readonly string[];
   /** Stable name of this worker in `lease_owner` (default host:pid:random). */
   readonly workerId?: string;
-  readonly log?: (line: string) => void;
+  /** Its lines about a task carry the task's id and request id as fields. */
+  readonly log?: LineLog;
+  /** Where it counts claims, outcomes and engine run times (default: not counted). */
+  readonly metrics?: Metrics;
 }
 
 export interface Worker {

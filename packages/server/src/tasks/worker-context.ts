@@ -1,5 +1,6 @@
 import { endpointByPath } from '@imagegen/contract';
-import type { WorkerOptions } from './types.ts';
+import type { LineLog, LogFields } from '../observability/logger.ts';
+import type { TaskRecord, WorkerOptions } from './types.ts';
 
 /** The worker's options with every default filled: what its parts (claim loop, lease, run, settle) read. */
 export interface WorkerContext extends WorkerOptions {
@@ -12,7 +13,7 @@ export interface WorkerContext extends WorkerOptions {
   readonly attemptTimeoutMs: number;
   readonly retryBaseMs: number;
   readonly imageFields: (pipeline: string) => readonly string[];
-  readonly log: (line: string) => void;
+  readonly log: LineLog;
 }
 
 export function workerContext(id: string, options: WorkerOptions): WorkerContext {
@@ -34,4 +35,20 @@ export function workerContext(id: string, options: WorkerOptions): WorkerContext
 /** The request fields that hold image URLs, from the contract's endpoint table. */
 function contractImageFields(pipeline: string): readonly string[] {
   return endpointByPath(pipeline)?.imageFields ?? [];
+}
+
+/** The labels of a task's series: its pipeline and the engine that serves it here. */
+export function taskLabels(ctx: WorkerContext, task: TaskRecord): { pipeline: string; engine: string } {
+  return { pipeline: task.endpoint, engine: ctx.engines.engineFor(task.endpoint)?.name ?? 'none' };
+}
+
+/** The fields of a log line about a task: the same request id as its submission's lines. */
+export function taskFields(task: TaskRecord, level?: LogFields['level']): LogFields {
+  return {
+    ...(level ? { level } : {}),
+    taskId: task.id,
+    requestId: task.requestId ?? null,
+    pipeline: task.endpoint,
+    attempt: task.attempts,
+  };
 }

@@ -1,6 +1,8 @@
 import { listen, type Pool } from '@imagegen/db';
 import type { AddressPolicy } from '../fetch/address-policy.ts';
 import { GuardError, guardedFetch, type Resolver } from '../fetch/ssrf-guard.ts';
+import type { LineLog, LogFields } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry-schedule.ts';
 import { type ClaimedDelivery, claimDueDeliveries } from './sql/claimDueDeliveries.ts';
 import { finishAttempt } from './sql/finishAttempt.ts';
@@ -20,7 +22,10 @@ export interface WebhookDispatcherOptions extends AddressPolicy {
   /** DNS for receivers' names (tests inject one). */
   readonly resolve?: Resolver;
   readonly userAgent?: string;
-  readonly log?: (line: string) => void;
+  /** Its lines about a delivery carry the task's id and request id as fields. */
+  readonly log?: LineLog;
+  /** Where it counts attempts by outcome (default: not counted). */
+  readonly metrics?: Metrics;
 }
 
 export interface WebhookDispatcher {
@@ -84,7 +89,9 @@ class Dispatcher {
             : [];
         for (const delivery of claimed) {
           const attempt: Promise<void> = this.attempt(delivery)
-            .catch((error: unknown) => this.log(`webhook ${delivery.id}: ${(error as Error).message}`))
+            .catch((error: unknown) =>
+              this.log(`webhook ${delivery.id}: ${(error as Error).message}`, deliveryFields(delivery)),
+            )
             .finally(() => {
               inFlight.delete(attempt);
               this.wake();
@@ -156,10 +163,15 @@ class Dispatcher {
             ? { state: 'failed' }
             : { state: 'pending', delayMs },
     });
-    if (error !== null) {
+    const outcome = error === null ? 'delivered' : delayMs === null ? 'failed' : 'retry';
+    this.o.metrics?.webhookAttempts.inc({ outcome });
+    if (error === null) {
+      this.log('webhook delivered', { ...deliveryFields(delivery), level: 'info', status: statusCode });
+    } else {
       this.log(
         `webhook ${delivery.id} attempt ${delivery.attempts}: ${error}` +
           (delayMs === null ? '; giving up' : `; next in ${Math.round(delayMs / 1000)} s`),
+        { ...deliveryFields(delivery), status: statusCode },
       );
     }
   }
@@ -186,7 +198,17 @@ class Dispatcher {
     else this.woken = true;
   }
 
-  private log(line: string): void {
-    this.o.log?.(line);
+  private log(line: string, fields?: LogFields): void {
+    this.o.log?.(line, fields);
   }
+}
+
+/** The fields of a log line about a delivery: never its URL (a query may hold a token) or secret. */
+function deliveryFields(delivery: ClaimedDelivery): LogFields {
+  return {
+    deliveryId: delivery.id,
+    taskId: delivery.task_id,
+    requestId: delivery.request_id,
+    attempt: delivery.attempts,
+  };
 }

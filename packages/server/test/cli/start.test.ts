@@ -78,6 +78,28 @@ describe('npm start and the CLI', () => {
     expect(await (await fetch(`${api}/health`)).json()).toMatchObject({ status: 'ok', database: 'ok' });
   });
 
+  it('logs JSON lines that follow the task, and serves one registry at /metrics on the API and docs ports', async () => {
+    const lines = start
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const submitted = lines.find((line) => line.component === 'api' && line.msg === 'task submitted');
+    expect(submitted?.requestId).toEqual(expect.any(String));
+    const succeeded = lines.find((line) => line.component === 'worker' && line.msg === 'task succeeded');
+    expect(succeeded).toMatchObject({ taskId: submitted?.taskId, requestId: submitted?.requestId });
+
+    for (const port of [env.API_PORT, env.DOCS_PORT]) {
+      const scraped = await fetch(`http://localhost:${port}/metrics`);
+      expect(scraped.status).toBe(200);
+      const text = await scraped.text();
+      expect(text).toMatch(
+        /^imagegen_tasks_succeeded_total\{pipeline="\/sd\/text2image\/v1",engine="sandbox"\} 1$/m,
+      );
+      expect(text).toContain('process_cpu_seconds_total');
+    }
+  });
+
   it('hands the docs pages the API address and search credentials of this run, and searches with them', async () => {
     const docsUrl = `http://localhost:${env.DOCS_PORT}`;
     const home = await (await fetch(`${docsUrl}/`)).text();
@@ -171,6 +193,6 @@ describe('npm start and the CLI', () => {
   it('shuts down on SIGTERM and exits 0 after draining', async () => {
     start.child.kill('SIGTERM');
     expect(await start.exited).toBe(0);
-    expect(start.output()).toContain('[imagegen] stopped');
+    expect(start.output()).toContain('"msg":"stopped"');
   });
 });

@@ -20,8 +20,8 @@ import {
  * what its document accepts and refuses with a 422 naming the field what its document refuses.
  */
 
-/** Routes outside the API's contract: service endpoints, the blob links and CORS preflight. */
-const SERVICE_ROUTES = ['GET /health', 'GET /openapi.json', 'GET /files/*', 'OPTIONS *'];
+/** Routes outside the API's contract: service endpoints, metrics, the blob links and CORS preflight. */
+const SERVICE_ROUTES = ['GET /health', 'GET /openapi.json', 'GET /metrics', 'GET /files/*', 'OPTIONS *'];
 
 /** A response body short enough for a failure message. */
 const brief = (body: unknown) => JSON.stringify(body)?.slice(0, 300);

@@ -32,10 +32,11 @@ describe('waiting and idempotent submissions over HTTP', () => {
   it('lets browsers send the headers and read the answers about them (CORS)', async () => {
     const preflight = await gated.api.request('OPTIONS', T2I, { key: null });
     const allowed = preflight.headers.get('access-control-allow-headers') ?? '';
-    for (const header of ['Prefer', 'Idempotency-Key', 'Last-Event-ID']) expect(allowed).toContain(header);
+    for (const header of ['Prefer', 'Idempotency-Key', 'Last-Event-ID', 'X-Request-Id'])
+      expect(allowed).toContain(header);
     const answer = await post(body('cors'), { Prefer: 'wait=5' });
     expect(answer.headers.get('access-control-expose-headers')).toBe(
-      'Preference-Applied, Idempotent-Replayed',
+      'Preference-Applied, Idempotent-Replayed, X-Request-Id',
     );
   });
 

@@ -9,6 +9,8 @@ import sharp from 'sharp';
 import { createOwner } from '../../src/auth/accounts.ts';
 import type { Plan } from '../../src/auth/plans.ts';
 import { upsertServer } from '../../src/auth/sql/upsertServer.ts';
+import type { Logger } from '../../src/observability/logger.ts';
+import type { Metrics } from '../../src/observability/metrics.ts';
 import type { WorkerOptions } from '../../src/tasks/index.ts';
 import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
 import { type FileServer, serveFiles, startLoopbackApi } from './loopback.ts';
@@ -113,6 +115,10 @@ export interface HarnessOptions {
   webhooks?: boolean;
   /** Keep-alive interval of status streams (default: the API's own). */
   eventsKeepAliveMs?: number;
+  /** The metrics of the API and its workers (default: the API's own registry, workers count nothing). */
+  metrics?: Metrics;
+  /** JSON logs of the API and its workers (default: none). */
+  logger?: Logger;
 }
 
 export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -141,6 +147,8 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     },
     ...(options.webhooks ? { enqueueWebhook } : {}),
     ...(options.eventsKeepAliveMs ? { eventsKeepAliveMs: options.eventsKeepAliveMs } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   if (withWorkers) api.addWorker({ serverId: 'gpu-1' });
   const { url } = api;

@@ -13,6 +13,8 @@ import { createAuthenticator } from '../../src/auth/authenticator.ts';
 import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
 import { withStoredFiles } from '../../src/fetch/stored-files.ts';
 import { type ApiOptions, buildApi } from '../../src/http/api-app.ts';
+import { type Logger, lineLog } from '../../src/observability/logger.ts';
+import type { Metrics } from '../../src/observability/metrics.ts';
 import type { BlobStore } from '../../src/storage/blob-store.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 import { startWorker, type WorkerOptions } from '../../src/tasks/index.ts';
@@ -70,6 +72,10 @@ export async function startLoopbackApi(options: {
   eventsKeepAliveMs?: number;
   /** Where files go (default: a local store in a temporary folder). */
   store?: BlobStore;
+  /** The process's metrics, given to the API and every worker. */
+  metrics?: Metrics;
+  /** JSON logs of the API and the workers (component api and worker). */
+  logger?: Logger;
 }): Promise<LoopbackApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
   const store = options.store ?? new LocalBlobStore(path.join(dataDir, 'files'));
@@ -84,6 +90,8 @@ export async function startLoopbackApi(options: {
     ...(options.onRoute ? { onRoute: options.onRoute } : {}),
     ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
     ...(options.eventsKeepAliveMs ? { eventsKeepAliveMs: options.eventsKeepAliveMs } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.logger ? { logger: options.logger.child({ component: 'api' }) } : {}),
   });
   await app.listen({ port, host: '127.0.0.1' });
 
@@ -100,6 +108,8 @@ export async function startLoopbackApi(options: {
       pollMs: 200,
       retryBaseMs: 10,
       ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.logger ? { log: lineLog(options.logger.child({ component: 'worker' })) } : {}),
       ...options.worker,
       ...extra,
     });

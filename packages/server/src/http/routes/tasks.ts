@@ -1,6 +1,7 @@
 import type { Endpoint } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Metrics } from '../../observability/metrics.ts';
 import {
   hasEnded,
   IdempotencyKeyReusedError,
@@ -29,6 +30,7 @@ export interface TaskRouteOptions {
   watcher: TaskWatcher;
   /** Aborted when the API closes: waiting submissions answer at once. */
   closing: AbortSignal;
+  metrics: Metrics;
 }
 
 /**
@@ -51,16 +53,19 @@ export function registerTaskEndpoint(
     const wait = preferredWait(request);
     const key = idempotencyKey(request);
 
-    const params = { ownerId, endpoint: endpoint.path, kind, input, publicUrl };
+    // The request id travels with the task, so the worker's and the webhook's log lines carry it.
+    const params = { ownerId, endpoint: endpoint.path, kind, input, publicUrl, requestId: request.id };
     // load_model, train_model and sync_model write their model rows with the task (tasks/models).
     const submit = kind === 'generation' ? submitTask : submitModelTask;
     let submitted: SubmittedTask;
+    let replayed = false;
     try {
       if (key === undefined) submitted = await submit(pool, params);
       else {
         const once = await submitIdempotent(pool, params, key);
         submitted = once.submitted;
-        if (once.replayed) reply.header('idempotent-replayed', 'true');
+        replayed = once.replayed;
+        if (replayed) reply.header('idempotent-replayed', 'true');
       }
     } catch (error) {
       if (error instanceof SubmitRefusedError) throw new HttpError(error.status, error.message);
@@ -68,6 +73,10 @@ export function registerTaskEndpoint(
         throw headerError('Idempotency-Key', error.message, 'value_error.idempotency_key.reused');
       }
       throw error;
+    }
+    if (!replayed) {
+      options.metrics.tasksSubmitted.inc({ pipeline: endpoint.path });
+      request.log.info({ taskId: submitted.id, pipeline: endpoint.path }, 'task submitted');
     }
 
     if (wait > 0) {

@@ -11,6 +11,8 @@ export interface NewTaskRow {
   batch_id: string | null;
   max_attempts: number;
   output_keys: string[];
+  /** The submission's request id (absent: none). */
+  request_id?: string | null;
 }
 
 /**
@@ -22,12 +24,12 @@ export async function insertTasks(db: Queryable, rows: readonly NewTaskRow[]): P
   await db.query({
     name: 'insertTasks',
     text: `INSERT INTO tasks (id, owner_id, endpoint, kind, input, target_server, target_pool, batch_id,
-             max_attempts, output_keys)
+             max_attempts, output_keys, request_id)
            SELECT id, owner_id, endpoint, kind, input, target_server, target_pool, batch_id, max_attempts,
-             output_keys
+             output_keys, request_id
            FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, owner_id uuid, endpoint text, kind text,
              input jsonb, target_server text, target_pool text, batch_id text, max_attempts integer,
-             output_keys text[])`,
+             output_keys text[], request_id text)`,
     values: [JSON.stringify(toStored(rows))],
   });
 }

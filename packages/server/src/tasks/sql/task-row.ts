@@ -3,7 +3,7 @@ import type { TaskKind, TaskRecord, TaskResult, TaskState } from '../types.ts';
 /** The columns every task read returns, in the shape `toTaskRecord` maps. */
 export const TASK_COLUMNS = `id, owner_id, endpoint, kind, input, state, target_server, target_pool, batch_id,
   attempts, max_attempts, progress, progress_message, result, error, output_keys, created_at, started_at,
-  finished_at`;
+  finished_at, request_id`;
 
 export interface TaskRow {
   id: string;
@@ -25,6 +25,7 @@ export interface TaskRow {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  request_id: string | null;
 }
 
 export function toTaskRecord(row: TaskRow): TaskRecord {
@@ -48,6 +49,7 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
     createdAt: row.created_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
+    requestId: row.request_id,
   };
 }
 

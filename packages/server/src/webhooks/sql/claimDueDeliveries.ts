@@ -9,6 +9,9 @@ export interface ClaimedDelivery {
   attempts: number;
   /** The owner's Standard Webhooks secret as it is now (it may have been rotated). */
   webhook_secret: string;
+  task_id: string | null;
+  /** The request id of the submission that created the task, for the dispatcher's log lines. */
+  request_id: string | null;
 }
 
 /**
@@ -36,7 +39,8 @@ export async function claimDueDeliveries(
                next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
            FROM due, owners o
            WHERE d.id = due.id AND o.id = d.owner_id
-           RETURNING d.id, d.owner_id, d.url, d.payload, d.attempts, o.webhook_secret`,
+           RETURNING d.id, d.owner_id, d.url, d.payload, d.attempts, o.webhook_secret, d.task_id,
+             (SELECT t.request_id FROM tasks t WHERE t.id = d.task_id) AS request_id`,
     values: [params.limit, params.leaseMs],
   });
   return fromStored(result.rows);

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Metrics } from '../../src/observability/metrics.ts';
+import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
+
+const TEXT2IMAGE = '/sd/text2image/v1';
+
+/** The sample lines of an exposition (no comments), e.g. `name{label="x"} 3`. */
+function samples(text: string): string[] {
+  return text.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+/** The value of the one sample whose line starts with `series` (name and labels as written). */
+function sampleValue(text: string, series: string): number | undefined {
+  const line = samples(text).find((sample) => sample.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('GET /metrics on the API', () => {
+  let api: ApiHarness;
+  const metrics = new Metrics();
+
+  beforeAll(async () => {
+    api = await startApiHarness({ metrics });
+  });
+  afterAll(() => api.close());
+
+  const scrape = async () => {
+    const response = await api.request('GET', '/metrics', { key: null });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/plain');
+    return response.bytes.toString('utf8');
+  };
+
+  it('counts a task from submission to success, with the engine run time, by pipeline and engine', async () => {
+    const submitted = await api.request('POST', TEXT2IMAGE, { json: api.example(TEXT2IMAGE) });
+    expect(submitted.status).toBe(200);
+    const id = (submitted.body as { id: string }).id;
+    expect((await api.settle(`${TEXT2IMAGE}/status/${id}`, api.alice.key)).status).toBe('SUCCESS');
+
+    const text = await scrape();
+    const labels = `pipeline="${TEXT2IMAGE}",engine="plain"`;
+    expect(sampleValue(text, `imagegen_tasks_submitted_total{pipeline="${TEXT2IMAGE}"}`)).toBe(1);
+    expect(sampleValue(text, `imagegen_tasks_claimed_total{${labels}}`)).toBe(1);
+    expect(sampleValue(text, `imagegen_tasks_succeeded_total{${labels}}`)).toBe(1);
+    expect(sampleValue(text, `imagegen_engine_run_seconds_count{${labels}}`)).toBe(1);
+    // The requests so far, by route pattern and status: the poll's pattern names no task id.
+    expect(
+      sampleValue(
+        text,
+        `imagegen_http_request_duration_seconds_count{method="POST",route="${TEXT2IMAGE}",status="200"}`,
+      ),
+    ).toBe(1);
+    expect(text).toContain(`route="${TEXT2IMAGE}/status/:task_id",status="200"`);
+    expect(text).not.toContain(id);
+  });
+
+  it('keeps the series count bounded: 1,000 task ids and 1,000 bad paths add no series', async () => {
+    const poll = (id: string) => api.request('GET', `${TEXT2IMAGE}/status/${id}`);
+    const badPath = (n: number) => api.request('GET', `/no/such/path/${n}-${randomUUID()}`, { key: null });
+    // One of each first, so each kind of answer has its series.
+    expect((await poll(randomUUID())).status).toBe(404);
+    expect((await badPath(0)).status).toBe(404);
+    // The scrapes' own route has its series from the first scrape on; counted apart, all the same.
+    const series = (text: string) => samples(text).filter((line) => !line.includes('route="/metrics"'));
+    const before = series(await scrape()).length;
+    for (let n = 0; n < 1_000; n += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, k) => Promise.all([poll(randomUUID()), badPath(n + k)])),
+      );
+    }
+    const text = await scrape();
+    expect(series(text).length).toBe(before);
+    expect(
+      sampleValue(
+        text,
+        `imagegen_http_request_duration_seconds_count{method="GET",route="(unmatched)",status="404"}`,
+      ),
+    ).toBe(1_001);
+    expect(text).not.toContain('/no/such/path');
+  });
+
+  it('reports the queue depth and the age of its oldest task by routing pool', async () => {
+    const queueOnly = new Metrics();
+    const idle = await startApiHarness({ metrics: queueOnly, withWorkers: false });
+    try {
+      for (let n = 0; n < 3; n++) {
+        expect((await idle.request('POST', TEXT2IMAGE, { json: api.example(TEXT2IMAGE) })).status).toBe(200);
+      }
+      const enterprise = { ...api.example(TEXT2IMAGE), server_id: 'gpu-1' };
+      expect(
+        (await idle.request('POST', TEXT2IMAGE, { json: enterprise, key: idle.enterprise.key })).status,
+      ).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const text = (await idle.request('GET', '/metrics', { key: null })).bytes.toString('utf8');
+      expect(sampleValue(text, 'imagegen_queue_depth{route="shared"}')).toBe(3);
+      expect(sampleValue(text, 'imagegen_queue_depth{route="server:gpu-1"}')).toBe(1);
+      expect(sampleValue(text, 'imagegen_queue_oldest_age_seconds{route="shared"}')).toBeGreaterThan(1);
+    } finally {
+      await idle.close();
+    }
+  });
+
+  it('reads the queue once a second whatever the number of scrapes', async () => {
+    let reads = 0;
+    const counting = new Metrics();
+    counting.watchQueue({
+      query: async () => {
+        reads++;
+        return { rows: [{ route: 'shared', tasks: reads, oldest_seconds: 1 }] };
+      },
+    } as never);
+    const texts = await Promise.all(Array.from({ length: 20 }, () => counting.render()));
+    expect(reads).toBe(1);
+    for (const text of texts) expect(sampleValue(text, 'imagegen_queue_depth{route="shared"}')).toBe(1);
+  });
+
+  it("reports each engine server group's states and queue", async () => {
+    const engines = new Metrics();
+    const server = (name: string, state: 'up' | 'down' | 'unknown', queue: number) => ({
+      name,
+      url: `http://${name}.example:8188`,
+      state,
+      queue,
+      inFlight: queue,
+      checkpoint: null,
+    });
+    engines.watchEngines(() => [
+      {
+        name: 'comfyui',
+        pipelines: [TEXT2IMAGE],
+        servers: [server('gpu-a', 'up', 2), server('gpu-a', 'down', 0), server('gpu-b', 'unknown', 1)],
+      },
+    ]);
+    const text = await engines.render();
+    expect(
+      sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="up"}'),
+    ).toBe(1);
+    expect(
+      sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="down"}'),
+    ).toBe(1);
+    expect(
+      sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-a",state="unknown"}'),
+    ).toBe(0);
+    expect(
+      sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-b",state="unknown"}'),
+    ).toBe(1);
+    expect(sampleValue(text, 'imagegen_engine_server_queue{engine="comfyui",server="gpu-a"}')).toBe(2);
+  });
+
+  it('answers only a matching bearer token when METRICS_TOKEN is set', async () => {
+    const guarded = await startApiHarness({
+      metrics: new Metrics({ token: 's3cret-token' }),
+      withWorkers: false,
+    });
+    try {
+      const none = await guarded.request('GET', '/metrics', { key: null });
+      expect(none.status).toBe(401);
+      expect(none.body).toEqual({ detail: 'Not authenticated' });
+      const wrong = await guarded.request('GET', '/metrics', {
+        key: null,
+        headers: { authorization: 'Bearer s3cret-tokex' },
+      });
+      expect(wrong.status).toBe(401);
+      const right = await guarded.request('GET', '/metrics', {
+        key: null,
+        headers: { authorization: 'Bearer s3cret-token' },
+      });
+      expect(right.status).toBe(200);
+      expect(right.bytes.toString('utf8')).toContain('imagegen_tasks_submitted_total');
+    } finally {
+      await guarded.close();
+    }
+  });
+});
+
+describe('X-Request-Id', () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    api = await startApiHarness({ withWorkers: false });
+  });
+  afterAll(() => api.close());
+
+  it("echoes the caller's id when it is plain, and a new one otherwise", async () => {
+    const given = await api.request('GET', '/health', {
+      key: null,
+      headers: { 'x-request-id': 'lb-42.abc' },
+    });
+    expect(given.headers.get('x-request-id')).toBe('lb-42.abc');
+    const made = await api.request('GET', '/health', { key: null });
+    expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const refused = await api.request('GET', '/health', {
+      key: null,
+      headers: { 'x-request-id': `spaces are "not" ok ${'x'.repeat(10)}` },
+    });
+    expect(refused.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const long = await api.request('GET', '/health', {
+      key: null,
+      headers: { 'x-request-id': 'a'.repeat(129) },
+    });
+    expect(long.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('records it with the task it submits', async () => {
+    const submitted = await api.request('POST', TEXT2IMAGE, {
+      json: api.example(TEXT2IMAGE),
+      headers: { 'x-request-id': 'req-from-proxy-1' },
+    });
+    expect(submitted.headers.get('x-request-id')).toBe('req-from-proxy-1');
+    const id = (submitted.body as { id: string }).id;
+    const row = await api.db.pool.query('SELECT request_id FROM tasks WHERE id = $1', [id]);
+    expect(row.rows[0]).toEqual({ request_id: 'req-from-proxy-1' });
+  });
+});
