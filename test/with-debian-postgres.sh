@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs the Vitest suite against Debian's PostgreSQL 15 server instead of the bundled PostgreSQL:
+# `npm run test:postgres15`. The product supports any PostgreSQL from 15 on (DATABASE_URL); this
+# proves the oldest one with the same tests. A throwaway cluster is made in a temporary folder,
+# started on a free loopback port (as the postgres user when run as root: PostgreSQL refuses
+# root), handed to the suite through TEST_DATABASE_URL, and removed afterwards.
+# PG_BIN names another server's binaries (default /usr/lib/postgresql/15/bin).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+if [ ! -x "$PG_BIN/postgres" ]; then
+  echo "no PostgreSQL server at $PG_BIN (Debian: apt-get install postgresql-15)" >&2
+  exit 2
+fi
+
+dir=$(mktemp -d /tmp/imagegen-pg15-XXXXXX)
+as_server() {
+  if [ "$(id -u)" = 0 ]; then su postgres -s /bin/bash -c "$*"; else bash -c "$*"; fi
+}
+[ "$(id -u)" = 0 ] && chown postgres "$dir"
+port=$(node -e "const s=require('node:net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
+
+stop() {
+  as_server "'$PG_BIN/pg_ctl' -D '$dir/data' -m immediate -w stop" >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+trap stop EXIT
+
+as_server "'$PG_BIN/initdb' -D '$dir/data' -A trust -U postgres --encoding=UTF8 --locale=C.UTF-8 --no-sync" >"$dir/initdb.log"
+# The same settings as the bundled test cluster: loopback only, no socket file, no fsync.
+as_server "'$PG_BIN/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w start -o \"-p $port \
+  -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200 \
+  -c fsync=off -c synchronous_commit=off -c full_page_writes=off\"" >/dev/null
+echo "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
+
+TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres" npx vitest run "$@"
