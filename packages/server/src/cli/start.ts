@@ -99,6 +99,8 @@ async function main(): Promise<void> {
     await app.listen({ port: config.apiPort, host: config.apiHost });
   }
 
+  // Settles once the worker's engines have started (or the worker ended): its "ready" line waits.
+  let workerStarted: Promise<unknown> = Promise.resolve();
   if (roles.has('worker') && engines) {
     const setup = engines;
     let stopped: string | null = null;
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
       },
     );
     running.push(ended);
+    workerStarted = Promise.race([worker.ready, ended]);
     let started = false;
     void worker.ready.then(() => {
       started = true;
@@ -199,10 +202,12 @@ async function main(): Promise<void> {
         ? 'Documentation: not served (build it with npm run build:docs)'
         : 'Documentation: not served by this process (IMAGEGEN_ROLES has no docs)';
     printBanner(config.publicUrl, key, docsLine, engines.registry.describe());
-  } else
+  } else {
+    await workerStarted;
     log(
       `ready: ${[...roles].join(', ')} (health: http://${config.apiHost}:${config.healthPort}/health/ready)`,
     );
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {
