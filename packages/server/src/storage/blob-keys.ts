@@ -37,6 +37,17 @@ export function extensionFor(contentType: string): string {
   return EXTENSIONS[contentType] ?? 'png';
 }
 
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(Object.entries(EXTENSIONS).map(([type, extension]) => [extension, type])),
+  jpeg: 'image/jpeg',
+};
+
+/** The content type a key's file extension names, or undefined for an extension of no image type. */
+export function contentTypeOfKey(key: string): string | undefined {
+  const dot = key.lastIndexOf('.');
+  return dot > key.lastIndexOf('/') ? CONTENT_TYPES[key.slice(dot + 1).toLowerCase()] : undefined;
+}
+
 /**
  * Keys are relative paths of plain segments (`<random>/<file_prefix><n>.png`): no `..`, no
  * absolute paths, no backslashes, nothing a store could turn into a path outside itself.

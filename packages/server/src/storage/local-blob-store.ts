@@ -1,21 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isValidBlobKey } from './blob-keys.ts';
+import { contentTypeOfKey, isValidBlobKey } from './blob-keys.ts';
 import type { BlobStore, StoredBlob } from './blob-store.ts';
 
 /**
  * A directory as a blob store: `<dir>/objects/<key>` holds the bytes as they are (an operator can
- * open them), `<dir>/types/<key>` the content type given to `put`. Writes go to a temporary file
- * and are renamed into place, so a reader sees a whole blob or none, even across a crash.
+ * open them). The content type given to `put` is the one the key's extension names (`.png`,
+ * `.jpg`, `.webp`, `.gif`) or, where it is not, is written to `<dir>/types/<key>`. Writes go to a
+ * temporary file and are renamed into place, so a reader sees a whole blob or none, even across a
+ * crash.
+ *
+ * Why the type file only where needed: storing an output is on every task's path, and each file
+ * written costs a directory, an open, a write, a close and a rename. Outputs and uploads are keyed
+ * by their type's extension, so almost every blob is one file.
  */
 export class LocalBlobStore implements BlobStore {
   constructor(readonly dir: string) {}
 
   async put(key: string, data: Buffer, contentType: string): Promise<void> {
     this.check(key);
-    // The type first: a blob whose bytes are visible always has its type.
-    await this.writeAtomically(this.typePath(key), contentType);
+    if (contentType === contentTypeOfKey(key)) {
+      // A type written by an earlier put of this key would now be wrong. Removed before the new
+      // bytes appear: until then a reader gets the old bytes under the extension's type.
+      await rm(this.typePath(key), { force: true });
+    } else {
+      // The type first: a blob whose bytes are visible always has its type.
+      await this.writeAtomically(this.typePath(key), contentType);
+    }
     await this.writeAtomically(this.objectPath(key), data);
   }
 
@@ -28,7 +40,9 @@ export class LocalBlobStore implements BlobStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
-    const contentType = await readFile(this.typePath(key), 'utf8').catch(() => 'application/octet-stream');
+    const contentType = await readFile(this.typePath(key), 'utf8').catch(
+      () => contentTypeOfKey(key) ?? 'application/octet-stream',
+    );
     return { data, contentType };
   }
 

@@ -27,6 +27,18 @@ export function blobStoreContract(name: string, store: () => BlobStore): void {
       expect((await store().get('abcdefghijklmnopqrstuv/b.jpg'))?.data.toString()).toBe('two');
     });
 
+    it('keeps a content type other than the one its extension names, and a put that changes it', async () => {
+      await store().put('abcdefghijklmnopqrstuv/0.png', Buffer.from('jpeg bytes'), 'image/jpeg');
+      expect((await store().get('abcdefghijklmnopqrstuv/0.png'))?.contentType).toBe('image/jpeg');
+      await store().put('abcdefghijklmnopqrstuv/0.png', Buffer.from('png bytes'), 'image/png');
+      expect(await store().get('abcdefghijklmnopqrstuv/0.png')).toEqual({
+        data: Buffer.from('png bytes'),
+        contentType: 'image/png',
+      });
+      await store().put('abcdefghijklmnopqrstuv/note', Buffer.from('{}'), 'application/json');
+      expect((await store().get('abcdefghijklmnopqrstuv/note'))?.contentType).toBe('application/json');
+    });
+
     it('answers null for a key it does not hold', async () => {
       expect(await store().get('Q2hhbmdlTWVQbGVhc2UxMg/missing.png')).toBeNull();
     });
