@@ -105,6 +105,8 @@ describe('the ComfyUI client', () => {
     expect(files).toHaveLength(2);
     expect(texts).toEqual([]);
     expect(files.every((file) => file.type === 'output' && file.filename.startsWith('img_'))).toBe(true);
+    // The socket's `executed` and `execution_success` messages told the outcome: no history read.
+    expect(fake.counters.historyReads).toBe(0);
     for (const file of files) {
       const { width, height } = await sharp(await client.view(file)).metadata();
       expect([width, height]).toEqual([96, 64]);

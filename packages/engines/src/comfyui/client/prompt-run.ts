@@ -15,7 +15,8 @@ import { describeRejection, type RejectionBody } from './rejection.ts';
 /**
  * One prompt on one server, from submission to its output files: submitted under our own
  * client_id and prompt_id, followed on the socket, with `/history` (and `/queue`) read when the
- * socket reports the end, reconnects, or stays silent; cancelled on the server when aborted.
+ * socket reconnects or stays silent, or when the end it reports does not show every output;
+ * cancelled on the server when aborted.
  */
 
 export interface RunTiming {
@@ -110,6 +111,8 @@ async function cancelOnServer(http: ComfyHttp, promptId: string): Promise<void> 
   }
 }
 
+type NodeOutput = NonNullable<HistoryEntry['outputs']>[string];
+
 interface QueueBody {
   readonly queue_running?: readonly (readonly unknown[])[];
   readonly queue_pending?: readonly (readonly unknown[])[];
@@ -119,6 +122,10 @@ class PromptFollower {
   promptId: string;
   private following: { resolve(outputs: PromptOutputs): void; reject(error: unknown): void } | undefined;
   private endSeen = false;
+  /** `execution_success` was seen: with every output node's `executed` message, the outcome. */
+  private succeeded = false;
+  /** What each output node showed in its `executed` message: the same as its `/history` output. */
+  private readonly shown: Record<string, NodeOutput> = {};
   private timer: NodeJS.Timeout | undefined;
   private checking = false;
   private checkAgain = false;
@@ -165,6 +172,15 @@ class PromptFollower {
     this.arm();
     if (type === 'progress') {
       this.progress({ node: String(data.node), value: Number(data.value), max: Number(data.max) });
+    } else if (type === 'executed') {
+      const node = String(data.node);
+      if (this.options.outputNodes.includes(node)) this.shown[node] = data.output as NodeOutput;
+    } else if (type === 'execution_success') {
+      // Every node ran and each output node has said what it saved: `/history` would say the same,
+      // so the prompt is settled without asking it (one request fewer on every task).
+      this.succeeded = true;
+      this.endSeen = true;
+      void this.check();
     } else if (
       (type === 'executing' && data.node === null) ||
       type === 'execution_error' ||
@@ -200,6 +216,8 @@ class PromptFollower {
     this.checking = true;
     clearTimeout(this.timer);
     try {
+      const shown = this.shownOutcome();
+      if (shown) return this.settle(shown);
       do {
         this.checkAgain = false;
         const outcome = await this.lookUp();
@@ -214,6 +232,17 @@ class PromptFollower {
       this.checking = false;
     }
     this.arm();
+  }
+
+  /**
+   * The outcome the socket alone tells: a success whose every output node was seen. Undefined
+   * otherwise (a message missed while the socket was down, a failure): then `/history` decides.
+   */
+  private shownOutcome(): PromptOutcome | undefined {
+    const { outputNodes } = this.options;
+    if (!this.succeeded || !outputNodes.every((node) => node in this.shown)) return undefined;
+    const entry: HistoryEntry = { outputs: this.shown, status: { status_str: 'success', completed: true } };
+    return readHistoryEntry(entry, outputNodes, this.deps.http.server);
   }
 
   /** Where the prompt is: ended (history), still queued or running (undefined), or lost. */
