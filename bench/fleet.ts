@@ -47,7 +47,7 @@ const WORKER_COUNTS = [1, 2, 4];
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const PIPELINE = '/sd/text2image/v1';
 // Small images: the claim phases measure the queue, not the sandbox's drawing.
-const BODY = JSON.stringify({ prompt: 'a fleet of lighthouses', width: 64, height: 64, samples: 1 });
+const BODY = JSON.stringify({ prompt: 'a fleet', negative_prompt: 'fog', width: 64, height: 64, samples: 1 });
 const CORES = availableParallelism();
 
 const note = (line: string) => console.error(`[bench fleet] ${line}`);
