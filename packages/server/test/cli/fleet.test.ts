@@ -12,8 +12,8 @@
  * What "exactly once" means after a SIGKILL, and what is checked:
  * - One engine run: a worker killed while it ran a task cannot settle it; its lease expires and
  *   another worker runs the task again, so that task's engine ran twice, and only the second run
- *   counts. The claim is counted in the task's `attempts`; the sandbox engine has a capacity of 1,
- *   so a worker holds one task at a time, and each SIGKILL re-runs at most one task. Checked: every
+ *   counts. The claim is counted in the task's `attempts`; a worker runs one sandbox task at a time
+ *   (the engine has no servers to fill), so each SIGKILL re-runs at most one task. Checked: every
  *   task has attempts = 1 except at most one per worker SIGKILL (with 2), and no task is settled
  *   twice: across every worker process's log (the killed ones' too) no task has two
  *   "task succeeded" lines, and the completing write is fenced by the attempt's lease.
