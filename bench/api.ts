@@ -33,6 +33,7 @@ import { benchDatabase } from './bench-database.ts';
 import { spawnServer, stopServer } from './child-server.ts';
 import { type CpuGroups, cpuPerRequest, postgresPids, sampleCpu } from './cpu-time.ts';
 import { measureDispatch } from './dispatch.ts';
+import { median } from './percentile.ts';
 
 const CONNECTIONS = 64;
 /** Distinct tasks the status phase polls. */
@@ -93,11 +94,6 @@ async function load(
 
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 export default async function main(): Promise<Record<string, unknown>> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 5);

@@ -8,24 +8,43 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** Starts bench/`script` and answers once it printed its first line (`ready`, or what it announces). */
+export interface SpawnOptions {
+  /** The child's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+  /** The line that says it is ready (default: its first line), for a program that logs first. */
+  ready?: (line: string) => boolean;
+}
+
+/**
+ * Starts bench/`script` (a path relative to bench/, so the product's own entry points too) and
+ * answers once it printed its first line (`ready`, or what it announces), or the line `ready`
+ * accepts. What it prints later is read and dropped, so a chatty server never blocks on its pipe.
+ */
 export async function spawnServer(
   script: string,
   args: string[],
   stdin: 'ignore' | 'pipe' = 'ignore',
+  options: SpawnOptions = {},
 ): Promise<{ child: ChildProcess; firstLine: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, script), ...args], {
     stdio: [stdin, 'pipe', 'inherit'],
+    ...(options.env ? { env: options.env } : {}),
   });
+  const isReady = options.ready ?? (() => true);
   const firstLine = await new Promise<string>((resolve, reject) => {
     let out = '';
     const onData = (chunk: Buffer) => {
       out += chunk;
-      const end = out.indexOf('\n');
-      if (end < 0) return;
-      child.stdout!.off('data', onData);
-      child.off('exit', onExit);
-      resolve(out.slice(0, end));
+      for (let end = out.indexOf('\n'); end >= 0; end = out.indexOf('\n')) {
+        const line = out.slice(0, end);
+        out = out.slice(end + 1);
+        if (!isReady(line)) continue;
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        child.off('exit', onExit);
+        resolve(line);
+        return;
+      }
     };
     const onExit = (code: number | null) =>
       reject(new Error(`${script} exited (${code}) before it was ready`));

@@ -91,3 +91,24 @@ export function cpuPerRequest(
   }
   return perRequest;
 }
+
+/**
+ * CPU microseconds every process of the machine has used so far, from /proc/stat (all cores, idle
+ * and I/O wait left out); null without /proc. Beside a group's own time it tells whether the cores
+ * were busy with the benchmark or with other work on the machine.
+ */
+export function machineBusyUs(): number | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    const total = fields.slice(0, 8).reduce((sum, n) => sum + n, 0);
+    const idle = fields[3]! + fields[4]!;
+    return ((total - idle) * 1e6) / clockTicks();
+  } catch {
+    return null;
+  }
+}

@@ -60,7 +60,8 @@ export async function setSubscription(
 
 /**
  * Makes sure `apiKey` (IMAGEGEN_API_KEY) works: if no owner holds it yet, a default owner on the
- * UNLIMITED plan is created for it. Returns whether it was created.
+ * UNLIMITED plan is created for it. Returns whether this call created it; safe to call from
+ * several processes at once.
  */
 export async function ensureApiKey(pool: Pool, apiKey: string): Promise<boolean> {
   if (!isWellFormedApiKey(apiKey) && apiKey.length < 16) {
@@ -69,6 +70,20 @@ export async function ensureApiKey(pool: Pool, apiKey: string): Promise<boolean>
     );
   }
   if (await findOwnerByKeyHash(pool, hashApiKey(apiKey))) return false;
-  await createOwner(pool, { name: 'default', plan: 'UNLIMITED', apiKey });
-  return true;
+  try {
+    await createOwner(pool, { name: 'default', plan: 'UNLIMITED', apiKey });
+    return true;
+  } catch (error) {
+    // Processes of a fleet start together with the same key: one creates its owner, the others'
+    // inserts meet the unique key hash and roll back (owner included); the key works for all.
+    if (
+      (error as { code?: string }).code === UNIQUE_VIOLATION &&
+      (await findOwnerByKeyHash(pool, hashApiKey(apiKey)))
+    )
+      return false;
+    throw error;
+  }
 }
+
+/** PostgreSQL's SQLSTATE for a unique constraint violation. */
+const UNIQUE_VIOLATION = '23505';

@@ -11,6 +11,7 @@ import { listOwners } from '../auth/sql/listOwners.ts';
 import { listServers } from '../auth/sql/listServers.ts';
 import { revokeApiKeys } from '../auth/sql/revokeApiKeys.ts';
 import { upsertServer } from '../auth/sql/upsertServer.ts';
+import { listAppliedMigrations } from '../db/sql/listAppliedMigrations.ts';
 
 export const USAGE = `usage: npm run --silent cli -- <command> [options]
 
@@ -24,6 +25,8 @@ export const USAGE = `usage: npm run --silent cli -- <command> [options]
   servers list
   servers remove --id SERVER_ID
   analytics page-views [--days 7] [--limit 50]             the documentation pages viewed most
+  migrate                                                 apply pending database migrations (every command
+                                                          does on start) and list what the schema has
 
 Plans: ${PLANS.join(', ')} (EP plans are enterprise: they may route with server_id).
 Add --json for machine-readable output. Database: DATABASE_URL, else the bundled one under IMAGEGEN_DATA_DIR.`;
@@ -167,6 +170,15 @@ export async function runCommand(
         text:
           views.map((v) => `${String(v.views).padStart(7)}  ${v.path}`).join('\n') ||
           `no page views in ${days} days`,
+      };
+    }
+    case 'migrate': {
+      // Opening the database applied what was pending, under the migration lock: this answers
+      // the schema as it now is (a rolling upgrade runs it as a one-off job before the new pods).
+      const applied = await listAppliedMigrations(pool);
+      return {
+        json: applied.map((m) => ({ name: m.name, applied_at: m.applied_at })),
+        text: `${applied.length} migrations applied, the latest ${applied.at(-1)?.name ?? 'none'}`,
       };
     }
     default:

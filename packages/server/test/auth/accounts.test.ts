@@ -53,6 +53,20 @@ describe('accounts and API keys', () => {
     expect(caller).toMatchObject({ name: 'default', plan: 'UNLIMITED' });
   });
 
+  it('lets API processes that start together with one IMAGEGEN_API_KEY all start: one creates its owner', async () => {
+    const key = generateApiKey();
+    // Eight open connections first, so the eight starts race instead of queueing for a connection.
+    await Promise.all(Array.from({ length: 8 }, () => db.pool.query('SELECT pg_sleep(0.05)')));
+    const created = await Promise.all(Array.from({ length: 8 }, () => ensureApiKey(db.pool, key)));
+    expect(created.filter(Boolean)).toEqual([true]);
+    // The losers' owners were rolled back with their transactions: no owner without a key.
+    const keyless = await db.pool.query(
+      'SELECT count(*)::int AS n FROM owners o WHERE NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.owner_id = o.id)',
+    );
+    expect(keyless.rows[0].n).toBe(0);
+    expect(await createAuthenticator(db.pool).authenticate(key)).toMatchObject({ plan: 'UNLIMITED' });
+  });
+
   it('refuses a too-short IMAGEGEN_API_KEY', async () => {
     await expect(ensureApiKey(db.pool, 'short')).rejects.toThrow(/too short/);
   });

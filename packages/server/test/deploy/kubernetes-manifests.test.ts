@@ -1,0 +1,256 @@
+/**
+ * The Kubernetes manifests under deploy/kubernetes: valid against the Kubernetes API's own schemas
+ * (vendored in kubernetes-v1.21.2-definitions.json, its source inside; nothing is downloaded),
+ * strictly (an unknown field, such as a misspelt probe, is an error, as `kubectl apply
+ * --validate=strict` makes it), and consistent with the program: every variable they set is a
+ * documented setting the program reads, the probes ask the health paths on the port the process
+ * answers them on, the grace period covers the drain, and the Job runs a real command.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { USAGE } from '../../src/cli/commands.ts';
+import { readStartConfig } from '../../src/cli/start-config.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../../../..');
+const MANIFESTS = path.join(ROOT, 'deploy/kubernetes');
+const SCHEMA = JSON.parse(
+  readFileSync(path.join(import.meta.dirname, 'kubernetes-v1.21.2-definitions.json'), 'utf8'),
+) as { kinds: Record<string, string>; definitions: Record<string, Record<string, unknown>> };
+
+/** The variables the AWS SDK's credential chain reads, which README names beside S3_BUCKET. */
+const SDK_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
+
+interface Manifest {
+  file: string;
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  // biome-ignore lint/suspicious/noExplicitAny: a Kubernetes object, checked by the schema first
+  spec?: any;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+}
+
+interface Container {
+  name: string;
+  command?: string[];
+  env?: { name: string; value?: string }[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
+  ports?: { name?: string; containerPort: number }[];
+  readinessProbe?: { httpGet?: { path: string; port: string | number } };
+  livenessProbe?: { httpGet?: { path: string; port: string | number } };
+  lifecycle?: { preStop?: { exec?: { command: string[] } } };
+}
+
+function loadManifests(): Manifest[] {
+  return readdirSync(MANIFESTS)
+    .filter((name) => name.endsWith('.yaml'))
+    .flatMap((file) =>
+      parseAllDocuments(readFileSync(path.join(MANIFESTS, file), 'utf8')).map((doc) => {
+        if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0]!.message}`);
+        return { ...(doc.toJS() as Omit<Manifest, 'file'>), file };
+      }),
+    );
+}
+
+/**
+ * The definitions as JSON Schema, made strict: an object with listed properties takes no others
+ * (maps such as labels list none, so they stay open), and IntOrString is what its name says.
+ */
+function strictDefinitions(): Record<string, unknown> {
+  const definitions: Record<string, unknown> = {};
+  for (const [name, definition] of Object.entries(SCHEMA.definitions)) {
+    definitions[name] =
+      name === 'io.k8s.apimachinery.pkg.util.intstr.IntOrString'
+        ? { anyOf: [{ type: 'string' }, { type: 'integer' }] }
+        : definition.properties && definition.additionalProperties === undefined
+          ? { ...definition, additionalProperties: false }
+          : definition;
+  }
+  return definitions;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+const definitions = strictDefinitions();
+const validators = new Map<string, ValidateFunction>();
+function validatorFor(apiVersion: string, kind: string): ValidateFunction {
+  const name = SCHEMA.kinds[`${apiVersion} ${kind}`];
+  if (!name) throw new Error(`no schema for ${apiVersion} ${kind}: add it to the vendored definitions`);
+  let validate = validators.get(name);
+  if (!validate) {
+    validate = ajv.compile({ definitions, $ref: `#/definitions/${name}` });
+    validators.set(name, validate);
+  }
+  return validate;
+}
+function schemaErrors(manifest: Manifest): string[] {
+  const { file: _file, ...object } = manifest;
+  const validate = validatorFor(manifest.apiVersion, manifest.kind);
+  return validate(object)
+    ? []
+    : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+}
+
+const manifests = loadManifests();
+const byKind = (kind: string) => manifests.filter((m) => m.kind === kind);
+const named = (kind: string, name: string) => byKind(kind).find((m) => m.metadata.name === name)!;
+const podContainers = (m: Manifest): Container[] => m.spec.template.spec.containers;
+
+/** What a container's process sees: its envFrom sources in order, then its own env. */
+function effectiveEnv(container: Container): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const source of container.envFrom ?? []) {
+    const from = source.configMapRef
+      ? named('ConfigMap', source.configMapRef.name).data
+      : named('Secret', source.secretRef!.name).stringData;
+    Object.assign(env, from);
+  }
+  for (const variable of container.env ?? []) env[variable.name] = variable.value ?? '';
+  return env;
+}
+
+/** The variable names of README's configuration table (a row's first cell may name several). */
+function documentedSettings(): Set<string> {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const rows = readme
+    .slice(readme.indexOf('## Configuration'))
+    .split('\n')
+    .filter((l) => l.startsWith('| `'));
+  return new Set(
+    rows.flatMap((row) => [...row.split('|')[1]!.matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1]!)),
+  );
+}
+
+/** Every source file of the packages, to find where a setting is read. */
+function programSource(): string {
+  const files: string[] = [];
+  for (const pkg of readdirSync(path.join(ROOT, 'packages'))) {
+    const src = path.join(ROOT, 'packages', pkg, 'src');
+    try {
+      for (const entry of readdirSync(src, { recursive: true }) as string[]) {
+        if (/\.(ts|tsx)$/.test(entry)) files.push(readFileSync(path.join(src, entry), 'utf8'));
+      }
+    } catch {
+      // a package without src/
+    }
+  }
+  return files.join('\n');
+}
+
+describe('the Kubernetes manifests', () => {
+  it('are the Deployments, Services, settings and migration Job of a fleet', () => {
+    expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual([
+      'ConfigMap/imagegen-settings',
+      'Deployment/imagegen-api',
+      'Deployment/imagegen-docs',
+      'Deployment/imagegen-worker',
+      'Job/imagegen-migrate',
+      'Secret/imagegen-secrets',
+      'Service/imagegen-api',
+      'Service/imagegen-docs',
+    ]);
+  });
+
+  it('validate against the Kubernetes schemas', () => {
+    for (const manifest of manifests) {
+      expect(schemaErrors(manifest), `${manifest.file}: ${manifest.kind}/${manifest.metadata.name}`).toEqual(
+        [],
+      );
+    }
+  });
+
+  it('are checked strictly: a misspelt field or a wrong type is refused', () => {
+    const api = named('Deployment', 'imagegen-api');
+    const container = podContainers(api)[0]!;
+    const misspelt = structuredClone(api);
+    const { readinessProbe, ...rest } = container;
+    misspelt.spec.template.spec.containers = [{ ...rest, readinesProbe: readinessProbe }];
+    expect(schemaErrors(misspelt).join('\n')).toContain('readinesProbe');
+    const wrongType = structuredClone(api);
+    wrongType.spec.replicas = 'two';
+    expect(schemaErrors(wrongType).join('\n')).toContain('/spec/replicas must be integer');
+  });
+
+  it('set only documented settings that the program reads', () => {
+    const documented = documentedSettings();
+    const source = programSource();
+    const set = new Set<string>();
+    for (const m of byKind('ConfigMap')) for (const name of Object.keys(m.data ?? {})) set.add(name);
+    for (const m of byKind('Secret')) for (const name of Object.keys(m.stringData ?? {})) set.add(name);
+    for (const m of [...byKind('Deployment'), ...byKind('Job')]) {
+      for (const c of podContainers(m)) for (const variable of c.env ?? []) set.add(variable.name);
+    }
+    expect(set.size).toBeGreaterThan(10);
+    for (const name of set) {
+      if (SDK_VARIABLES.includes(name)) continue;
+      expect(documented.has(name), `${name} is in README's configuration table`).toBe(true);
+      expect(source.includes(name), `${name} is read by the program`).toBe(true);
+    }
+    expect([...set].filter((name) => SDK_VARIABLES.includes(name))).toEqual(SDK_VARIABLES);
+  });
+
+  it('probe /health/ready and /health/live on the port each process answers them on, listening beyond loopback', () => {
+    for (const deployment of byKind('Deployment')) {
+      const [container] = podContainers(deployment);
+      const config = readStartConfig(effectiveEnv(container!));
+      expect(config.apiHost, deployment.metadata.name).toBe('0.0.0.0');
+      const healthPort = config.roles.has('api') ? config.apiPort : config.healthPort;
+      const portOf = (port: string | number) =>
+        typeof port === 'number' ? port : container!.ports!.find((p) => p.name === port)!.containerPort;
+      expect(container!.readinessProbe?.httpGet?.path).toBe('/health/ready');
+      expect(container!.livenessProbe?.httpGet?.path).toBe('/health/live');
+      expect(portOf(container!.readinessProbe!.httpGet!.port), deployment.metadata.name).toBe(healthPort);
+      expect(portOf(container!.livenessProbe!.httpGet!.port), deployment.metadata.name).toBe(healthPort);
+      if (config.roles.has('docs')) {
+        expect(container!.ports!.map((p) => p.containerPort)).toContain(config.docsPort);
+      }
+    }
+    expect([
+      ...readStartConfig(effectiveEnv(podContainers(named('Deployment', 'imagegen-api'))[0]!)).roles,
+    ]).toEqual(['api']);
+    expect([
+      ...readStartConfig(effectiveEnv(podContainers(named('Deployment', 'imagegen-worker'))[0]!)).roles,
+    ]).toEqual(['worker', 'webhooks']);
+  });
+
+  it('give each pod the time to drain: the preStop pause and SHUTDOWN_GRACE_MS fit in the grace period', () => {
+    for (const deployment of byKind('Deployment')) {
+      const [container] = podContainers(deployment);
+      const { shutdownGraceMs } = readStartConfig(effectiveEnv(container!));
+      const pause = Number(container!.lifecycle?.preStop?.exec?.command.at(-1) ?? 0);
+      const grace = deployment.spec.template.spec.terminationGracePeriodSeconds as number;
+      expect(grace, deployment.metadata.name).toBeGreaterThanOrEqual(pause + shutdownGraceMs / 1000 + 5);
+    }
+  });
+
+  it('route each Service to a named port of the pods it selects', () => {
+    for (const service of byKind('Service')) {
+      const target = byKind('Deployment').find((d) =>
+        Object.entries(service.spec.selector).every(([k, v]) => d.spec.template.metadata.labels[k] === v),
+      )!;
+      expect(target, service.metadata.name).toBeDefined();
+      const names = podContainers(target).flatMap((c) => (c.ports ?? []).map((p) => p.name));
+      for (const port of service.spec.ports) expect(names).toContain(port.targetPort);
+    }
+  });
+
+  it('run the CLI’s migrate command in the migration Job, and the program in every Deployment', () => {
+    const [job] = podContainers(named('Job', 'imagegen-migrate'));
+    expect(job!.command!.slice(-2)).toEqual(['packages/server/src/cli/main.ts', 'migrate']);
+    expect(USAGE).toMatch(/^ {2}migrate /m);
+    for (const deployment of byKind('Deployment')) {
+      expect(podContainers(deployment)[0]!.command!.at(-1)).toBe('packages/server/src/cli/start.ts');
+    }
+    for (const m of [...byKind('Deployment'), ...byKind('Job')]) {
+      for (const c of podContainers(m)) {
+        for (const part of c.command ?? []) {
+          if (part.startsWith('packages/'))
+            expect(readdirSync(path.dirname(path.join(ROOT, part)))).toContain(path.basename(part));
+        }
+      }
+    }
+  });
+});
