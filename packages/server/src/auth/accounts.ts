@@ -7,6 +7,7 @@ import { findOwnerByKeyHash } from './sql/findOwnerByKeyHash.ts';
 import { insertApiKey } from './sql/insertApiKey.ts';
 import { insertOwner, type OwnerRow } from './sql/insertOwner.ts';
 import { insertSubscription, type SubscriptionRow } from './sql/insertSubscription.ts';
+import { lockFirstOwner } from './sql/lockFirstOwner.ts';
 
 export interface NewOwner {
   owner: OwnerRow;
@@ -21,18 +22,35 @@ export async function createOwner(
   options: { name: string; plan: Plan; podId?: string | null; apiKey?: string },
 ): Promise<NewOwner> {
   if (!isPlan(options.plan)) throw new Error(`unknown plan ${options.plan}`);
+  return inTransaction(pool, (client) => insertOwnerWithKey(client, options));
+}
+
+/**
+ * The first start on an empty database: a default UNLIMITED owner with a new key, or null when an
+ * owner exists. Processes of a fleet starting together make one owner (a lock orders them).
+ */
+export async function createFirstOwner(pool: Pool): Promise<NewOwner | null> {
+  return inTransaction(pool, async (client) =>
+    (await lockFirstOwner(client))
+      ? null
+      : insertOwnerWithKey(client, { name: 'default', plan: 'UNLIMITED' }),
+  );
+}
+
+async function insertOwnerWithKey(
+  client: Queryable,
+  options: { name: string; plan: Plan; podId?: string | null; apiKey?: string },
+): Promise<NewOwner> {
   const apiKey = options.apiKey ?? generateApiKey();
-  return inTransaction(pool, async (client) => {
-    const owner = await insertOwner(client, { name: options.name, webhookSecret: newWebhookSecret() });
-    const subscription = await insertSubscription(client, {
-      ownerId: owner.id,
-      plan: options.plan,
-      podId: options.podId ?? null,
-      periodEnd: null,
-    });
-    await insertApiKey(client, { ownerId: owner.id, keyHash: hashApiKey(apiKey), prefix: keyPrefix(apiKey) });
-    return { owner, subscription, apiKey };
+  const owner = await insertOwner(client, { name: options.name, webhookSecret: newWebhookSecret() });
+  const subscription = await insertSubscription(client, {
+    ownerId: owner.id,
+    plan: options.plan,
+    podId: options.podId ?? null,
+    periodEnd: null,
   });
+  await insertApiKey(client, { ownerId: owner.id, keyHash: hashApiKey(apiKey), prefix: keyPrefix(apiKey) });
+  return { owner, subscription, apiKey };
 }
 
 export async function createApiKey(db: Queryable, ownerId: string): Promise<string> {

@@ -18,7 +18,7 @@ import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
 import { type EngineSetup, setUpEngines } from '@imagegen/engines';
 import type { FastifyInstance } from 'fastify';
-import { createOwner, ensureApiKey } from '../auth/accounts.ts';
+import { createFirstOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
 import { withStoredFiles } from '../fetch/stored-files.ts';
@@ -249,10 +249,8 @@ async function prepareKey(
   apiKey: string | undefined,
 ): Promise<{ key: string; created: boolean } | null> {
   if (apiKey) return { key: apiKey, created: await ensureApiKey(pool, apiKey) };
-  const owners = await pool.query('SELECT 1 FROM owners LIMIT 1');
-  if (owners.rowCount && owners.rowCount > 0) return null;
-  const created = await createOwner(pool, { name: 'default', plan: 'UNLIMITED' });
-  return { key: created.apiKey, created: true };
+  const created = await createFirstOwner(pool);
+  return created && { key: created.apiKey, created: true };
 }
 
 function printBanner(

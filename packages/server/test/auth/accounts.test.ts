@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, createOwner, ensureApiKey, setSubscription } from '../../src/auth/accounts.ts';
+import {
+  createApiKey,
+  createFirstOwner,
+  createOwner,
+  ensureApiKey,
+  setSubscription,
+} from '../../src/auth/accounts.ts';
 import { generateApiKey, isWellFormedApiKey } from '../../src/auth/api-key.ts';
 import { createAuthenticator } from '../../src/auth/authenticator.ts';
 import { revokeApiKeys } from '../../src/auth/sql/revokeApiKeys.ts';
@@ -69,5 +75,27 @@ describe('accounts and API keys', () => {
 
   it('refuses a too-short IMAGEGEN_API_KEY', async () => {
     await expect(ensureApiKey(db.pool, 'short')).rejects.toThrow(/too short/);
+  });
+});
+
+describe('the first start on an empty database', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  it('makes one default owner and key when processes start together, and none later', async () => {
+    await Promise.all(Array.from({ length: 8 }, () => db.pool.query('SELECT pg_sleep(0.05)')));
+    const made = await Promise.all(Array.from({ length: 8 }, () => createFirstOwner(db.pool)));
+    const first = made.filter((owner) => owner !== null);
+    expect(first).toHaveLength(1);
+    const owners = await db.pool.query('SELECT count(*)::int AS n FROM owners');
+    expect(owners.rows[0].n).toBe(1);
+    expect(await createAuthenticator(db.pool).authenticate(first[0]!.apiKey)).toMatchObject({
+      name: 'default',
+      plan: 'UNLIMITED',
+    });
+    expect(await createFirstOwner(db.pool)).toBeNull();
   });
 });
