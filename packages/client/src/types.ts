@@ -1,4 +1,4 @@
-import type { TypedEndpoint } from '@imagegen/contract';
+import type { FieldBounds, TypedEndpoint } from '@imagegen/contract';
 import type { Static, TSchema } from 'typebox';
 
 /**
@@ -21,6 +21,7 @@ export type TaskPath = TaskRow['path'];
 export type ReadPath = ReadRow['path'];
 
 type Requests = { [P in TaskPath]: Static<Rows[P]['request']> };
+type Bounds = { [P in TaskPath]: FieldBounds<Rows[P]['request']> };
 type Accepted = { [P in TaskPath]: Static<Rows[P]['responses'][200]> };
 type Statuses = { [P in TaskPath]: Static<Rows[P]['status']['responses'][200]> };
 type ReadAnswers = { [P in ReadPath]: Static<Rows[P]['responses'][200]> };
@@ -28,6 +29,12 @@ type Queries = { [P in ReadPath]: Rows[P] extends { query: infer Q extends TSche
 
 /** The JSON body `path` takes. */
 export type RequestOf<P extends TaskPath> = Requests[P];
+
+/**
+ * The bounds of each number field of the body of `path` (a list's items with `items: true`), as
+ * literal types: `{ samples: { kind: 'integer'; gt: 0; le: 4 }, ... }`.
+ */
+export type RequestBoundsOf<P extends TaskPath> = Bounds[P];
 
 /** What the submission answers at once: `{status: "PENDING", id}` (training: `{id, status: "queued"}`). */
 export type AcceptedOf<P extends TaskPath> = Accepted[P];
