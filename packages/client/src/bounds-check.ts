@@ -9,8 +9,18 @@ import type { RequestBoundsOf, RequestOf, TaskPath } from './types.ts';
  * `number` is not checked (the API's 422 answers it at run time), nor a number in exponent form.
  * An int field is checked as the API reads it: 4.5 is 4.
  */
-export type CheckedRequestOf<P extends TaskPath, B> = P extends TaskPath
+export type CheckedRequestOf<P extends TaskPath, B> = [P] extends [OnePath<P>]
   ? CheckedRequest<RequestOf<P>, RequestBoundsOf<P>, B>
+  : RequestOf<P>;
+
+/**
+ * `P` when it is one path; never when it is a union of paths (a path known only at run time),
+ * whose body is checked against the union of their request types as it is written. Not a
+ * conditional over `P` itself: the compiler would then work out the check for every path of the
+ * contract each time it reads the constraint of a call's body.
+ */
+type OnePath<P> = (P extends unknown ? (path: P) => void : never) extends (path: infer One) => void
+  ? One
   : never;
 
 /** Only in types: the key that a body with a field its request does not have would need. */
