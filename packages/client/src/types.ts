@@ -4,7 +4,9 @@ import type { Static, TSchema } from 'typebox';
 /**
  * The SDK's request and answer types, read from the contract's endpoint table (the same rows the
  * server routes and validates by): a field the contract does not have, a wrong type or a missing
- * required field is a compile-time error. Type-only: nothing of the contract is loaded at run time.
+ * required field is a compile-time error, and so is a number literal out of its field's bounds
+ * (`RequestBoundsOf`, checked by bounds-check.ts). Type-only: nothing of the contract is loaded at
+ * run time.
  *
  * Each kind of type is one map over the paths, computed once: a generic call then looks its type
  * up instead of converting a schema per use (twelve times fewer type instantiations per call).
