@@ -60,7 +60,9 @@ function typedBounds(): Record<string, Record<string, FieldBounds>> {
       .getPropertiesOfType(type)
       .map((symbol) => [symbol.name, checker.getTypeOfSymbol(symbol)] as const);
   const literal = (type: ts.Type) =>
-    type.isLiteral() ? type.value : checker.typeToString(type) === 'true' ? true : checker.typeToString(type);
+    type.isNumberLiteral() || type.isStringLiteral()
+      ? type.value
+      : checker.typeToString(type) === 'true' || checker.typeToString(type);
   return Object.fromEntries(
     members(checker.getTypeAtLocation(alias.name)).map(([pipeline, fields]) => [
       pipeline,
