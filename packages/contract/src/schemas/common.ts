@@ -31,7 +31,7 @@ declare const BOUNDS: unique symbol;
 
 /**
  * What the type of a number schema keeps of its options: its kind and its bounds, as literal
- * types, e.g. `{ kind: 'integer'; gt: 0; le: 4 }`. The SDK reads them (`BoundsOf`) to refuse, at
+ * types, e.g. `{ kind: 'integer'; gt: 0; le: 4 }`. The SDK reads them (`FieldBounds`) to refuse, at
  * compile time, a literal the API would refuse. The schema object itself never has this property:
  * the JSON Schema, the validators and /openapi.json are what they were.
  */
@@ -40,7 +40,7 @@ type KeptBounds<Kind extends 'integer' | 'number', O> = {
 };
 
 /** The bounds kept in the type of a number schema made by `Int` or `Num`; never for any other schema. */
-export type BoundsOf<S> = S extends { readonly [BOUNDS]?: infer B } ? (unknown extends B ? never : B) : never;
+type BoundsOf<S> = S extends { readonly [BOUNDS]?: infer B } ? (unknown extends B ? never : B) : never;
 
 /**
  * The bounds of each bounded number field of an object schema, by name: `{ samples: { kind:
