@@ -12,6 +12,7 @@ const PRINTED = new Set([
   'TaskPath',
   'ReadPath',
   'Requests',
+  'Bounds',
   'Accepted',
   'Statuses',
   'ReadAnswers',

@@ -1,3 +1,4 @@
+import type { CheckedRequestOf } from './bounds-check.ts';
 import { type Deadline, startDeadline } from './deadline.ts';
 import { ApiError, NetworkError, TaskFailedError, TimeoutError } from './errors.ts';
 import { newIdempotencyKey } from './idempotency-key.ts';
@@ -12,7 +13,6 @@ import type {
   QueryOf,
   ReadAnswerOf,
   ReadPath,
-  RequestOf,
   StatusOf,
   SuccessOf,
   TaskList,
@@ -92,8 +92,17 @@ const CANCEL_TIMEOUT_MS = 10_000;
  */
 export interface ImagegenClient {
   readonly baseUrl: string;
-  /** Queues a task; answers `{status: "PENDING", id}` (training: `{id, status: "queued"}`). */
-  submit<P extends TaskPath>(path: P, body: RequestOf<P>, options?: SubmitOptions): Promise<AcceptedOf<P>>;
+  /**
+   * Queues a task; answers `{status: "PENDING", id}` (training: `{id, status: "queued"}`). The body
+   * is checked as `CheckedRequestOf` says, number literals against their bounds too; `B` is inferred
+   * from it (its default serves a call that names only `P`, whose body then goes unchecked).
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: the one default every constraint accepts (see submit)
+  submit<P extends TaskPath, const B extends CheckedRequestOf<P, B> = any>(
+    path: P,
+    body: B,
+    options?: SubmitOptions,
+  ): Promise<AcceptedOf<P>>;
   /** The task's status now. */
   status<P extends TaskPath>(path: P, id: string, options?: { signal?: AbortSignal }): Promise<StatusOf<P>>;
   /** Ends a queued or running task; answers its final status. A task that already ended: ApiError 409. */
@@ -107,7 +116,12 @@ export interface ImagegenClient {
   /** Follows a task to its end: its success status, or a TaskFailedError. */
   wait<P extends TaskPath>(path: P, id: string, options?: WaitOptions<P>): Promise<SuccessOf<P>>;
   /** Submits and follows the task to its end: its success status, or a typed error. */
-  run<P extends TaskPath>(path: P, body: RequestOf<P>, options?: RunOptions<P>): Promise<SuccessOf<P>>;
+  // biome-ignore lint/suspicious/noExplicitAny: the one default every constraint accepts (see submit)
+  run<P extends TaskPath, const B extends CheckedRequestOf<P, B> = any>(
+    path: P,
+    body: B,
+    options?: RunOptions<P>,
+  ): Promise<SuccessOf<P>>;
   /** A read of the owner's records, e.g. `get('/models/v1/{model_id}', { params: { model_id } })`. */
   get<P extends ReadPath>(path: P, ...options: ReadArguments<P>): Promise<ReadAnswerOf<P>>;
   /** One page of your tasks, newest first. */

@@ -3,6 +3,7 @@
  * in browsers and in edge runtimes (fetch and Web Crypto only); the Node-only helpers (files on
  * disk) are in `@imagegen/client/node`.
  */
+export type { CheckedRequestOf } from './bounds-check.ts';
 export {
   type ClientOptions,
   createClient,

@@ -1,10 +1,12 @@
-import type { TypedEndpoint } from '@imagegen/contract';
+import type { FieldBounds, TypedEndpoint } from '@imagegen/contract';
 import type { Static, TSchema } from 'typebox';
 
 /**
  * The SDK's request and answer types, read from the contract's endpoint table (the same rows the
  * server routes and validates by): a field the contract does not have, a wrong type or a missing
- * required field is a compile-time error. Type-only: nothing of the contract is loaded at run time.
+ * required field is a compile-time error, and so is a number literal out of its field's bounds
+ * (`RequestBoundsOf`, checked by bounds-check.ts). Type-only: nothing of the contract is loaded at
+ * run time.
  *
  * Each kind of type is one map over the paths, computed once: a generic call then looks its type
  * up instead of converting a schema per use (twelve times fewer type instantiations per call).
@@ -21,6 +23,7 @@ export type TaskPath = TaskRow['path'];
 export type ReadPath = ReadRow['path'];
 
 type Requests = { [P in TaskPath]: Static<Rows[P]['request']> };
+type Bounds = { [P in TaskPath]: FieldBounds<Rows[P]['request']> };
 type Accepted = { [P in TaskPath]: Static<Rows[P]['responses'][200]> };
 type Statuses = { [P in TaskPath]: Static<Rows[P]['status']['responses'][200]> };
 type ReadAnswers = { [P in ReadPath]: Static<Rows[P]['responses'][200]> };
@@ -28,6 +31,12 @@ type Queries = { [P in ReadPath]: Rows[P] extends { query: infer Q extends TSche
 
 /** The JSON body `path` takes. */
 export type RequestOf<P extends TaskPath> = Requests[P];
+
+/**
+ * The bounds of each number field of the body of `path` (a list's items with `items: true`), as
+ * literal types: `{ samples: { kind: 'integer'; gt: 0; le: 4 }, ... }`.
+ */
+export type RequestBoundsOf<P extends TaskPath> = Bounds[P];
 
 /** What the submission answers at once: `{status: "PENDING", id}` (training: `{id, status: "queued"}`). */
 export type AcceptedOf<P extends TaskPath> = Accepted[P];

@@ -103,6 +103,7 @@ const urls: string[] | null = done.download_urls;
 await saveOutputs(client, urls ?? [], 'out');
 await client.run('/sd/text2image/v1', { prompt: 'a', negative_prompt: '', sample: 2 });
 const count: number = done.download_urls;
+await client.run('/sd/text2image/v1', { prompt: 'a', negative_prompt: '', samples: 9, guidance_scale: 7.5 });
 `,
     );
     const program = ts.createProgram([file], {
@@ -119,8 +120,13 @@ const count: number = done.download_urls;
       line: (diagnostic.file?.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line ?? -1) + 1,
       message: ts.flattenDiagnosticMessageText(diagnostic.messageText, ' '),
     }));
-    expect(errors.map(({ file, line }) => `${file}:${line}`)).toEqual(['typed.ts:7', 'typed.ts:8']);
+    expect(errors.map(({ file, line }) => `${file}:${line}`)).toEqual([
+      'typed.ts:7',
+      'typed.ts:8',
+      'typed.ts:9',
+    ]);
     expect(errors[0]!.message).toContain("'sample' does not exist");
     expect(errors[1]!.message).toContain("'string[] | null' is not assignable to type 'number'");
+    expect(errors[2]!.message).toContain('samples must be <= 4');
   });
 });

@@ -71,7 +71,9 @@ describe('run', () => {
 
   it('answers a body the contract refuses with a ValidationError that lists the problem', async () => {
     const client = createClient({ apiKey: api.key, baseUrl: api.url });
-    const error = await client.run('/sd/text2image/v1', { ...prompt, samples: 9 }).catch((e: unknown) => e);
+    // A value of type number: a literal 9 would not compile (samples is at most 4).
+    const samples: number = 9;
+    const error = await client.run('/sd/text2image/v1', { ...prompt, samples }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     const issues = (error as ValidationError).issues;
     expect(issues.map((issue) => issue.loc)).toEqual([['body', 'samples']]);

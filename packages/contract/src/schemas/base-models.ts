@@ -16,7 +16,11 @@ import {
 const opt = Type.Optional;
 
 /** SD3.5 and Stable Cascade share their required fields; samples at most 2 on both. */
-function fewSamples(title: string, guidance: { gt?: number; ge?: number }, description: string) {
+function fewSamples<const G extends { gt?: number; ge?: number }>(
+  title: string,
+  guidance: G,
+  description: string,
+) {
   return Type.Object(
     {
       prompt: Type.String(),

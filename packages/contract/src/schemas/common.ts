@@ -1,4 +1,11 @@
-import Type, { type TSchema } from 'typebox';
+import Type, {
+  type TArray,
+  type TInteger,
+  type TNumber,
+  type TObject,
+  type TSchema,
+  type TUnion,
+} from 'typebox';
 import { SAFETY_CHECKER_DESCRIPTION } from '../engine-notes.ts';
 
 /**
@@ -19,6 +26,51 @@ interface NumericOptions extends Bounds {
   description?: string;
 }
 
+/** Only in types: the key under which a number schema's type keeps its bounds. */
+declare const BOUNDS: unique symbol;
+
+/**
+ * What the type of a number schema keeps of its options: its kind and its bounds, as literal
+ * types, e.g. `{ kind: 'integer'; gt: 0; le: 4 }`. The SDK reads them (`FieldBounds`) to refuse, at
+ * compile time, a literal the API would refuse. The schema object itself never has this property:
+ * the JSON Schema, the validators and /openapi.json are what they were.
+ */
+type KeptBounds<Kind extends 'integer' | 'number', O> = {
+  readonly [K in 'kind' | (keyof Bounds & keyof O)]: K extends keyof Bounds ? O[K & keyof O] : Kind;
+};
+
+/** The bounds kept in the type of a number schema made by `Int` or `Num`; never for any other schema. */
+type BoundsOf<S> = S extends { readonly [BOUNDS]?: infer B } ? (unknown extends B ? never : B) : never;
+
+/**
+ * The bounds of each bounded number field of an object schema, by name: `{ samples: { kind:
+ * 'integer'; gt: 0; le: 4 } }`; a list of numbers (or null) gives its items' bounds, with `items:
+ * true`. The SDK's request types read them.
+ */
+export type FieldBounds<S> =
+  S extends TObject<infer Properties>
+    ? {
+        [K in keyof Properties as [FieldBound<Properties[K]>] extends [never] ? never : K]: FieldBound<
+          Properties[K]
+        >;
+      }
+    : never;
+
+type FieldBound<S> = [BoundsOf<S>] extends [never]
+  ? S extends TArray<infer Item>
+    ? ListBound<WithBounds<BoundsOf<Item>>>
+    : S extends TUnion<infer Members>
+      ? FieldBound<Members[number]>
+      : never
+  : WithBounds<BoundsOf<S>>;
+
+/** `B` when it holds a bound (not only the kind), else never. */
+type WithBounds<B> = [keyof B & keyof Bounds] extends [never] ? never : B;
+
+type ListBound<B> = [B] extends [never]
+  ? never
+  : { readonly [K in keyof B | 'items']: K extends keyof B ? B[K] : true };
+
 function bounds({ gt, ge, lt, le }: Bounds): Record<string, number> {
   const out: Record<string, number> = {};
   if (gt !== undefined) out.exclusiveMinimum = gt;
@@ -36,14 +88,17 @@ function numericSchema(kind: 'integer' | 'number', options: NumericOptions): TSc
   return kind === 'integer' ? Type.Integer(extra) : Type.Number(extra);
 }
 
-/** An integer field; with a default it is optional (pydantic fills it). */
-export function Int(options: NumericOptions = {}) {
-  const schema = numericSchema('integer', options) as ReturnType<typeof Type.Integer>;
-  return schema;
+/**
+ * An integer field; with a default it is optional (pydantic fills it). Its bounds stay literal in
+ * its type (`const`), so write them as literals here, not as values of type `number`.
+ */
+export function Int<const O extends NumericOptions = Record<never, never>>(options: O = {} as O) {
+  return numericSchema('integer', options) as TInteger & { readonly [BOUNDS]?: KeptBounds<'integer', O> };
 }
 
-export function Num(options: NumericOptions = {}) {
-  return numericSchema('number', options) as ReturnType<typeof Type.Number>;
+/** A float field; its bounds stay literal in its type, as `Int`'s do. */
+export function Num<const O extends NumericOptions = Record<never, never>>(options: O = {} as O) {
+  return numericSchema('number', options) as TNumber & { readonly [BOUNDS]?: KeptBounds<'number', O> };
 }
 
 export function Bool(dflt: boolean | undefined, description?: string) {

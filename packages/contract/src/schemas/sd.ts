@@ -46,6 +46,11 @@ interface DiffusionOptions<N extends boolean> {
 /** `schema`, or `schema` or null when the lists of the request may be null. */
 type OrNull<N extends boolean, T extends TSchema> = N extends true ? TUnion<[T, TNull]> : T;
 
+/** FAMILY's `key` for `family`, typed for that family alone: a bound stays a literal in the schema's type. */
+function familyValue<F extends Family, K extends keyof (typeof FAMILY)[Family]>(family: F, key: K) {
+  return FAMILY[family][key] as (typeof FAMILY)[F][K];
+}
+
 /**
  * The choice for `family` out of one per family. Typed per family (not as the union of both), so
  * each request schema's static type lists exactly its own fields: the SDK derives its types from it.
@@ -91,7 +96,7 @@ function diffusionFields<F extends Family, N extends boolean = false>(family: F,
     hidiffusion: opt(Bool(false)),
     controlnets: opt(List(Enum(CONTROLNETS))),
     control_image: opt(ImageUrl),
-    controlnet_weights: opt(List(Num({ ge: 0, le: f.controlnetWeightMax }))),
+    controlnet_weights: opt(List(Num({ ge: 0, le: familyValue(family, 'controlnetWeightMax') }))),
     starting_control_steps: opt(List(Num({ ge: 0, le: 1 }))),
     ending_control_steps: opt(List(Num({ ge: 0, le: 1 }))),
     resolution: opt(Int({ gt: 0, default: 1024 })),
