@@ -17,6 +17,7 @@ const PRINTED = new Set([
   'Statuses',
   'ReadAnswers',
   'Queries',
+  'QueryBounds',
   'ValidationIssue',
   'UploadAnswer',
 ]);

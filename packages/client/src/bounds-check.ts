@@ -1,5 +1,5 @@
 import type { Order, Truncated } from './number-order.ts';
-import type { RequestBoundsOf, RequestOf, TaskPath } from './types.ts';
+import type { QueryBoundsOf, QueryOf, ReadPath, RequestBoundsOf, RequestOf, TaskPath } from './types.ts';
 
 /**
  * A request body checked against its path's bounds at compile time. A call's body is typed as
@@ -12,6 +12,16 @@ import type { RequestBoundsOf, RequestOf, TaskPath } from './types.ts';
 export type CheckedRequestOf<P extends TaskPath, B> = [P] extends [OnePath<P>]
   ? CheckedRequest<RequestOf<P>, RequestBoundsOf<P>, B>
   : RequestOf<P>;
+
+/**
+ * A read path's query checked as a body is: `tasks({ limit: 500 })` fails to compile with
+ * `"limit must be <= 100"`. `Query` is the query type the call takes (the path's, or a part of it).
+ */
+export type CheckedQueryOf<P extends ReadPath, Q, Query = QueryOf<P>> = CheckedRequest<
+  Query,
+  QueryBoundsOf<P>,
+  Q
+>;
 
 /**
  * `P` when it is one path; never when it is a union of paths (a path known only at run time),

@@ -1,4 +1,4 @@
-import type { CheckedRequestOf } from './bounds-check.ts';
+import type { CheckedQueryOf, CheckedRequestOf } from './bounds-check.ts';
 import { type Deadline, startDeadline } from './deadline.ts';
 import { ApiError, NetworkError, TaskFailedError, TimeoutError } from './errors.ts';
 import { newIdempotencyKey } from './idempotency-key.ts';
@@ -124,13 +124,18 @@ export interface ImagegenClient {
   ): Promise<SuccessOf<P>>;
   /** A read of the owner's records, e.g. `get('/models/v1/{model_id}', { params: { model_id } })`. */
   get<P extends ReadPath>(path: P, ...options: ReadArguments<P>): Promise<ReadAnswerOf<P>>;
-  /** One page of your tasks, newest first. */
-  tasks(query?: TaskListQuery, options?: { signal?: AbortSignal }): Promise<TaskList>;
-  /** Every task that matches `query`, page after page. */
-  allTasks(
-    query?: Omit<TaskListQuery, 'cursor'>,
+  /** One page of your tasks, newest first (a `limit` literal out of its bounds fails to compile). */
+  tasks<const Q extends CheckedQueryOf<'/tasks/v1', Q> = TaskListQuery>(
+    query?: Q,
     options?: { signal?: AbortSignal },
-  ): AsyncGenerator<TaskListEntry>;
+  ): Promise<TaskList>;
+  /** Every task that matches `query`, page after page. */
+  allTasks<
+    const Q extends CheckedQueryOf<'/tasks/v1', Q, Omit<TaskListQuery, 'cursor'>> = Omit<
+      TaskListQuery,
+      'cursor'
+    >,
+  >(query?: Q, options?: { signal?: AbortSignal }): AsyncGenerator<TaskListEntry>;
   /** Your models. */
   models(options?: { signal?: AbortSignal }): Promise<ReadAnswerOf<'/models/v1'>>;
   /** Uploads images (`/upload_images/v1`); answers their URLs, in order, to use as inputs. */

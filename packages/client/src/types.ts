@@ -28,6 +28,9 @@ type Accepted = { [P in TaskPath]: Static<Rows[P]['responses'][200]> };
 type Statuses = { [P in TaskPath]: Static<Rows[P]['status']['responses'][200]> };
 type ReadAnswers = { [P in ReadPath]: Static<Rows[P]['responses'][200]> };
 type Queries = { [P in ReadPath]: Rows[P] extends { query: infer Q extends TSchema } ? Static<Q> : never };
+type QueryBounds = {
+  [P in ReadPath]: Rows[P] extends { query: infer Q extends TSchema } ? FieldBounds<Q> : never;
+};
 
 /** The JSON body `path` takes. */
 export type RequestOf<P extends TaskPath> = Requests[P];
@@ -58,6 +61,9 @@ export type ReadAnswerOf<P extends ReadPath> = ReadAnswers[P];
 
 /** The query a read path takes (`/tasks/v1`, `/images/v1`), or never. */
 export type QueryOf<P extends ReadPath> = Queries[P];
+
+/** The bounds of each number field of the query of a read path (`limit`), as `RequestBoundsOf` gives a body's. */
+export type QueryBoundsOf<P extends ReadPath> = QueryBounds[P];
 
 /** The `{name}` parameters of a path, each a string. */
 export type ParamsOf<P extends string> = P extends `${string}{${infer Name}}${infer Rest}`

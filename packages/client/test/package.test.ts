@@ -104,6 +104,7 @@ await saveOutputs(client, urls ?? [], 'out');
 await client.run('/sd/text2image/v1', { prompt: 'a', negative_prompt: '', sample: 2 });
 const count: number = done.download_urls;
 await client.run('/sd/text2image/v1', { prompt: 'a', negative_prompt: '', samples: 9, guidance_scale: 7.5 });
+await client.tasks({ limit: 500 });
 `,
     );
     const program = ts.createProgram([file], {
@@ -124,9 +125,11 @@ await client.run('/sd/text2image/v1', { prompt: 'a', negative_prompt: '', sample
       'typed.ts:7',
       'typed.ts:8',
       'typed.ts:9',
+      'typed.ts:10',
     ]);
     expect(errors[0]!.message).toContain("'sample' does not exist");
     expect(errors[1]!.message).toContain("'string[] | null' is not assignable to type 'number'");
     expect(errors[2]!.message).toContain('samples must be <= 4');
+    expect(errors[3]!.message).toContain('limit must be <= 100');
   });
 });

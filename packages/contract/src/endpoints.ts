@@ -10,7 +10,7 @@ import {
 import { EXAMPLES } from './examples.ts';
 import { imageFieldsOf } from './image-fields.ts';
 import { SD35Prompt, StableCascadePrompt, StylePrompt } from './schemas/base-models.ts';
-import { Enum } from './schemas/common.ts';
+import { Enum, Int } from './schemas/common.ts';
 import { FaceLockPrompt, FaceSwapPrompt, InstamodelPrompt, PhotomakerPrompt } from './schemas/face.ts';
 import {
   FashionDressPrompt,
@@ -645,7 +645,7 @@ const records = [
 
 function ImagesQuery() {
   return Type.Object({
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    limit: Type.Optional(Int({ ge: 1, le: 100, default: 20 })),
     before: Type.Optional(Type.String({ description: 'image_id cursor: answer images older than it.' })),
   });
 }
@@ -660,7 +660,7 @@ function TasksQuery() {
       ),
     ),
     batch_id: Type.Optional(Type.String({ description: 'Only tasks submitted with this `batch_id`.' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    limit: Type.Optional(Int({ ge: 1, le: 100, default: 20 })),
     cursor: Type.Optional(Type.String({ description: 'The `next_cursor` of the previous page.' })),
   });
 }

@@ -44,7 +44,8 @@ export async function tasksCommand(argv: readonly string[], context: CliContext)
   const tasks: TaskListEntry[] = [];
   let next: string | null = null;
   if (switchOn(values, '--all')) {
-    for await (const task of client.allTasks(query as TaskListQuery, { signal })) tasks.push(task);
+    for await (const task of client.allTasks(query as Omit<TaskListQuery, 'cursor'>, { signal }))
+      tasks.push(task);
   } else {
     const page = await client.tasks(query as TaskListQuery, { signal });
     tasks.push(...page.tasks);
