@@ -1,3 +1,4 @@
+import type { Refusal } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, type Workflow } from '../workflow/workflow.ts';
@@ -106,6 +107,11 @@ export function applyStyle(
     .out(0);
 }
 
+const UPLOADED_ADAPTER = 'an uploaded adapter; this engine loads the named adapters only';
+
+/** What the IP-Adapter fields refuse on this engine, for `requires.refuses`. */
+export const IP_ADAPTER_REFUSALS: readonly Refusal[] = [{ field: 'ip_adapter', why: UPLOADED_ADAPTER }];
+
 const FIELDS = ['ip_adapter_image', 'ip_adapter_scale', 'ip_adapter_style_images', 'ip_adapter_mask_images'];
 
 /** diffusers' scale when none is set. */
@@ -143,9 +149,7 @@ export function applyIpAdapters(
     if (!files) {
       fields.refuse(
         'ip_adapter',
-        `'${name}' is an uploaded adapter; this engine loads the named adapters only (${Object.keys(
-          IP_ADAPTER_FILES,
-        )
+        `'${name}' is ${UPLOADED_ADAPTER} (${Object.keys(IP_ADAPTER_FILES)
           .filter((n) => n.includes(family === 'sd' ? 'sd15' : 'sdxl'))
           .join(', ')})`,
       );

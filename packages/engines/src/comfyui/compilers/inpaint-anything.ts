@@ -33,6 +33,7 @@ const SEGMENT_NODES: readonly NodeClass[] = [
 const REMOVE_NODES: readonly NodeClass[] = ['AILab_LamaRemover'];
 
 const NO_POINTS = 'needs at least one x, y point on the object';
+const PAIRS = 'the numbers are x, y pairs, so an odd count is refused';
 
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
@@ -46,15 +47,14 @@ export const compiler: PipelineCompiler = {
     ],
     refuses: [
       { field: 'input_coords', why: `when absent: ${NO_POINTS}` },
-      { field: 'input_coords', why: 'with an odd count: the numbers are x, y pairs' },
+      { field: 'input_coords', why: PAIRS },
     ],
   },
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);
     const coords = fields.list<number>('input_coords');
     if (coords.length === 0) fields.refuse('input_coords', NO_POINTS);
-    if (coords.length % 2 !== 0)
-      fields.refuse('input_coords', `${coords.length} numbers: the numbers are x, y pairs`);
+    if (coords.length % 2 !== 0) fields.refuse('input_coords', `${coords.length} numbers: ${PAIRS}`);
     const points = [];
     for (let i = 0; i < coords.length; i += 2) points.push({ x: coords[i], y: coords[i + 1] });
     const w = new Workflow(ctx.filenamePrefix);
