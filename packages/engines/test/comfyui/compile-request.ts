@@ -15,6 +15,16 @@ import { objectInfoWithFiles } from './recorded-object-info.ts';
 /** An image URL of a request; the test server stores its upload under the URL's last segment. */
 export const url = (name: string) => `https://images.example/${name}`;
 
+/** The required fields both face-lock pipelines share. */
+const FACELOCK = {
+  input_face: url('control-0.png'),
+  prompt: 'a portrait in a garden',
+  negative_prompt: 'blurry',
+  num_inference_steps: 20,
+  samples: 1,
+  guidance_scale: 5,
+};
+
 /** Requests each pipeline takes with nothing but its required fields. */
 export const MINIMAL_REQUESTS: Readonly<Record<string, Record<string, unknown>>> = {
   '/sd/text2image/v1': { prompt: 'a lighthouse at dusk', negative_prompt: 'blurry' },
@@ -79,24 +89,8 @@ export const MINIMAL_REQUESTS: Readonly<Record<string, Record<string, unknown>>>
   },
   '/upscaler/v1': { input_image: url('init.png'), prompt: 'crisp detail' },
   '/faceswap/v1': { input_face: url('control-0.png'), input_image: url('init.png') },
-  '/facelock/v2': {
-    model_id: 'sdxl',
-    input_face: url('control-0.png'),
-    prompt: 'a portrait in a garden',
-    negative_prompt: 'blurry',
-    num_inference_steps: 20,
-    samples: 1,
-    guidance_scale: 5,
-  },
-  '/facelock/v1': {
-    model_id: 'sd1.5',
-    input_face: url('control-0.png'),
-    prompt: 'a portrait in a garden',
-    negative_prompt: 'blurry',
-    num_inference_steps: 20,
-    samples: 1,
-    guidance_scale: 5,
-  },
+  '/facelock/v2': { ...FACELOCK, model_id: 'sdxl' },
+  '/facelock/v1': { ...FACELOCK, model_id: 'sd1.5' },
   '/instamodel/v1': {
     input_face: url('control-0.png'),
     prompt: 'a portrait in a garden',

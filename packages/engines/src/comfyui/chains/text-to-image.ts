@@ -3,7 +3,8 @@ import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, SAMPLE_NODES, SAVE_NODES, type Workflow } from '../workflow/workflow.ts';
 import { EXACT_SIZE_NODES, SD_GRID, type Size, samplingSize, scaleTo } from './image-size.ts';
 import type { Conditioning } from './prompt-encoding.ts';
-import type { Sampling } from './schedulers.ts';
+import type { RequestFields } from './request-fields.ts';
+import { type Sampling, samplingFor } from './schedulers.ts';
 
 /**
  * The end of every SD1.5 / SDXL text-to-image graph: an empty latent of the request's size (on the
@@ -65,4 +66,25 @@ export function drawAtSize(w: Workflow, d: Drawing): void {
     denoise: 1,
   });
   decodeAndSave(w, sampled, d.vae, size, d.target);
+}
+
+/**
+ * drawAtSize with the request's own `num_inference_steps`, `guidance_scale`, `width`, `height` and
+ * `samples`, sampled with Euler (the face pipelines' requests name no scheduler).
+ */
+export function drawRequested(
+  w: Workflow,
+  fields: RequestFields,
+  seed: number,
+  base: Conditioning & { readonly model: Link<'MODEL'>; readonly vae: Link<'VAE'> },
+): void {
+  drawAtSize(w, {
+    ...base,
+    sampling: samplingFor('EulerDiscreteScheduler'),
+    seed,
+    steps: fields.number('num_inference_steps'),
+    cfg: fields.number('guidance_scale'),
+    target: { width: fields.number('width'), height: fields.number('height') },
+    samples: fields.number('samples'),
+  });
 }

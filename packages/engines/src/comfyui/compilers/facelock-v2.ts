@@ -7,8 +7,7 @@ import {
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { RequestFields, refusals } from '../chains/request-fields.ts';
-import { samplingFor } from '../chains/schedulers.ts';
-import { drawAtSize, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
+import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -77,16 +76,10 @@ export const compiler: PipelineCompiler = {
         end_at: 1,
       })
       .out(0);
-    drawAtSize(w, {
+    drawRequested(w, fields, ctx.seed, {
       model,
       vae: checkpoint.vae,
       ...encodePrompts(w, checkpoint.clip, fields.string('prompt'), fields.string('negative_prompt')),
-      sampling: samplingFor('EulerDiscreteScheduler'),
-      seed: ctx.seed,
-      steps: fields.number('num_inference_steps'),
-      cfg: fields.number('guidance_scale'),
-      target: { width: fields.number('width'), height: fields.number('height') },
-      samples: fields.number('samples'),
     });
     return w.compiled();
   },

@@ -7,8 +7,7 @@ import {
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { RequestFields } from '../chains/request-fields.ts';
-import { samplingFor } from '../chains/schedulers.ts';
-import { drawAtSize, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
+import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -75,18 +74,7 @@ export const compiler: PipelineCompiler = {
       start_at: 0,
       end_at: 1,
     }).outputs;
-    drawAtSize(w, {
-      model,
-      vae: checkpoint.vae,
-      positive,
-      negative,
-      sampling: samplingFor('EulerDiscreteScheduler'),
-      seed: ctx.seed,
-      steps: fields.number('num_inference_steps'),
-      cfg: fields.number('guidance_scale'),
-      target: { width: fields.number('width'), height: fields.number('height') },
-      samples: fields.number('samples'),
-    });
+    drawRequested(w, fields, ctx.seed, { model, vae: checkpoint.vae, positive, negative });
     return w.compiled();
   },
 };
