@@ -20,7 +20,7 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  *
  * `supp_image1` and `id_mix` are refused: PuLID concatenates the identity tokens of the extra face
  * (all of them with `id_mix`, the first five without), while ApplyPulid averages the faces of a
- * batch, which is another picture. PuLID has no SD1.5 model, so `/facelock/v1` is not compiled.
+ * batch, which is another picture. PuLID has no SD1.5 model: `/facelock/v1` runs IP-Adapter FaceID.
  */
 const PIPELINE = '/facelock/v2';
 
