@@ -24,7 +24,14 @@ const PIPELINE = '/photomaker/v1';
 export const PHOTOMAKER_MODEL = 'photomaker-v1.bin';
 
 /** The pipeline's trigger word; ComfyUI's PhotoMakerEncode looks for `photomaker` instead. */
-const TRIGGER = /(^|\s)img(?=$|[\s,.;:!?])/;
+const TRIGGER = /(^|\s)img(?=$|\s|([,.;:!?]))/;
+
+/** The prompt for PhotoMakerEncode, which finds its word by splitting on spaces: punctuation kept apart. */
+const forPhotoMakerEncode = (prompt: string) =>
+  prompt.replace(
+    TRIGGER,
+    (_, before: string, punctuation?: string) => `${before}photomaker${punctuation ? ' ' : ''}`,
+  );
 
 const PHOTOMAKER_NODES: readonly NodeClass[] = ['PhotoMakerLoader', 'PhotoMakerEncode', 'KSamplerAdvanced'];
 
@@ -95,7 +102,7 @@ export const compiler: PipelineCompiler = {
                 photomaker: w.node('PhotoMakerLoader', { photomaker_model_name: PHOTOMAKER_MODEL }).out(0),
                 image: loadImageBatch(w, fields.images('init_images')),
                 clip,
-                text: prompt.replace(TRIGGER, '$1photomaker'),
+                text: forPhotoMakerEncode(prompt),
               })
               .out(0),
             latent_image: early,
