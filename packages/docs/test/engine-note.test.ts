@@ -164,7 +164,15 @@ describe('the engine note', () => {
       for (const model of need.models) {
         expect(text, pipeline).toContain(`in ${model.folder}, ${plain(model.what.replaceAll('`', ''))}`);
       }
+      for (const refusal of need.refuses ?? []) {
+        expect(text, pipeline).toContain(`${refusal.field} (${plain(refusal.why.replaceAll('`', ''))})`);
+      }
+      if (need.refuses?.length) expect(text, pipeline).toContain('The comfyui engine refuses ');
+      else expect(text, pipeline).not.toContain('engine refuses');
     }
+    // The pack pipelines name what they refuse.
+    expect(needs['/facelock/v2']?.refuses?.map((r) => r.field)).toEqual(['supp_image1', 'id_mix']);
+    expect(needs['/logo/v1']?.refuses?.map((r) => r.field)).toEqual(['logo_prompt']);
     for (const path of Object.keys(catalog.paths).filter((p) => !needs[p])) {
       expect(engineNote(catalog, path).text, path).not.toContain('COMFYUI_URLS');
     }

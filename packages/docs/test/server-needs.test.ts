@@ -26,7 +26,10 @@ describe("the table of what the comfyui engine's servers need", () => {
       for (const pack of requires.packs ?? [])
         expect(row).toContain(`<a href="${pack.repository}"><code>${pack.name}</code></a>`);
       for (const model of requires.models) expect(text).toContain(`${model.folder}: ${unmarked(model.what)}`);
+      for (const refusal of requires.refuses ?? [])
+        expect(text).toContain(`${refusal.field}: ${unmarked(refusal.why)}`);
     }
+    expect(rows.some(([, , row]) => row!.includes('<code>logo_prompt</code>'))).toBe(true);
   });
 
   it('refuses an engine the catalogue has no servers for', () => {

@@ -3,8 +3,9 @@ import { InlineCode } from './EngineNoteBody.tsx';
 import type { EngineCatalogData } from './engine-note.ts';
 
 /**
- * What a server engine's servers need, pipeline by pipeline: the node classes its graphs use and
- * the model files each folder must hold, as the engine catalogue has them from the compilers.
+ * What a server engine's servers need, pipeline by pipeline: the node classes its graphs use, the
+ * model files each folder must hold, and the request fields the engine refuses there, as the
+ * engine catalogue has them from the compilers.
  * Kept free of theme imports for tests.
  */
 export function ServerNeedsBody({
@@ -23,6 +24,7 @@ export function ServerNeedsBody({
           <th>Pipeline</th>
           <th>Model files</th>
           <th>Node packs and classes</th>
+          <th>Refused fields</th>
         </tr>
       </thead>
       <tbody>
@@ -47,6 +49,13 @@ export function ServerNeedsBody({
                 </p>
               ))}
               <InlineCode text={needs.nodes.map((node) => `\`${node}\``).join(', ')} />
+            </td>
+            <td>
+              {needs.refuses?.map((refusal) => (
+                <p key={refusal.field + refusal.why}>
+                  <code>{refusal.field}</code>: <InlineCode text={refusal.why} />
+                </p>
+              ))}
             </td>
           </tr>
         ))}

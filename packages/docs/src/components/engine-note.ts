@@ -14,6 +14,8 @@ export interface ServerNeeds {
   /** The custom node packs some of those classes come from. */
   readonly packs?: readonly { readonly name: string; readonly repository: string }[];
   readonly models: readonly { readonly folder: string; readonly what: string }[];
+  /** Request fields the engine refuses on this pipeline, and why (the words of the task's error). */
+  readonly refuses?: readonly { readonly field: string; readonly why: string }[];
 }
 
 /** The shape of .generated/engines.json (`EngineCatalog` of the engines package). */
@@ -53,6 +55,13 @@ function needsText(needs: ServerNeeds): string {
   return `${packs}the node classes ${list(needs.nodes.map(code))}${models}`;
 }
 
+/** " It refuses `a` (why) and `b` (why): the task fails naming the field." or nothing. */
+function refusalsText(engine: string, needs: ServerNeeds): string {
+  if (!needs.refuses?.length) return '';
+  const each = needs.refuses.map((refusal) => `${code(refusal.field)} (${refusal.why})`);
+  return ` The ${code(engine)} engine refuses ${list(each)}: such a task fails with an error naming the field.`;
+}
+
 /**
  * The server engines that serve `path` besides the one that answers it by default (`answering`),
  * each in one sentence: how to enable it, and what its servers need for this path.
@@ -65,7 +74,7 @@ function serverEngineSentences(catalog: EngineCatalogData, path: string, answeri
       ([name, engine]) =>
         ` Where \`IMAGEGEN_ENGINES\` enables the ${code(name)} engine${ahead}, with its servers in ` +
         `${code(engine.setting)}, ${code(path)} is served for real on those servers; they need ` +
-        `${needsText(engine.pipelines[path]!)}.`,
+        `${needsText(engine.pipelines[path]!)}.${refusalsText(name, engine.pipelines[path]!)}`,
     )
     .join('');
 }
@@ -83,7 +92,7 @@ export function engineNote(catalog: EngineCatalogData, path: string): EngineNote
     const text =
       servers && needs
         ? `${code(path)} is served for real by the ${code(engine!)} engine on the servers ` +
-          `${code(servers.setting)} names${runs}; they need ${needsText(needs)}.`
+          `${code(servers.setting)} names${runs}; they need ${needsText(needs)}.${refusalsText(engine!, needs)}`
         : `${code(path)} is served for real by the ${code(engine!)} engine on every deployment of this ` +
           `release${runs}. It runs on the CPU: no GPU and no extra server are needed.`;
     return { path, engine, kind, text: `${text}${others}` };

@@ -98,6 +98,17 @@ export interface ServerRequirements {
   readonly packs?: readonly { readonly name: string; readonly repository: string }[];
   /** Model folders (`checkpoints`, `upscale_models`, `loras`…) and what must be in them. */
   readonly models: readonly { readonly folder: string; readonly what: string }[];
+  /**
+   * Request fields the graph cannot honour (or not with some values): the task fails naming the
+   * field, for the reason given here, which the docs print. Compilers refuse with these same words.
+   */
+  readonly refuses?: readonly Refusal[];
+}
+
+/** A request field a compiler refuses, and why (the words of the task's error). */
+export interface Refusal {
+  readonly field: string;
+  readonly why: string;
 }
 
 export interface PipelineCompiler {

@@ -30,6 +30,19 @@ export const NODE_PACKS = {
     repository: 'https://github.com/blepping/comfyui_jankhidiffusion',
     definitions: 'jankhidiffusion.json',
   },
+  ComfyUI_InstantID: {
+    repository: 'https://github.com/cubiq/ComfyUI_InstantID',
+    definitions: 'instantid.json',
+  },
+  'ComfyUI-RMBG': { repository: 'https://github.com/1038lab/ComfyUI-RMBG', definitions: 'rmbg.json' },
+  ComfyUI_CatVTON_Wrapper: {
+    repository: 'https://github.com/chflame163/ComfyUI_CatVTON_Wrapper',
+    definitions: 'catvton.json',
+  },
+  'ComfyUI-segment-anything-2': {
+    repository: 'https://github.com/kijai/ComfyUI-segment-anything-2',
+    definitions: 'segment-anything-2.json',
+  },
 } as const satisfies Record<string, { repository: string; definitions: string }>;
 
 export type NodePack = keyof typeof NODE_PACKS;

@@ -1,9 +1,11 @@
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import { CONTROLNET_FILES } from '../../src/comfyui/chains/controlnet-stack.ts';
+import { FACE_SWAP_MODEL } from '../../src/comfyui/chains/face-swap.ts';
 import { IP_ADAPTER_FILES } from '../../src/comfyui/chains/ip-adapter.ts';
+import { FACEID_FILES } from '../../src/comfyui/compilers/facelock-v1.ts';
 import { PULID_MODEL } from '../../src/comfyui/compilers/facelock-v2.ts';
-import { FACE_SWAP_MODEL } from '../../src/comfyui/compilers/faceswap.ts';
 import { compilerFor } from '../../src/comfyui/compilers/index.ts';
+import { INSTANTID_FILES } from '../../src/comfyui/compilers/instamodel.ts';
 import { IC_LIGHT_UNET } from '../../src/comfyui/compilers/relight.ts';
 import type { CompileContext, CompiledWorkflow } from '../../src/comfyui/contracts.ts';
 import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
@@ -12,6 +14,16 @@ import { objectInfoWithFiles } from './recorded-object-info.ts';
 
 /** An image URL of a request; the test server stores its upload under the URL's last segment. */
 export const url = (name: string) => `https://images.example/${name}`;
+
+/** The required fields both face-lock pipelines share. */
+const FACELOCK = {
+  input_face: url('control-0.png'),
+  prompt: 'a portrait in a garden',
+  negative_prompt: 'blurry',
+  num_inference_steps: 20,
+  samples: 1,
+  guidance_scale: 5,
+};
 
 /** Requests each pipeline takes with nothing but its required fields. */
 export const MINIMAL_REQUESTS: Readonly<Record<string, Record<string, unknown>>> = {
@@ -77,16 +89,52 @@ export const MINIMAL_REQUESTS: Readonly<Record<string, Record<string, unknown>>>
   },
   '/upscaler/v1': { input_image: url('init.png'), prompt: 'crisp detail' },
   '/faceswap/v1': { input_face: url('control-0.png'), input_image: url('init.png') },
-  '/facelock/v2': {
-    model_id: 'sdxl',
+  '/facelock/v2': { ...FACELOCK, model_id: 'sdxl' },
+  '/facelock/v1': { ...FACELOCK, model_id: 'sd1.5' },
+  '/instamodel/v1': {
     input_face: url('control-0.png'),
     prompt: 'a portrait in a garden',
     negative_prompt: 'blurry',
-    num_inference_steps: 20,
+  },
+  '/photomaker/v1': {
+    prompt: 'a photo of a man img in a garden',
+    negative_prompt: 'blurry',
+    init_images: [url('control-0.png'), url('control-1.png')],
+    num_inference_steps: 10,
     samples: 1,
+    start_merge_step: 3,
     guidance_scale: 5,
   },
   '/relight/v1': { init_image: url('init.png'), prompt: 'warm sunset light', samples: 1 },
+  '/bgchanger/v1': { init_image: url('init.png'), prompt: 'a beach at noon', negative_prompt: 'blurry' },
+  '/logo/v1': { prompt: 'a coffee shop logo, flat vector', image: url('control-0.png') },
+  '/fashion_upper/v1': {
+    cloth_image: url('control-0.png'),
+    model_image: url('init.png'),
+    num_inference_steps: 20,
+    guidance_scale: 2.5,
+    samples: 1,
+  },
+  '/fashion_lower/v1': {
+    cloth_image: url('control-0.png'),
+    model_image: url('init.png'),
+    num_inference_steps: 20,
+    guidance_scale: 2.5,
+    samples: 1,
+  },
+  '/fashion_dress/v1': {
+    cloth_image: url('control-0.png'),
+    model_image: url('init.png'),
+    num_inference_steps: 20,
+    guidance_scale: 2.5,
+    samples: 1,
+  },
+  '/modelswitch/v1': { input_image: url('init.png'), prompt: 'a tall woman with short red hair' },
+  '/inpaint_anything/v1': {
+    input_image: url('init.png'),
+    prompt: 'a vase of flowers',
+    input_coords: [40, 60],
+  },
   '/image2prompt/v1': { input_image: url('init.png') },
   '/superresolution/v1': {
     model_name: 'RealESRGAN_x4plus',
@@ -103,8 +151,8 @@ export const UPLOADS = ['init.png', 'mask.png', 'control-0.png', 'control-1.png'
 /**
  * The recorded object_info, with every node pack's definitions, and the files a fully equipped
  * server would list in its COMBO lists.
- * The recorded server held only `random-sd15.safetensors` and a tiny upscaler; TripleCLIPLoader
- * and UpscaleModelLoader declare their file inputs as plain COMBO (newer node API), which ComfyUI
+ * The recorded server held only `random-sd15.safetensors` and a tiny upscaler; TripleCLIPLoader,
+ * UpscaleModelLoader and PhotoMakerLoader declare their file inputs as plain COMBO (newer node API), which ComfyUI
  * does not check against a list, so they need no additions.
  */
 export const equippedServer = objectInfoWithFiles(
@@ -120,10 +168,14 @@ export const equippedServer = objectInfoWithFiles(
       ],
     },
     LoraLoader: { lora_name: TEST_LORAS },
-    LoraLoaderModelOnly: { lora_name: TEST_LORAS },
+    LoraLoaderModelOnly: { lora_name: [...TEST_LORAS, FACEID_FILES.lora] },
     ControlNetLoader: {
-      control_net_name: Object.values(CONTROLNET_FILES).flatMap((files) => Object.values(files)),
+      control_net_name: [
+        ...Object.values(CONTROLNET_FILES).flatMap((files) => Object.values(files)),
+        INSTANTID_FILES.controlnet,
+      ],
     },
+    InstantIDModelLoader: { instantid_file: [INSTANTID_FILES.adapter] },
     UNETLoader: { unet_name: ['flux1-dev.safetensors'] },
     DualCLIPLoader: { clip_name1: ['t5xxl_fp16.safetensors'], clip_name2: ['clip_l.safetensors'] },
     VAELoader: { vae_name: ['ae.safetensors'] },
@@ -131,7 +183,12 @@ export const equippedServer = objectInfoWithFiles(
     ReActorFaceSwap: { swap_model: [FACE_SWAP_MODEL] },
     PulidModelLoader: { pulid_file: [PULID_MODEL] },
     LoadAndApplyICLightUnet: { model_path: [IC_LIGHT_UNET] },
-    IPAdapterModelLoader: { ipadapter_file: Object.values(IP_ADAPTER_FILES).map((adapter) => adapter.file) },
+    IPAdapterModelLoader: {
+      ipadapter_file: [
+        ...Object.values(IP_ADAPTER_FILES).map((adapter) => adapter.file),
+        FACEID_FILES.adapter,
+      ],
+    },
     CLIPVisionLoader: { clip_name: Object.values(IP_ADAPTER_FILES).map((adapter) => adapter.clipVision) },
   },
   objectInfoWithPacks(ALL_NODE_PACKS),

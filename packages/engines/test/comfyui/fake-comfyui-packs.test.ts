@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FACE_SWAP_MODEL } from '../../src/comfyui/compilers/faceswap.ts';
+import { FACE_SWAP_MODEL } from '../../src/comfyui/chains/face-swap.ts';
 import { compilerFor } from '../../src/comfyui/compilers/index.ts';
 import type { ApiNode, ObjectInfo } from '../../src/comfyui/contracts.ts';
 import { NODE_PACKS, type NodePack } from '../../src/comfyui/node-packs.ts';

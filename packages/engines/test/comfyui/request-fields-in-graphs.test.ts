@@ -482,4 +482,93 @@ describe('the graph of a request', () => {
       expect(JSON.stringify(a!.prompt).replaceAll('task-a', 'task-b')).toBe(JSON.stringify(b!.prompt));
     }
   });
+
+  it('samples photomaker from the prompt without the trigger word up to start_merge_step, then with the face', () => {
+    const workflow = compileRequest('/photomaker/v1', {
+      prompt: 'a woman img, smiling',
+      num_inference_steps: 10,
+      start_merge_step: 3,
+    });
+    const [early, late] = nodesOf(workflow, 'KSamplerAdvanced');
+    expect([early?.inputs['start_at_step'], early?.inputs['end_at_step']]).toEqual([0, 4]);
+    expect([late?.inputs['start_at_step'], late?.inputs['end_at_step']]).toEqual([4, 10]);
+    expect(early?.inputs['return_with_leftover_noise']).toBe('enable');
+    expect(late?.inputs['add_noise']).toBe('disable');
+    const text = (link: unknown) => workflow.prompt[(link as [string, number])[0]]!.inputs['text'];
+    expect(text(early?.inputs['positive'])).toBe('a woman, smiling');
+    // ComfyUI's PhotoMakerEncode finds its trigger word by splitting the prompt on spaces.
+    expect(String(text(late?.inputs['positive'])).split(' ')).toContain('photomaker');
+    expect(workflow.prompt[(late!.inputs['positive'] as [string, number])[0]]!.class_type).toBe(
+      'PhotoMakerEncode',
+    );
+    expect(workflow.samplingSteps.map((s) => s.steps)).toEqual([4, 6]);
+
+    const noMerge = compileRequest('/photomaker/v1', { num_inference_steps: 5, start_merge_step: 30 });
+    expect(nodesOf(noMerge, 'KSamplerAdvanced')).toHaveLength(1);
+    expect(nodesOf(noMerge, 'PhotoMakerEncode')).toHaveLength(0);
+  });
+
+  it('maps each try-on to the clothes parser classes of its garment, one CatVTON run per sample', () => {
+    const classes = (pipeline: string) =>
+      Object.entries(nodesOf(compileRequest(pipeline), 'ClothesSegment')[0]!.inputs)
+        .filter(([, value]) => value === true)
+        .map(([name]) => name)
+        .sort();
+    expect(classes('/fashion_upper/v1')).toEqual(['Upper-clothes']);
+    expect(classes('/fashion_lower/v1')).toEqual(['Pants', 'Skirt']);
+    expect(classes('/fashion_dress/v1')).toEqual(['Dress', 'Pants', 'Skirt', 'Upper-clothes']);
+    const runs = nodesOf(compileRequest('/fashion_dress/v1', { samples: 3 }, { seed: 7 }), 'CatVTONWrapper');
+    expect(runs.map((run) => run.inputs['seed'])).toEqual([7, 8, 9]);
+  });
+
+  it('segments the object at input_coords and fills, replaces or removes it', () => {
+    const graph = (operation: string) =>
+      compileRequest('/inpaint_anything/v1', { operation, input_coords: [10, 20, 30, 40] });
+    const fill = graph('fill');
+    expect(JSON.parse(String(nodesOf(fill, 'Sam2Segmentation')[0]!.inputs['coordinates_positive']))).toEqual([
+      { x: 10, y: 20 },
+      { x: 30, y: 40 },
+    ]);
+    expect(nodesOf(fill, 'GrowMask')[0]!.inputs['expand']).toBe(50);
+    expect(nodesOf(fill, 'InpaintModelConditioning')).toHaveLength(1);
+    const replace = graph('replace');
+    expect(nodesOf(replace, 'InvertMask')).toHaveLength(1);
+    expect(nodesOf(replace, 'GrowMask')).toHaveLength(0);
+    const remove = graph('remove');
+    expect(nodesOf(remove, 'AILab_LamaRemover')).toHaveLength(1);
+    expect(nodesOf(remove, 'KSampler')).toHaveLength(0);
+    expect(nodesOf(remove, 'GrowMask')[0]!.inputs['expand']).toBe(15);
+  });
+
+  it('keeps the subject of bgchanger and modelswitch pixel for pixel, repainting only around it', () => {
+    for (const pipeline of ['/bgchanger/v1', '/modelswitch/v1']) {
+      const workflow = compileRequest(pipeline);
+      const [composite] = nodesOf(workflow, 'ImageCompositeMasked');
+      const source = (link: unknown) => workflow.prompt[(link as [string, number])[0]]!.class_type;
+      expect(source(composite!.inputs['destination']), pipeline).toBe('LoadImage');
+      expect(source(composite!.inputs['source']), pipeline).toBe('VAEDecode');
+      expect(composite!.inputs['resize_source'], pipeline).toBe(true);
+      const [conditioning] = nodesOf(workflow, 'InpaintModelConditioning');
+      expect(conditioning!.inputs['mask'], pipeline).toEqual(composite!.inputs['mask']);
+    }
+    const styled = compileRequest('/bgchanger/v1', { style_image: url('control-1.png') });
+    expect(nodesOf(styled, 'IPAdapterAdvanced').map((n) => n.inputs['weight_type'])).toEqual([
+      'style transfer',
+    ]);
+    expect(
+      nodesOf(compileRequest('/modelswitch/v1', { input_face: url('control-0.png') }), 'ReActorFaceSwap'),
+    ).toHaveLength(1);
+  });
+
+  it('mixes a second face into facelock v1 only with id_mix, concatenating both embeddings', () => {
+    const mixed = compileRequest('/facelock/v1', {
+      supp_image1: url('control-1.png'),
+      id_mix: true,
+      id_scale: 0.4,
+    });
+    const [faceId] = nodesOf(mixed, 'IPAdapterFaceID');
+    expect(faceId!.inputs['combine_embeds']).toBe('concat');
+    expect(faceId!.inputs['weight']).toBe(0.4);
+    expect(mixed.prompt[(faceId!.inputs['image'] as [string, number])[0]]!.class_type).toBe('ImageBatch');
+  });
 });

@@ -1,3 +1,4 @@
+import type { Refusal } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
@@ -50,6 +51,13 @@ const PREPROCESS: Readonly<
   depth: (w, image, resolution) => w.node('MiDaS-DepthMapPreprocessor', { image, resolution }).out(0),
 };
 
+const CANNY_HAS_NO_RESOLUTION = "sets the openpose and depth preprocessors' working size; Canny has none";
+
+/** What the controlnet fields refuse on this engine, for `requires.refuses`. */
+export const CONTROLNET_REFUSALS: readonly Refusal[] = [
+  { field: 'resolution', why: `with Canny controlnets only: ${CANNY_HAS_NO_RESOLUTION}` },
+];
+
 /** Controlnets whose preprocessor takes a working size (core Canny has none). */
 const SIZED_PREPROCESSORS = new Set(['openpose', 'depth']);
 
@@ -86,7 +94,7 @@ export function controlUnits(
     return [];
   }
   if (fields.has('resolution') && !names.some((name) => SIZED_PREPROCESSORS.has(name))) {
-    fields.refuse('resolution', "sets the openpose and depth preprocessors' working size; Canny has none");
+    fields.refuse('resolution', CANNY_HAS_NO_RESOLUTION);
   }
   if (images.length === 0) fields.refuse('controlnets', `needs a control picture in ${imageField}`);
   if (images.length !== 1 && images.length !== names.length) {

@@ -11,10 +11,18 @@ export const IMAGE_NODES = {
   sized: ['LoadImage', 'ImageScale'],
   mask: ['LoadImage', 'ImageScale', 'ImageToMask'],
   encode: ['VAEEncode', 'RepeatLatentBatch'],
+  batch: ['LoadImage', 'ImageBatch'],
 } as const satisfies Record<string, readonly NodeClass[]>;
 
 export function loadImage(w: Workflow, uploaded: string): Link<'IMAGE'> {
   return w.node('LoadImage', { image: uploaded }).out(0);
+}
+
+/** Several uploaded pictures as one batch, in order (ImageBatch scales each to the first one's size). */
+export function loadImageBatch(w: Workflow, uploaded: readonly string[]): Link<'IMAGE'> {
+  const [first, ...rest] = uploaded.map((name) => loadImage(w, name));
+  if (!first) throw new Error('loadImageBatch: no pictures');
+  return rest.reduce((batch, next) => w.node('ImageBatch', { image1: batch, image2: next }).out(0), first);
 }
 
 /** An input picture at the sampling size (centre crop, so its proportions survive). */

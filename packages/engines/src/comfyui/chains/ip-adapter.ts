@@ -1,9 +1,10 @@
+import type { Refusal } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, type Workflow } from '../workflow/workflow.ts';
 import type { Family } from './controlnet-stack.ts';
 import type { Size } from './image-size.ts';
-import { IMAGE_NODES, loadImage, loadMaskAt } from './input-images.ts';
+import { IMAGE_NODES, loadImage, loadImageBatch, loadMaskAt } from './input-images.ts';
 import type { RequestFields } from './request-fields.ts';
 
 /**
@@ -57,6 +58,60 @@ export function ipAdapterNodes(family: Family): readonly NodeClass[] {
   );
 }
 
+/** IPAdapterAdvanced's settings for diffusers' plain IP-Adapter: the same weight at every layer and step. */
+const LINEAR = {
+  weight_type: 'linear',
+  combine_embeds: 'concat',
+  start_at: 0,
+  end_at: 1,
+  embeds_scaling: 'V only',
+} as const;
+
+export interface LoadedIpAdapter {
+  readonly ipadapter: Link<'IPADAPTER'>;
+  readonly clip_vision: Link<'CLIP_VISION'>;
+}
+
+/** An adapter and the CLIP vision encoder it was trained with. */
+export function loadIpAdapter(
+  w: Workflow,
+  files: { readonly file: string; readonly clipVision: string },
+): LoadedIpAdapter {
+  return {
+    ipadapter: w.node('IPAdapterModelLoader', { ipadapter_file: files.file }).out(0),
+    clip_vision: w.node('CLIPVisionLoader', { clip_name: files.clipVision }).out(0),
+  };
+}
+
+/**
+ * The style of `image` (a batch: their embeddings averaged) applied to the model through one
+ * adapter, InstantStyle's way: the pack's `style transfer` weighting, the style layers only.
+ */
+export function applyStyle(
+  w: Workflow,
+  model: Link<'MODEL'>,
+  adapter: LoadedIpAdapter,
+  image: Link<'IMAGE'>,
+  weight: number,
+): Link<'MODEL'> {
+  return w
+    .node('IPAdapterAdvanced', {
+      model,
+      ...adapter,
+      image,
+      weight,
+      ...LINEAR,
+      weight_type: 'style transfer',
+      combine_embeds: 'average',
+    })
+    .out(0);
+}
+
+const UPLOADED_ADAPTER = 'an uploaded adapter; this engine loads the named adapters only';
+
+/** What the IP-Adapter fields refuse on this engine, for `requires.refuses`. */
+export const IP_ADAPTER_REFUSALS: readonly Refusal[] = [{ field: 'ip_adapter', why: UPLOADED_ADAPTER }];
+
 const FIELDS = ['ip_adapter_image', 'ip_adapter_scale', 'ip_adapter_style_images', 'ip_adapter_mask_images'];
 
 /** diffusers' scale when none is set. */
@@ -94,9 +149,7 @@ export function applyIpAdapters(
     if (!files) {
       fields.refuse(
         'ip_adapter',
-        `'${name}' is an uploaded adapter; this engine loads the named adapters only (${Object.keys(
-          IP_ADAPTER_FILES,
-        )
+        `'${name}' is ${UPLOADED_ADAPTER} (${Object.keys(IP_ADAPTER_FILES)
           .filter((n) => n.includes(family === 'sd' ? 'sd15' : 'sdxl'))
           .join(', ')})`,
       );
@@ -123,17 +176,7 @@ export function applyIpAdapters(
     );
   }
 
-  const loaded = adapters.map((files) => ({
-    ipadapter: w.node('IPAdapterModelLoader', { ipadapter_file: files.file }).out(0),
-    clip_vision: w.node('CLIPVisionLoader', { clip_name: files.clipVision }).out(0),
-  }));
-  const linear = {
-    weight_type: 'linear',
-    combine_embeds: 'concat',
-    start_at: 0,
-    end_at: 1,
-    embeds_scaling: 'V only',
-  } as const;
+  const loaded = adapters.map((files) => loadIpAdapter(w, files!));
   pictures.forEach((picture, i) => {
     const mask = maskFiles[i];
     model = w
@@ -142,29 +185,14 @@ export function applyIpAdapters(
         ...loaded[i]!,
         image: loadImage(w, picture),
         weight: scales[i]!,
-        ...linear,
+        ...LINEAR,
         ...(mask ? { attn_mask: loadMaskAt(w, mask, size) } : {}),
       })
       .out(0);
   });
   if (styles.length > 0) {
     // All style pictures through the first adapter, their embeddings averaged.
-    const [first, ...rest] = styles.map((style) => loadImage(w, style));
-    const image = rest.reduce(
-      (batch, next) => w.node('ImageBatch', { image1: batch, image2: next }).out(0),
-      first!,
-    );
-    model = w
-      .node('IPAdapterAdvanced', {
-        model,
-        ...loaded[0]!,
-        image,
-        weight: scales[0]!,
-        ...linear,
-        weight_type: 'style transfer',
-        combine_embeds: 'average',
-      })
-      .out(0);
+    model = applyStyle(w, model, loaded[0]!, loadImageBatch(w, styles), scales[0]!);
   }
   return model;
 }

@@ -1,6 +1,11 @@
 import { endpointByPath } from '@imagegen/contract';
 import { EngineInputError, type Pipeline } from '../../engine.ts';
-import type { CompileContext } from '../contracts.ts';
+import type { CompileContext, Refusal } from '../contracts.ts';
+
+/** Refusal reasons by field (as `refuseUnlessDefault` takes them) as `requires.refuses` lists them. */
+export function refusals(reasons: Readonly<Record<string, string>>): Refusal[] {
+  return Object.entries(reasons).map(([field, why]) => ({ field, why }));
+}
 
 /**
  * The validated request of one pipeline, read by name. The contract already checked types and

@@ -8,6 +8,7 @@ import {
   applyControlnets,
   CONTROLNET_FILES,
   CONTROLNET_NODES,
+  CONTROLNET_REFUSALS,
   controlUnits,
   type Family,
 } from './controlnet-stack.ts';
@@ -16,7 +17,7 @@ import { HIRES_FIX, HIRES_NODES, hiresPass } from './hires-fix.ts';
 import { EXACT_SIZE_NODES, SD_GRID, samplingSize, scaleTo } from './image-size.ts';
 import { INPAINT_NODES, inpaint } from './inpainting.ts';
 import { encodeImage, IMAGE_NODES, loadImageAt, loadMaskAt } from './input-images.ts';
-import { applyIpAdapters, IP_ADAPTER_FILES, ipAdapterNodes } from './ip-adapter.ts';
+import { applyIpAdapters, IP_ADAPTER_FILES, IP_ADAPTER_REFUSALS, ipAdapterNodes } from './ip-adapter.ts';
 import { applyLoras, LORA_NODES } from './lora-stack.ts';
 import {
   CHECKPOINT_DIFFUSION_NODES,
@@ -25,7 +26,7 @@ import {
   loadCheckpoint,
 } from './model-files.ts';
 import { CLIP_SKIP_NODES, encodePrompts, skipClipLayers, withEmbeddings } from './prompt-encoding.ts';
-import { RequestFields } from './request-fields.ts';
+import { RequestFields, refusals } from './request-fields.ts';
 import { samplingFor } from './schedulers.ts';
 import { applyUpscaleField, GENERAL_UPSCALER, UPSCALE_NODES } from './upscaling.ts';
 
@@ -149,9 +150,16 @@ export function stableDiffusionRequirements(family: Family, mode: SdMode): Serve
     EXACT_SIZE_NODES,
     family === 'sd' ? UPSCALE_NODES : [],
   );
+  const fromPicture = mode === 'image2image' || mode === 'inpainting';
   return {
     nodes,
     packs: packNeeds('comfyui_controlnet_aux', 'ComfyUI_IPAdapter_plus', 'comfyui_jankhidiffusion'),
+    refuses: [
+      ...refusals(NOT_SERVED),
+      ...(fromPicture ? [] : refusals({ strength: NO_INIT_IMAGE })),
+      ...IP_ADAPTER_REFUSALS,
+      ...CONTROLNET_REFUSALS,
+    ],
     models: [
       {
         folder: 'checkpoints',

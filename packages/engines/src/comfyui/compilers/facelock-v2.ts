@@ -1,4 +1,3 @@
-import { EXACT_SIZE_NODES, SD_GRID, samplingSize, scaleTo } from '../chains/image-size.ts';
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import {
   CHECKPOINT_DIFFUSION_NODES,
@@ -7,8 +6,8 @@ import {
   loadCheckpoint,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
-import { RequestFields } from '../chains/request-fields.ts';
-import { samplingFor } from '../chains/schedulers.ts';
+import { RequestFields, refusals } from '../chains/request-fields.ts';
+import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -21,7 +20,7 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  *
  * `supp_image1` and `id_mix` are refused: PuLID concatenates the identity tokens of the extra face
  * (all of them with `id_mix`, the first five without), while ApplyPulid averages the faces of a
- * batch, which is another picture. PuLID has no SD1.5 model, so `/facelock/v1` is not compiled.
+ * batch, which is another picture. PuLID has no SD1.5 model: `/facelock/v1` runs IP-Adapter FaceID.
  */
 const PIPELINE = '/facelock/v2';
 
@@ -38,16 +37,12 @@ const FACELOCK_NODES: readonly NodeClass[] = [
 const NOT_CONCATENATED =
   "would add the extra face's identity tokens to input_face's, as PuLID does; ApplyPulid averages the faces instead, which is another picture";
 
+const REFUSED = { supp_image1: NOT_CONCATENATED, id_mix: NOT_CONCATENATED };
+
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: nodeClasses(
-      CHECKPOINT_DIFFUSION_NODES,
-      FACELOCK_NODES,
-      IMAGE_NODES.load,
-      ['EmptyLatentImage'],
-      EXACT_SIZE_NODES,
-    ),
+    nodes: nodeClasses(CHECKPOINT_DIFFUSION_NODES, FACELOCK_NODES, IMAGE_NODES.load, TEXT_TO_IMAGE_NODES),
     packs: packNeeds('PuLID_ComfyUI'),
     models: [
       {
@@ -60,12 +55,11 @@ export const compiler: PipelineCompiler = {
         what: '`models/antelopev2/` (the face analysis PuLID reads; EVA-CLIP is fetched on first use)',
       },
     ],
+    refuses: refusals(REFUSED),
   },
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);
-    fields.refuseUnlessDefault({ supp_image1: NOT_CONCATENATED, id_mix: NOT_CONCATENATED });
-    const target = { width: fields.number('width'), height: fields.number('height') };
-    const size = samplingSize(target, SD_GRID);
+    fields.refuseUnlessDefault(REFUSED);
     const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id')));
     const model = w
@@ -82,24 +76,11 @@ export const compiler: PipelineCompiler = {
         end_at: 1,
       })
       .out(0);
-    const prompts = encodePrompts(
-      w,
-      checkpoint.clip,
-      fields.string('prompt'),
-      fields.string('negative_prompt'),
-    );
-    const latent = w.sample({
+    drawRequested(w, fields, ctx.seed, {
       model,
-      seed: ctx.seed,
-      steps: fields.number('num_inference_steps'),
-      cfg: fields.number('guidance_scale'),
-      ...samplingFor('EulerDiscreteScheduler'),
-      ...prompts,
-      latent_image: w.node('EmptyLatentImage', { ...size, batch_size: fields.number('samples') }).out(0),
-      denoise: 1,
+      vae: checkpoint.vae,
+      ...encodePrompts(w, checkpoint.clip, fields.string('prompt'), fields.string('negative_prompt')),
     });
-    const decoded = w.node('VAEDecode', { samples: latent, vae: checkpoint.vae }).out(0);
-    w.save(scaleTo(w, decoded, size, target));
     return w.compiled();
   },
 };

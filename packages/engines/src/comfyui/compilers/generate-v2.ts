@@ -4,7 +4,7 @@ import { encodeImage, IMAGE_NODES, loadImageAt, loadMaskAt } from '../chains/inp
 import { applyModelLoras, MODEL_LORA_NODES } from '../chains/lora-stack.ts';
 import { FLUX_VAE, fixedModelFile, fixedModelNeed, TEXT_ENCODERS } from '../chains/model-files.ts';
 import { PROMPT_NODES } from '../chains/prompt-encoding.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { RequestFields, refusals } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
 import { nodeClasses, SAMPLE_NODES, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
@@ -17,6 +17,17 @@ import { nodeClasses, SAMPLE_NODES, SAVE_NODES, Workflow } from '../workflow/wor
 const PIPELINE = '/generate/v2';
 
 export const FLUX_SAMPLING = { sampler_name: 'euler', scheduler: 'simple', cfg: 1 } as const;
+
+const NOT_SERVED = {
+  style: 'style presets are not served by this engine; send style: null (or leave it out)',
+  enhance_prompt: 'prompt rewriting needs a language model, which this engine does not have',
+  palette: 'colour palettes are not served by this engine',
+};
+
+const WITHOUT_INIT_IMAGE = {
+  strength: 'applies only with init_image (image to image)',
+  mask_image: 'inpaints init_image, which is not sent',
+};
 
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
@@ -44,20 +55,14 @@ export const compiler: PipelineCompiler = {
         what: 'each Flux LoRA `lora_models` names (`.safetensors` added to a name without extension)',
       },
     ],
+    refuses: [...refusals(NOT_SERVED), ...refusals(WITHOUT_INIT_IMAGE)],
   },
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);
-    fields.refuseUnlessDefault({
-      style: 'style presets are not served by this engine; send style: null (or leave it out)',
-      enhance_prompt: 'prompt rewriting needs a language model, which this engine does not have',
-      palette: 'colour palettes are not served by this engine',
-    });
+    fields.refuseUnlessDefault(NOT_SERVED);
     const fromPicture = fields.has('init_image');
     if (!fromPicture) {
-      fields.refuseUnlessDefault({
-        strength: 'applies only with init_image (image to image)',
-        mask_image: 'inpaints init_image, which is not sent',
-      });
+      fields.refuseUnlessDefault(WITHOUT_INIT_IMAGE);
     }
 
     const w = new Workflow(ctx.filenamePrefix);

@@ -1,12 +1,20 @@
 import type { Pipeline } from '../../engine.ts';
 import type { PipelineCompiler } from '../contracts.ts';
+import { compiler as bgchanger } from './bgchanger.ts';
+import { compiler as facelockV1 } from './facelock-v1.ts';
 import { compiler as facelockV2 } from './facelock-v2.ts';
 import { compiler as faceswap } from './faceswap.ts';
+import { fashionDress, fashionLower, fashionUpper } from './fashion.ts';
 import { compiler as generateV1 } from './generate-v1.ts';
 import { compiler as generateV2 } from './generate-v2.ts';
 import { compiler as generateV3 } from './generate-v3.ts';
 import { compiler as image2prompt } from './image2prompt.ts';
+import { compiler as inpaintAnything } from './inpaint-anything.ts';
+import { compiler as instamodel } from './instamodel.ts';
+import { compiler as logo } from './logo.ts';
+import { compiler as modelswitch } from './modelswitch.ts';
 import { compiler as outpainting } from './outpainting.ts';
+import { compiler as photomaker } from './photomaker.ts';
 import { compiler as relight } from './relight.ts';
 import { compiler as sdControlnet } from './sd-controlnet.ts';
 import { compiler as sdImage2Image } from './sd-image2image.ts';
@@ -40,9 +48,19 @@ export const COMPILERS: readonly PipelineCompiler[] = [
   upscaler,
   superresolution,
   faceswap,
+  facelockV1,
   facelockV2,
+  instamodel,
+  photomaker,
   relight,
   image2prompt,
+  bgchanger,
+  logo,
+  fashionUpper,
+  fashionLower,
+  fashionDress,
+  modelswitch,
+  inpaintAnything,
 ];
 
 const byPipeline = new Map(COMPILERS.map((compiler) => [compiler.pipeline, compiler]));

@@ -8,7 +8,7 @@ import {
 } from '../chains/model-files.ts';
 import { OUTPAINT_NODES, padForOutpaint } from '../chains/outpainting.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { RequestFields, refusals } from '../chains/request-fields.ts';
 import { samplingFor } from '../chains/schedulers.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
@@ -26,22 +26,25 @@ const SCHEDULER = 'UniPCMultistepScheduler';
 
 const TILING = 'tiling large canvases is not served by this engine: the canvas is painted in one pass';
 
+const NOT_SERVED = {
+  overlap: 'the blend is ImagePadForOutpaint feathering, which this engine keeps at its default',
+  horizontal_tile: TILING,
+  vertical_tile: TILING,
+  stretch_area: 'stretching the picture before outpainting is not served by this engine',
+  stretch_scale: 'stretching the picture before outpainting is not served by this engine',
+  resolution: 'the canvas is painted at its own size; a working resolution is not served by this engine',
+};
+
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
     nodes: nodeClasses(CHECKPOINT_DIFFUSION_NODES, IMAGE_NODES.load, OUTPAINT_NODES, INPAINT_NODES),
     models: [checkpointNeed(MODEL_ID)],
+    refuses: refusals(NOT_SERVED),
   },
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);
-    fields.refuseUnlessDefault({
-      overlap: 'the blend is ImagePadForOutpaint feathering, which this engine keeps at its default',
-      horizontal_tile: TILING,
-      vertical_tile: TILING,
-      stretch_area: 'stretching the picture before outpainting is not served by this engine',
-      stretch_scale: 'stretching the picture before outpainting is not served by this engine',
-      resolution: 'the canvas is painted at its own size; a working resolution is not served by this engine',
-    });
+    fields.refuseUnlessDefault(NOT_SERVED);
     const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID));
     const conditioning = encodePrompts(w, checkpoint.clip, fields.string('prompt'), '');

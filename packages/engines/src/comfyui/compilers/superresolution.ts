@@ -1,5 +1,5 @@
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { RequestFields, refusals } from '../chains/request-fields.ts';
 import { UPSCALE_MODELS, UPSCALE_NODES, type UpscaleModel, upscaleWith } from '../chains/upscaling.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
@@ -10,6 +10,12 @@ import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
  * memory allows, and the tile size does not change the picture.
  */
 const PIPELINE = '/superresolution/v1';
+
+const UPLOADED_UPSCALER = 'not an upscaler this engine knows (uploaded upscalers are not served)';
+
+const NOT_SERVED = {
+  face_enhance: 'needs a face-restoration model from a ComfyUI node pack, which this engine does not use yet',
+};
 
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
@@ -23,19 +29,17 @@ export const compiler: PipelineCompiler = {
           .join(', ')}`,
       },
     ],
+    refuses: [...refusals(NOT_SERVED), { field: 'model_name', why: UPLOADED_UPSCALER }],
   },
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);
-    fields.refuseUnlessDefault({
-      face_enhance:
-        'needs a face-restoration model from a ComfyUI node pack, which this engine does not use yet',
-    });
+    fields.refuseUnlessDefault(NOT_SERVED);
     const name = fields.string('model_name');
     const model: UpscaleModel | undefined = UPSCALE_MODELS[name as keyof typeof UPSCALE_MODELS];
     if (!model) {
       fields.refuse(
         'model_name',
-        `'${name}' is not an upscaler this engine knows (uploaded upscalers are not served); send one of ${Object.keys(UPSCALE_MODELS).join(', ')}`,
+        `'${name}' is ${UPLOADED_UPSCALER}; send one of ${Object.keys(UPSCALE_MODELS).join(', ')}`,
       );
     }
     const w = new Workflow(ctx.filenamePrefix);

@@ -27,7 +27,11 @@ export type LinkType =
   | 'POSE_KEYPOINT'
   | 'FL2MODEL'
   | 'PEFTLORA'
-  | 'JSON';
+  | 'JSON'
+  | 'PHOTOMAKER'
+  | 'INSIGHTFACE'
+  | 'INSTANTID'
+  | 'SAM2MODEL';
 
 /** Values an output may carry besides LinkType: text (a caption) goes to an output node as is. */
 export type OutputType = LinkType | 'STRING';
@@ -67,6 +71,126 @@ const PACK_NODE_TYPES = {
     },
     optional: { image_negative: 'IMAGE', attn_mask: 'MASK', clip_vision: 'CLIP_VISION' },
     outputs: ['MODEL'],
+  },
+  IPAdapterInsightFaceLoader: {
+    inputs: { model_name: 'COMBO', provider: 'COMBO' },
+    outputs: ['INSIGHTFACE'],
+  },
+  IPAdapterFaceID: {
+    inputs: {
+      model: 'MODEL',
+      ipadapter: 'IPADAPTER',
+      image: 'IMAGE',
+      weight: 'FLOAT',
+      weight_faceidv2: 'FLOAT',
+      weight_type: 'COMBO',
+      combine_embeds: 'COMBO',
+      start_at: 'FLOAT',
+      end_at: 'FLOAT',
+      embeds_scaling: 'COMBO',
+    },
+    optional: {
+      image_negative: 'IMAGE',
+      attn_mask: 'MASK',
+      clip_vision: 'CLIP_VISION',
+      insightface: 'INSIGHTFACE',
+    },
+    outputs: ['MODEL', 'IMAGE'],
+  },
+  // ComfyUI_InstantID
+  InstantIDModelLoader: { inputs: { instantid_file: 'COMBO' }, outputs: ['INSTANTID'] },
+  InstantIDFaceAnalysis: { inputs: { provider: 'COMBO' }, outputs: ['FACEANALYSIS'] },
+  ApplyInstantID: {
+    inputs: {
+      instantid: 'INSTANTID',
+      insightface: 'FACEANALYSIS',
+      control_net: 'CONTROL_NET',
+      image: 'IMAGE',
+      model: 'MODEL',
+      positive: 'CONDITIONING',
+      negative: 'CONDITIONING',
+      weight: 'FLOAT',
+      start_at: 'FLOAT',
+      end_at: 'FLOAT',
+    },
+    optional: { image_kps: 'IMAGE', mask: 'MASK' },
+    outputs: ['MODEL', 'CONDITIONING', 'CONDITIONING'],
+  },
+  // ComfyUI-RMBG
+  RMBG: {
+    inputs: { image: 'IMAGE', model: 'COMBO' },
+    optional: {
+      sensitivity: 'FLOAT',
+      process_res: 'INT',
+      mask_blur: 'INT',
+      mask_offset: 'INT',
+      invert_output: 'BOOLEAN',
+      refine_foreground: 'BOOLEAN',
+      background: 'COMBO',
+    },
+    outputs: ['IMAGE', 'MASK', 'IMAGE'],
+  },
+  ClothesSegment: {
+    inputs: { images: 'IMAGE' },
+    optional: {
+      Hat: 'BOOLEAN',
+      Hair: 'BOOLEAN',
+      Face: 'BOOLEAN',
+      Sunglasses: 'BOOLEAN',
+      'Upper-clothes': 'BOOLEAN',
+      Skirt: 'BOOLEAN',
+      Dress: 'BOOLEAN',
+      Belt: 'BOOLEAN',
+      Pants: 'BOOLEAN',
+      'Left-arm': 'BOOLEAN',
+      'Right-arm': 'BOOLEAN',
+      'Left-leg': 'BOOLEAN',
+      'Right-leg': 'BOOLEAN',
+      Bag: 'BOOLEAN',
+      Scarf: 'BOOLEAN',
+      'Left-shoe': 'BOOLEAN',
+      'Right-shoe': 'BOOLEAN',
+      Background: 'BOOLEAN',
+      process_res: 'INT',
+      mask_blur: 'INT',
+      mask_offset: 'INT',
+      invert_output: 'BOOLEAN',
+      background: 'COMBO',
+    },
+    outputs: ['IMAGE', 'MASK', 'IMAGE'],
+  },
+  AILab_LamaRemover: {
+    inputs: { images: 'IMAGE', masks: 'MASK', removal_strength: 'INT', edge_smoothness: 'INT' },
+    outputs: ['IMAGE'],
+  },
+  // ComfyUI_CatVTON_Wrapper
+  CatVTONWrapper: {
+    inputs: {
+      image: 'IMAGE',
+      mask: 'MASK',
+      refer_image: 'IMAGE',
+      mask_grow: 'INT',
+      mixed_precision: 'COMBO',
+      seed: 'INT',
+      steps: 'INT',
+      cfg: 'FLOAT',
+    },
+    outputs: ['IMAGE'],
+  },
+  // ComfyUI-segment-anything-2
+  DownloadAndLoadSAM2Model: {
+    inputs: { model: 'COMBO', segmentor: 'COMBO', device: 'COMBO', precision: 'COMBO' },
+    outputs: ['SAM2MODEL'],
+  },
+  Sam2Segmentation: {
+    inputs: { sam2_model: 'SAM2MODEL', image: 'IMAGE', keep_model_loaded: 'BOOLEAN' },
+    optional: {
+      coordinates_positive: 'STRING',
+      coordinates_negative: 'STRING',
+      individual_objects: 'BOOLEAN',
+      mask: 'MASK',
+    },
+    outputs: ['MASK'],
   },
   // ComfyUI-ReActor
   ReActorFaceSwap: {
@@ -267,6 +391,24 @@ export const NODE_TYPES = {
     inputs: { samples: 'LATENT', upscale_method: 'COMBO', scale_by: 'FLOAT' },
     outputs: ['LATENT'],
   },
+  KSamplerAdvanced: {
+    inputs: {
+      model: 'MODEL',
+      add_noise: 'COMBO',
+      noise_seed: 'INT',
+      steps: 'INT',
+      cfg: 'FLOAT',
+      sampler_name: 'COMBO',
+      scheduler: 'COMBO',
+      positive: 'CONDITIONING',
+      negative: 'CONDITIONING',
+      latent_image: 'LATENT',
+      start_at_step: 'INT',
+      end_at_step: 'INT',
+      return_with_leftover_noise: 'COMBO',
+    },
+    outputs: ['LATENT'],
+  },
   KSampler: {
     inputs: {
       model: 'MODEL',
@@ -305,6 +447,26 @@ export const NODE_TYPES = {
   ImageBatch: { inputs: { image1: 'IMAGE', image2: 'IMAGE' }, outputs: ['IMAGE'] },
   PreviewAny: { inputs: { source: '*' }, outputs: [] },
   CLIPVisionLoader: { inputs: { clip_name: 'COMBO' }, outputs: ['CLIP_VISION'] },
+  ImageScaleToTotalPixels: {
+    inputs: { image: 'IMAGE', upscale_method: 'COMBO', megapixels: 'FLOAT' },
+    outputs: ['IMAGE'],
+  },
+  ImageCompositeMasked: {
+    inputs: { destination: 'IMAGE', source: 'IMAGE', x: 'INT', y: 'INT', resize_source: 'BOOLEAN' },
+    optional: { mask: 'MASK' },
+    outputs: ['IMAGE'],
+  },
+  InvertMask: { inputs: { mask: 'MASK' }, outputs: ['MASK'] },
+  MaskComposite: {
+    inputs: { destination: 'MASK', source: 'MASK', x: 'INT', y: 'INT', operation: 'COMBO' },
+    outputs: ['MASK'],
+  },
+  GrowMask: { inputs: { mask: 'MASK', expand: 'INT', tapered_corners: 'BOOLEAN' }, outputs: ['MASK'] },
+  PhotoMakerLoader: { inputs: { photomaker_model_name: 'COMBO' }, outputs: ['PHOTOMAKER'] },
+  PhotoMakerEncode: {
+    inputs: { photomaker: 'PHOTOMAKER', image: 'IMAGE', clip: 'CLIP', text: 'STRING' },
+    outputs: ['CONDITIONING'],
+  },
 
   ...PACK_NODE_TYPES,
 } as const satisfies Record<string, NodeTyping>;

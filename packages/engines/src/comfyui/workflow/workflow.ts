@@ -41,6 +41,17 @@ export class Workflow extends Graph {
     return sampler.out(0);
   }
 
+  /**
+   * A KSamplerAdvanced that runs steps `start_at_step` to `end_at_step` of a `steps` schedule,
+   * counted for progress with the steps it runs.
+   */
+  sampleSteps(inputs: NodeInputs<'KSamplerAdvanced'>): Link<'LATENT'> {
+    const sampler = this.node('KSamplerAdvanced', inputs);
+    const steps = Math.min(inputs.end_at_step, inputs.steps) - inputs.start_at_step;
+    this.sampling.push({ node: sampler.id, steps });
+    return sampler.out(0);
+  }
+
   /** SaveImage under the task's own prefix: its files are the task's result. */
   save(images: Link<'IMAGE'>): void {
     this.outputNodes.push(this.node('SaveImage', { images, filename_prefix: this.filenamePrefix }).id);

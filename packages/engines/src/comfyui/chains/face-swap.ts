@@ -1,0 +1,42 @@
+import type { Link } from '../workflow/graph.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
+import type { Workflow } from '../workflow/workflow.ts';
+
+/**
+ * A face put into a picture with ComfyUI-ReActor (insightface's inswapper, the model the usual
+ * face-swap services run): the first face of each picture, no face restoration after it.
+ */
+
+/** insightface's swapper, in the folder ReActor lists it from (`models/insightface`). */
+export const FACE_SWAP_MODEL = 'inswapper_128.onnx';
+
+export const FACE_SWAP_NODES: readonly NodeClass[] = ['ReActorFaceSwap'];
+
+export const FACE_SWAP_MODEL_NEEDS = [
+  { folder: 'insightface', what: `\`${FACE_SWAP_MODEL}\`` },
+  {
+    folder: 'facedetection',
+    what: 'the RetinaFace detector `detection_Resnet50_Final.pth` (ReActor fetches it on first use when the server can reach huggingface.co)',
+  },
+] as const;
+
+/** `picture` with the face of `face` in place of its own. */
+export function swapFace(w: Workflow, picture: Link<'IMAGE'>, face: Link<'IMAGE'>): Link<'IMAGE'> {
+  return w
+    .node('ReActorFaceSwap', {
+      enabled: true,
+      input_image: picture,
+      source_image: face,
+      swap_model: FACE_SWAP_MODEL,
+      facedetection: 'retinaface_resnet50',
+      face_restore_model: 'none',
+      face_restore_visibility: 1,
+      codeformer_weight: 0.5,
+      detect_gender_input: 'no',
+      detect_gender_source: 'no',
+      input_faces_index: '0',
+      source_faces_index: '0',
+      console_log_level: 1,
+    })
+    .out(0);
+}

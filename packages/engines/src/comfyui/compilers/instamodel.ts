@@ -1,0 +1,80 @@
+import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
+import {
+  CHECKPOINT_DIFFUSION_NODES,
+  checkpointFile,
+  checkpointNeed,
+  loadCheckpoint,
+} from '../chains/model-files.ts';
+import { encodePrompts } from '../chains/prompt-encoding.ts';
+import { RequestFields } from '../chains/request-fields.ts';
+import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
+import type { PipelineCompiler } from '../contracts.ts';
+import { packNeeds } from '../node-packs.ts';
+import type { NodeClass } from '../workflow/node-types.ts';
+import { nodeClasses, Workflow } from '../workflow/workflow.ts';
+
+/**
+ * `/instamodel/v1`: portraits of `input_face` without training, with InstantID on SDXL
+ * (cubiq's ComfyUI_InstantID): the face's insightface embedding through InstantID's adapter and its
+ * landmarks through InstantID's ControlNet, both at the demo's 0.8, then text to image with the
+ * request's steps, guidance and size.
+ */
+const PIPELINE = '/instamodel/v1';
+
+/** InstantID's adapter (folder `instantid`) and ControlNet (folder `controlnet`), from InstantX/InstantID. */
+export const INSTANTID_FILES = {
+  adapter: 'ip-adapter.bin',
+  controlnet: 'instantid-controlnet.safetensors',
+} as const;
+
+/** The InstantID demo's identity and ControlNet strength (ApplyInstantID's one weight sets both). */
+const INSTANTID_WEIGHT = 0.8;
+
+const INSTANTID_NODES: readonly NodeClass[] = [
+  'InstantIDModelLoader',
+  'InstantIDFaceAnalysis',
+  'ControlNetLoader',
+  'ApplyInstantID',
+];
+
+export const compiler: PipelineCompiler = {
+  pipeline: PIPELINE,
+  requires: {
+    nodes: nodeClasses(CHECKPOINT_DIFFUSION_NODES, INSTANTID_NODES, IMAGE_NODES.load, TEXT_TO_IMAGE_NODES),
+    packs: packNeeds('ComfyUI_InstantID'),
+    models: [
+      checkpointNeed('sdxl'),
+      { folder: 'instantid', what: `\`${INSTANTID_FILES.adapter}\`` },
+      {
+        folder: 'controlnet',
+        what: `\`${INSTANTID_FILES.controlnet}\` (InstantID's \`ControlNetModel/diffusion_pytorch_model.safetensors\`)`,
+      },
+      { folder: 'insightface', what: '`models/antelopev2/` (the face analysis InstantID reads)' },
+    ],
+  },
+  compile(ctx) {
+    const fields = new RequestFields(PIPELINE, ctx);
+    const w = new Workflow(ctx.filenamePrefix);
+    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, 'sdxl'));
+    const prompts = encodePrompts(
+      w,
+      checkpoint.clip,
+      fields.string('prompt'),
+      fields.string('negative_prompt'),
+    );
+    const [model, positive, negative] = w.node('ApplyInstantID', {
+      instantid: w.node('InstantIDModelLoader', { instantid_file: INSTANTID_FILES.adapter }).out(0),
+      // Face analysis is light work: on the CPU it runs on every server, with or without CUDA.
+      insightface: w.node('InstantIDFaceAnalysis', { provider: 'CPU' }).out(0),
+      control_net: w.node('ControlNetLoader', { control_net_name: INSTANTID_FILES.controlnet }).out(0),
+      image: loadImage(w, fields.image('input_face')),
+      model: checkpoint.model,
+      ...prompts,
+      weight: INSTANTID_WEIGHT,
+      start_at: 0,
+      end_at: 1,
+    }).outputs;
+    drawRequested(w, fields, ctx.seed, { model, vae: checkpoint.vae, positive, negative });
+    return w.compiled();
+  },
+};
