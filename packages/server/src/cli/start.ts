@@ -21,6 +21,7 @@ import type { FastifyInstance } from 'fastify';
 import { createOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
+import { modelFetcherFromEnv } from '../fetch/model-fetcher.ts';
 import { withStoredFiles } from '../fetch/stored-files.ts';
 import { buildApi } from '../http/api-app.ts';
 import { buildHealthApp } from '../http/health-app.ts';
@@ -53,7 +54,11 @@ async function main(): Promise<void> {
   // The API shows the engines on /health; the worker runs them.
   let engines: EngineSetup | null = null;
   if (roles.has('api') || roles.has('worker')) {
-    engines = await setUpEngines(process.env, (line) => log(`engines: ${line}`));
+    engines = await setUpEngines(
+      process.env,
+      (line) => log(`engines: ${line}`),
+      modelFetcherFromEnv(process.env),
+    );
     for (const warning of engines.warnings) log(`warning: ${warning}`);
   }
   const background = roles.has('worker') || roles.has('webhooks');

@@ -67,7 +67,7 @@ export const compiler: PipelineCompiler = {
     const target = { width: fields.number('width'), height: fields.number('height') };
     const size = samplingSize(target, SD_GRID);
     const w = new Workflow(ctx.filenamePrefix);
-    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id')));
+    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), 'sdxl'));
     const model = w
       .node('ApplyPulid', {
         model: checkpoint.model,
