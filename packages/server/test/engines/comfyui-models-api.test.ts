@@ -226,7 +226,9 @@ describe('custom models on the comfyui engine', () => {
       `loras/${modelId}.safetensors`,
     ]);
     // The servers reading the folder list it.
-    expect(await (await fetch(`${fakes['gpu-a'].url}/models/loras`)).json()).toContain(`${modelId}.safetensors`);
+    expect(await (await fetch(`${fakes['gpu-a'].url}/models/loras`)).json()).toContain(
+      `${modelId}.safetensors`,
+    );
   });
 
   it("runs a generation whose model_id and lora_models name the owner's models: the graph loads their files", async () => {
@@ -263,7 +265,10 @@ describe('custom models on the comfyui engine', () => {
       await submit('/sd/text2image/v1', { ...TEXT2IMAGE, lora_models: [lora] }, bob),
       bob,
     );
-    expect(asLora).toEqual({ status: 'FAILURE', error: `lora_models: '${lora}' is not one of your loaded models` });
+    expect(asLora).toEqual({
+      status: 'FAILURE',
+      error: `lora_models: '${lora}' is not one of your loaded models`,
+    });
   });
 
   it('refuses a model of another base model, naming the field', async () => {
@@ -322,7 +327,8 @@ describe('custom models on the comfyui engine', () => {
     let progress: number | undefined;
     for (const deadline = Date.now() + 20_000; progress === undefined; ) {
       const { body } = await call('GET', `/load_model/v1/status/${id}`, alice);
-      if (typeof body.progress === 'number' && body.progress > 0 && body.progress < 1) progress = body.progress;
+      if (typeof body.progress === 'number' && body.progress > 0 && body.progress < 1)
+        progress = body.progress;
       if (Date.now() > deadline) throw new Error('no download progress seen');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -343,7 +349,9 @@ describe('custom models on the comfyui engine', () => {
     try {
       const { id, status } = await load('small.safetensors');
       expect(status.status).toBe('FAILURE');
-      expect(String(status.error)).toMatch(/^the model folder .*\/loras is full \(ENOSPC\) after .*; the partial file was removed$/);
+      expect(String(status.error)).toMatch(
+        /^the model folder .*\/loras is full \(ENOSPC\) after .*; the partial file was removed$/,
+      );
       expect((await modelRow(id))?.status).toBe('failed');
       expect((await filesIn(sharedDir)).filter((name) => name.endsWith('.part'))).toEqual([]);
       const models = await call('GET', '/models/v1', alice);
