@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { EngineInputError, type JobModel } from '../engine.ts';
-import type { ModelFolders } from './comfyui-settings.ts';
+import { type ModelFolders, parseModelsDir, parseServerList } from './comfyui-settings.ts';
 
 /**
  * The owners' model files in the ComfyUI `models/` folders (COMFYUI_MODELS_DIR): where each one
@@ -150,4 +150,27 @@ export function formatBytes(bytes: number): string {
     if (bytes >= size) return `${Number((bytes / size).toFixed(2))} ${unit}`;
   }
   return `${bytes} bytes`;
+}
+
+/** Removes a model's file from every configured folder (a missing one is fine): a deleted model. */
+export async function removeModelFiles(folders: ModelFolders, model: JobModel): Promise<void> {
+  const { folder, file } = modelFilePath(model);
+  await Promise.all(
+    allModelDirs(folders).map((dir) =>
+      unlink(path.join(dir, folder, file)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      }),
+    ),
+  );
+}
+
+/**
+ * What deleting a model removes on this process's view of COMFYUI_MODELS_DIR: its file in every
+ * configured folder. Null when the setting is unset (no files are stored).
+ */
+export function modelFileRemoverFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): ((model: JobModel) => Promise<void>) | null {
+  const folders = parseModelsDir(env.COMFYUI_MODELS_DIR, parseServerList(env.COMFYUI_URLS));
+  return folders ? (model) => removeModelFiles(folders, model) : null;
 }

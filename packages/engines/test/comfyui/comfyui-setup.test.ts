@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { COMFYUI_PIPELINES } from '../../src/comfyui/index.ts';
 import { setUpEngines } from '../../src/engine-setup.ts';
@@ -56,7 +57,7 @@ describe('the comfyui engine in the engine setup', () => {
   });
 
   it('stores model files with COMFYUI_MODELS_DIR: load_model and sync_model are then its own', async () => {
-    const fetchModel = async () => ({ length: 0, body: [] });
+    const fetchModel = async () => ({ length: 0, body: Readable.from([]) });
     const withFolder = await setUpEngines(
       {
         COMFYUI_URLS: 'gpu-1=http://127.0.0.1:9',

@@ -16,7 +16,7 @@
 
 import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
-import { type EngineSetup, setUpEngines } from '@imagegen/engines';
+import { type EngineSetup, modelFileRemoverFromEnv, setUpEngines } from '@imagegen/engines';
 import type { FastifyInstance } from 'fastify';
 import { createOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
@@ -88,6 +88,7 @@ async function main(): Promise<void> {
   if (roles.has('api') && engines) {
     const setup = engines;
     key = await prepareKey(db.pool, config.apiKey);
+    const removeModelFiles = modelFileRemoverFromEnv(process.env);
     app = await buildApi({
       pool: db.pool,
       authenticator: createAuthenticator(db.pool),
@@ -98,6 +99,8 @@ async function main(): Promise<void> {
       logger: logger.child({ component: 'api' }),
       metrics,
       enqueueWebhook,
+      // A deleted model's file goes from the model folders, where this process mounts them.
+      ...(removeModelFiles ? { removeModelFiles } : {}),
     });
     registerHealthRoutes(app, readiness);
     checks.api = () => ping(db.pool);

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { createEngineRegistry, type Engine } from '@imagegen/engines';
+import { createEngineRegistry, type Engine, modelFileRemoverFromEnv } from '@imagegen/engines';
 import { COMPILERS, createComfyClient, createComfyuiEngine } from '@imagegen/engines/comfyui';
 import { type FakeComfyUI, startFakeComfyUI } from '@imagegen/engines/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,7 +124,15 @@ beforeAll(async () => {
     },
   });
   const engines = createEngineRegistry([engine], { enabled: ['comfyui'], pinned: {} });
-  api = await startLoopbackApi({ pool: db.pool, engines, worker: { attemptTimeoutMs: 20_000 } });
+  api = await startLoopbackApi({
+    pool: db.pool,
+    engines,
+    worker: { attemptTimeoutMs: 20_000 },
+    removeModelFiles: modelFileRemoverFromEnv({
+      COMFYUI_URLS: `gpu-a=${fakes['gpu-a'].url},big=${fakes.big.url}`,
+      COMFYUI_MODELS_DIR: `${sharedDir},big=${bigDir}`,
+    })!,
+  });
 });
 
 afterAll(async () => {
@@ -361,5 +369,59 @@ describe('custom models on the comfyui engine', () => {
     } finally {
       diskFull = false;
     }
+  });
+
+  it("deletes an owner's model with its files on every folder; another owner's answers 404", async () => {
+    const lora = await loaded('small.safetensors', {}, acme);
+    const sync = await submit('/sync_model/v1', { model_id: lora, server_id: 'big' }, acme);
+    expect((await settle('/sync_model/v1', sync, acme)).status).toBe('SUCCESS');
+    const file = `loras/${lora}.safetensors`;
+    expect(await filesIn(sharedDir)).toContain(file);
+    expect(await filesIn(bigDir)).toContain(file);
+
+    expect(await call('DELETE', `/models/v1/${lora}`, alice)).toEqual({
+      status: 404,
+      body: { detail: 'Model not found' },
+    });
+    expect(await call('DELETE', `/models/v1/${lora}`, acme)).toEqual({
+      status: 200,
+      body: { model_id: lora, deleted: true },
+    });
+    expect(await filesIn(sharedDir)).not.toContain(file);
+    expect(await filesIn(bigDir)).not.toContain(file);
+    expect((await call('GET', `/models/v1/${lora}`, acme)).status).toBe(404);
+    expect((await call('DELETE', `/models/v1/${lora}`, acme)).status).toBe(404);
+    // A generation naming it now refuses it as it would any unknown id.
+    const after = await settle(
+      '/sd/text2image/v1',
+      await submit('/sd/text2image/v1', { ...TEXT2IMAGE, lora_models: [lora] }, acme),
+      acme,
+    );
+    expect(after).toEqual({
+      status: 'FAILURE',
+      error: `lora_models: '${lora}' is not one of your loaded models`,
+    });
+  });
+
+  it('refuses to delete a model that is still loading (409 naming its task)', async () => {
+    const id = await submit('/load_model/v1', { ...LOAD, model_url: `${filesUrl}/slow.safetensors` }, alice);
+    const row = await db.pool.query<{ model_id: string }>('SELECT model_id FROM models WHERE task_id = $1', [
+      id,
+    ]);
+    const modelId = row.rows[0]!.model_id;
+    try {
+      expect(await call('DELETE', `/models/v1/${modelId}`, alice)).toEqual({
+        status: 409,
+        body: {
+          detail:
+            `model '${modelId}' is in use by task ${id} (/load_model/v1), which has not ended; ` +
+            'cancel it or wait for it to end, then delete the model',
+        },
+      });
+    } finally {
+      await call('POST', `/load_model/v1/cancel/${id}`, alice);
+    }
+    // Once its task ended (cancelled: the model failed), the row can go.
+    expect((await call('DELETE', `/models/v1/${modelId}`, alice)).status).toBe(200);
   });
 });
