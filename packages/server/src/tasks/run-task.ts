@@ -47,7 +47,8 @@ export async function runTask(
   const job: EngineJob = {
     pipeline: task.endpoint,
     input: task.input,
-    images: await fetchImages(ctx, task, signal),
+    // A load's sample_images are links shown with the model, not an input of any engine.
+    images: task.kind === 'load_model' ? {} : await fetchImages(ctx, task, signal),
     seed,
     ...(servers ? { servers } : {}),
     ...(models ? { models } : {}),

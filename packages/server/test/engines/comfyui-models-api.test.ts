@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
 import { upsertServer } from '../../src/auth/sql/upsertServer.ts';
 import { createModelFetcher } from '../../src/fetch/model-fetcher.ts';
+import { apiCalls } from '../support/api-calls.ts';
 import { type LoopbackApi, startLoopbackApi } from '../support/loopback.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
@@ -144,31 +145,7 @@ afterAll(async () => {
   await Promise.all([sharedDir, bigDir].map((dir) => dir && rm(dir, { recursive: true, force: true })));
 });
 
-async function call(method: string, route: string, key: string, json?: unknown) {
-  const response = await fetch(`${api.url}${route}`, {
-    method,
-    headers: { 'API-Key': key, ...(json ? { 'content-type': 'application/json' } : {}) },
-    ...(json ? { body: JSON.stringify(json) } : {}),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
-async function submit(pipeline: string, body: Record<string, unknown>, key: string): Promise<string> {
-  const submitted = await call('POST', pipeline, key, body);
-  expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
-  return String(submitted.body.id);
-}
-
-async function settle(pipeline: string, id: string, key: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const { status, body } = await call('GET', `${pipeline}/status/${id}`, key);
-    expect(status).toBe(200);
-    if (body.status !== 'PENDING') return body;
-    if (Date.now() > deadline) throw new Error(`${pipeline} ${id} still pending after 60 s`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const { call, submit, settle } = apiCalls(() => api.url);
 
 const LOAD = {
   model_name: 'a test model',
@@ -176,7 +153,8 @@ const LOAD = {
   base_model: 'sd1.5',
   model_type: 'lora',
   description: '',
-  sample_images: [],
+  // Links shown with the model, never fetched: this host does not exist.
+  sample_images: ['https://images.example.com/sample.png'],
   visibility: 'private',
   model_extension: 'safetensors',
 };
