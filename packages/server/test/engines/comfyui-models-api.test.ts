@@ -45,6 +45,8 @@ let bob: string;
 let acme: string;
 /** When set, the engine's next temporary model file fails with ENOSPC after its first chunk. */
 let diskFull = false;
+/** How often /flaky.safetensors was asked for. */
+let flakyServed = 0;
 const fakes: Record<'gpu-a' | 'big', FakeComfyUI> = {} as never;
 
 function modelFileServer(): Server {
@@ -71,6 +73,11 @@ function modelFileServer(): Server {
         }
       }, 40);
       response.on('close', () => clearInterval(timer));
+    } else if (route === '/flaky.safetensors') {
+      // The first answer breaks off halfway (a network failure: retried); the next is whole.
+      response.writeHead(200, { 'content-length': String(SMALL.length) });
+      if (flakyServed++ === 0) response.write(SMALL.subarray(0, 2048), () => response.destroy());
+      else response.end(SMALL);
     } else if (route === '/to-private') {
       response.writeHead(302, { location: 'http://10.0.0.1/model.safetensors' }).end();
     } else {
@@ -401,5 +408,14 @@ describe('custom models on the comfyui engine', () => {
     }
     // Once its task ended (cancelled: the model failed), the row can go.
     expect((await call('DELETE', `/models/v1/${modelId}`, alice)).status).toBe(200);
+  });
+
+  it('retries a download that broke off, leaving no partial file of the failed attempt', async () => {
+    const { id, status } = await load('flaky.safetensors');
+    expect(status).toMatchObject({ status: 'SUCCESS' });
+    expect(flakyServed).toBe(2);
+    expect(await readFile(path.join(sharedDir, 'loras', `${status.model_id}.safetensors`))).toEqual(SMALL);
+    expect((await filesIn(sharedDir)).filter((name) => name.endsWith('.part'))).toEqual([]);
+    expect((await modelRow(id))?.status).toBe('ready');
   });
 });
