@@ -16,7 +16,9 @@ export class ModelListings {
     if (cached && Date.now() - cached.at < this.ttlMs && (await cached.files).has(file)) return true;
     const entry = { at: Date.now(), files: client.models(folder, signal).then((files) => new Set(files)) };
     this.lists.set(key, entry);
-    entry.files.catch(() => this.lists.delete(key));
+    entry.files.catch(() => {
+      if (this.lists.get(key) === entry) this.lists.delete(key);
+    });
     return (await entry.files).has(file);
   }
 }

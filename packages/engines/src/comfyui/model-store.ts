@@ -81,7 +81,11 @@ export async function writeModelFile(
     new EngineInputError(
       `model_url: the file is larger than the MODEL_MAX_BYTES limit of ${formatBytes(options.maxBytes)}`,
     );
-  if (options.length !== null && options.length > options.maxBytes) throw tooLarge();
+  if (options.length !== null && options.length > options.maxBytes) {
+    // Refused unread: the connection goes now rather than hold a body no one will read.
+    (source as { destroy?: () => void }).destroy?.();
+    throw tooLarge();
+  }
   await mkdir(dir, { recursive: true });
   const temporary = path.join(dir, `.${file}.${randomUUID()}.part`);
   const hash = createHash('sha256');
