@@ -78,7 +78,7 @@ async function loadModel(model: JobModel, ctx: RunContext, options: ModelFileOpt
     ...(options.openWrite ? { openWrite: options.openWrite } : {}),
   });
   for (const dir of rest)
-    await copyTo(path.join(first!, folder, file), dir, folder, file, written, ctx, options);
+    await copyTo(path.join(first!, folder, file), dir, folder, file, written.bytes, ctx, options);
   return {
     images: [],
     model: written,
@@ -119,24 +119,25 @@ async function syncModel(
   const copied: string[] = [];
   for (const dir of new Set(targets)) {
     if (path.join(dir, folder, file) === source) continue;
-    await copyTo(source, dir, folder, file, { sha256: '', bytes: size }, ctx, options);
+    await copyTo(source, dir, folder, file, size, ctx, options);
     copied.push(dir);
   }
   return { images: [], meta: { model_file: `${folder}/${file}`, copied_to: copied.length } };
 }
 
+/** Copies a stored model file of `bytes` into another `models/` folder, the same atomic way. */
 function copyTo(
   source: string,
   dir: string,
   folder: string,
   file: string,
-  written: WrittenModel,
+  bytes: number,
   ctx: RunContext,
   options: ModelFileOptions,
 ): Promise<WrittenModel> {
   return copyModelFile(source, path.join(dir, folder), file, {
     maxBytes: Number.MAX_SAFE_INTEGER,
-    length: written.bytes,
+    length: bytes,
     signal: ctx.signal,
     ...(options.openWrite ? { openWrite: options.openWrite } : {}),
   });
