@@ -6,7 +6,7 @@ import type { TSchema } from 'typebox';
  */
 export interface Endpoint {
   readonly operationId: string;
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'DELETE';
   /** e.g. `/sd/text2image/v1`. For task-creating endpoints this is also the pipeline name. */
   readonly path: string;
   readonly kind: EndpointKind;
@@ -64,6 +64,8 @@ export type EndpointKind =
   | 'upload'
   /** Reads and writes of the owner's records (models, images, subscription, sync, tasks). */
   | 'record'
+  /** DELETE of one of the owner's records (a model): 404 for another owner's, 409 while in use. */
+  | 'delete'
   /** POST `<path>/cancel/{task_id}`: ends a queued or running task of `taskPath`. */
   | 'cancel'
   /** GET `<status path>/events`: the task's status as Server-Sent Events until it ends. */

@@ -21,6 +21,7 @@ import {
 import { LoadModelPrompt, SyncModelPrompt, TrainModelPrompt, UploadImagesBody } from './schemas/models.ts';
 import {
   BatchTasks,
+  DeletedModel,
   ImageInfo,
   TASK_STATES,
   TaskList,
@@ -719,11 +720,32 @@ function taskControl(endpoint: Endpoint): Endpoint[] {
   ];
 }
 
+/**
+ * Deleting a model: its row, and its file in every model folder the ComfyUI servers read. A model
+ * still loading, or named by a task of the owner's that has not ended, answers 409 rather than
+ * failing that task.
+ */
+const deleteModel = {
+  operationId: `delete_${operationId('/models/v1/{model_id}')}`,
+  method: 'DELETE',
+  ...withParams('/models/v1/{model_id}'),
+  kind: 'delete',
+  tag: 'Custom models',
+  summary: 'Delete a model',
+  description:
+    'Designed path: deletes one of your models and its stored file. Answers `{model_id, deleted: true}`; ' +
+    "another account's model answers 404 like a missing one. A model that is still loading, or that a " +
+    'queued or running task of yours names, answers 409 naming that task: cancel it or let it end first.',
+  responses: { 200: DeletedModel, ...auth, 404: HTTPError, 409: HTTPError },
+  imageFields: [],
+} satisfies Endpoint;
+
 export const endpoints: readonly Endpoint[] = [
   ...generations,
   training,
   upload,
   ...records,
+  deleteModel,
   ...taskEndpoints.flatMap(taskControl),
 ];
 
@@ -738,7 +760,9 @@ export type TypedEndpoint =
   | typeof upload
   | (typeof records)[number];
 
-const byPath = new Map(endpoints.map((endpoint) => [endpoint.path, endpoint]));
+// A path with two methods (`/models/v1/{model_id}`: GET and DELETE) is found by its first row.
+const byPath = new Map<string, Endpoint>();
+for (const endpoint of endpoints) if (!byPath.has(endpoint.path)) byPath.set(endpoint.path, endpoint);
 
 export function endpointByPath(path: string): Endpoint | undefined {
   return byPath.get(path);

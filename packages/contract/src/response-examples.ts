@@ -18,6 +18,7 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, unknown>> = {
   TrainAcceptedResponse: { id: 'c7a4e2b1-0d9f-4b8e-8f1a-2b3c4d5e6f70', status: 'queued' },
   TrainSuccessResponse: { status: 'completed', model_id: '9d8e7f6a', training_duration_seconds: 612.4 },
   UploadImagesResponse: { image_urls: [url('upload-1')] },
+  DeletedModel: { model_id: '3f2a9c1e', deleted: true },
   UserModelList: [
     {
       model_id: '3f2a9c1e',

@@ -1,4 +1,4 @@
-import type { Engine, Preflight, SafetyChecker } from './engine.ts';
+import type { Engine, ModelSource, Preflight, SafetyChecker } from './engine.ts';
 import { createEngineRegistry, type EngineRegistry, engineConfigFromEnv } from './registry.ts';
 import { createSandboxEngine } from './sandbox/index.ts';
 
@@ -15,11 +15,14 @@ export interface EngineSetup {
  * models shipped in npm packages) is loaded only when enabled; if it cannot load, start-up says so
  * and goes on with the others, so a pipeline it would serve fails with `no engine serves <pipeline>`
  * rather than with fake output. The comfyui engine runs on the ComfyUI servers of COMFYUI_URLS; a
- * malformed value stops start-up. `log` hears of its servers going down and coming back.
+ * malformed value stops start-up. `log` hears of its servers going down and coming back;
+ * `fetchModel` (the server's SSRF-safe fetcher) downloads load_model's files into
+ * COMFYUI_MODELS_DIR.
  */
 export async function setUpEngines(
   env: NodeJS.ProcessEnv = process.env,
   log?: (line: string) => void,
+  fetchModel?: ModelSource,
 ): Promise<EngineSetup> {
   const config = engineConfigFromEnv(env);
   const available: Engine[] = [];
@@ -41,7 +44,7 @@ export async function setUpEngines(
   if (config.enabled.includes('comfyui')) {
     if (env.COMFYUI_URLS?.trim()) {
       const comfyui = await import('./comfyui/index.ts');
-      available.push(comfyui.comfyuiEngineFromEnv(env, log));
+      available.push(comfyui.comfyuiEngineFromEnv(env, log, fetchModel));
     } else {
       warnings.push(
         'IMAGEGEN_ENGINES names comfyui, but COMFYUI_URLS names no server; its pipelines have no engine',

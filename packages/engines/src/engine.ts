@@ -39,7 +39,43 @@ export interface EngineJob {
    * the task's `server_id` routing. Absent: any of them. Other engines ignore it.
    */
   readonly servers?: readonly string[];
+  /**
+   * The owner's models the task names, by model id, resolved by the worker from the owner's rows
+   * only (another owner's id is never here): for a generation, the loaded models its `model_id`,
+   * `lora_models` and `embeddings` name; for load_model and sync_model, the one model loaded or
+   * synced. Absent: none.
+   */
+  readonly models?: Readonly<Record<string, JobModel>>;
 }
+
+/**
+ * Public model ids (`models.model_id`) are 32 lower-case hex digits: a name of that form in a
+ * request is one of the owner's models, never a file name, so it is refused unless resolved.
+ */
+export const USER_MODEL_ID = /^[0-9a-f]{32}$/;
+
+/** One of the owner's models as an engine needs it: what it is, what it extends, where it came from. */
+export interface JobModel {
+  readonly modelId: string;
+  /** `checkpoint`, `lora` or `embedding` (load_model's types), `lora` for a trained model. */
+  readonly modelType: string;
+  /** `sd1.5`, `sdxl` or `flux`. */
+  readonly baseModel: string;
+  /** `safetensors` or `ckpt`; null when the load named none (no file: pretrained_model_path). */
+  readonly extension: string | null;
+  /** Where a load_model downloads the file from; null without `model_url`. */
+  readonly url: string | null;
+}
+
+/**
+ * Streams a model file from a URL a user gave (the server's SSRF-safe fetcher, injected): an
+ * engine that stores model files never makes a request of its own. Throws an Error whose message
+ * is fit for the owner (refused address, HTTP status); `length` is the declared Content-Length.
+ */
+export type ModelSource = (
+  url: string,
+  signal: AbortSignal,
+) => Promise<{ readonly length: number | null; readonly body: AsyncIterable<Uint8Array> }>;
 
 export interface OutputImage {
   readonly data: Buffer;
@@ -54,6 +90,10 @@ export interface ModelOutput {
   readonly tags?: readonly string[];
   /** Text put in front of the model's description. */
   readonly descriptionNote?: string;
+  /** The sha256 (hex) of the model file the task stored, computed while it was written. */
+  readonly sha256?: string;
+  /** The model file's size in bytes. */
+  readonly bytes?: number;
 }
 
 export interface EngineResult {

@@ -12,6 +12,8 @@ export {
   type PathAnswer,
   shippedEngines,
 } from './catalog.ts';
+// The file side of deleting a model (COMFYUI_MODELS_DIR), for the API: no engine is loaded for it.
+export { modelFileRemoverFromEnv } from './comfyui/model-store.ts';
 export * from './engine.ts';
 export { type EngineSetup, setUpEngines } from './engine-setup.ts';
 export {

@@ -57,6 +57,11 @@ export const UserModel = Type.Object(
   { title: 'UserModel' },
 );
 
+export const DeletedModel = Type.Object(
+  { model_id: Type.String(), deleted: Type.Literal(true) },
+  { title: 'DeletedModel', description: 'The model was deleted, with its files on the servers.' },
+);
+
 export const UserModelInfo = Type.Object(
   {
     model_id: Type.String(),

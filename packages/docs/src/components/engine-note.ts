@@ -122,9 +122,11 @@ export function engineNote(catalog: EngineCatalogData, path: string): EngineNote
       engine: null,
       kind,
       text:
-        `No engine of this release loads model weights: \`${path}\` records the model and marks it ready, ` +
-        'so requests can name it; a generation that names it is answered by the engine of its own ' +
-        'endpoint, which does not load the file.',
+        'With the `comfyui` engine and `COMFYUI_MODELS_DIR` set, the model file is stored where the ComfyUI ' +
+        'servers read it: `/load_model/v1` downloads `model_url` (capped by `MODEL_MAX_BYTES`, its sha256 ' +
+        "recorded) and `/sync_model/v1` copies it to a server's own folder, and generations load it by its " +
+        `id. Without them, \`${path}\` records the model and marks it ready, so requests can name it; a ` +
+        'generation that names it is answered by the engine of its own endpoint, which does not load the file.',
     };
   }
   return {

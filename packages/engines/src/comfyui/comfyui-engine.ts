@@ -21,6 +21,8 @@ import {
   PromptRejectedError,
   ServerUnavailableError,
 } from './contracts.ts';
+import { ModelListings } from './model-listings.ts';
+import { ensureModelsOn, MODEL_TASK_PIPELINES, type ModelFileOptions, runModelTask } from './model-tasks.ts';
 import { samplingProgress } from './sampling-progress.ts';
 import { type PoolOptions, type ServerLease, ServerPool, SLOTS_PER_SERVER } from './server-pool.ts';
 
@@ -40,6 +42,11 @@ export interface ComfyuiEngineOptions {
   /** COMFYUI_CHECKPOINTS: the API's model ids to checkpoint files on the servers. */
   readonly checkpoints: Readonly<Record<string, string>>;
   readonly pool?: PoolOptions;
+  /**
+   * COMFYUI_MODELS_DIR and what storing model files needs: with it the engine also serves
+   * load_model and sync_model (model-tasks.ts). Absent: those tasks only register their rows.
+   */
+  readonly modelFiles?: ModelFileOptions;
 }
 
 /**
@@ -54,16 +61,21 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
   const pool = new ServerPool(options.servers, options.pool);
   // Each server may fail once under a job before the attempt gives up (then the worker retries it).
   const tries = options.servers.length + 1;
+  const listings = new ModelListings();
+  const { modelFiles } = options;
 
   return {
     name: 'comfyui',
-    pipelines: [...compilers.keys()],
+    pipelines: [...compilers.keys(), ...(modelFiles ? MODEL_TASK_PIPELINES : [])],
     capacity: options.servers.length * JOBS_PER_SERVER,
     servers: () => pool.status(),
     start: () => pool.start(),
     close: () => pool.close(),
 
     async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+      if (modelFiles && (MODEL_TASK_PIPELINES as readonly string[]).includes(job.pipeline)) {
+        return runModelTask(job, ctx, modelFiles);
+      }
       const compiler = compilers.get(job.pipeline);
       if (!compiler) throw new Error(`the comfyui engine has no compiler for ${job.pipeline}`);
       // Unique per task: ComfyUI serves an identical graph from its cache, pointing at the files of
@@ -86,6 +98,7 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
           signal: ctx.signal,
         });
         try {
+          await ensureModelsOn(lease.client, job.models, listings, ctx.signal);
           const { images, texts } = await runOn(lease, { ...task, compiled, signal: ctx.signal, progress });
           return {
             images,
@@ -130,6 +143,7 @@ function compile(task: TaskPlan, images: CompileContext['images']) {
     images,
     filenamePrefix: `imagegen/${task.key}/img`,
     checkpoints: task.checkpoints,
+    ...(task.job.models ? { models: task.job.models } : {}),
   });
 }
 

@@ -77,3 +77,61 @@ export function parseCheckpoints(value: string | undefined): Record<string, stri
   }
   return checkpoints;
 }
+
+/**
+ * COMFYUI_MODELS_DIR: the ComfyUI `models/` folder the servers read, where the engine writes the
+ * owners' model files. One path shared by every server (one volume mounted on all of them), and/or
+ * a folder of a server's own by its name in COMFYUI_URLS:
+ * `/mnt/shared/models,gpu-1=/mnt/a/models,gpu-2=/mnt/b/models`. A server without a folder of its
+ * own reads the shared one; a server with neither cannot be handed a model file.
+ */
+export interface ModelFolders {
+  /** The folder every server without one of its own reads; null when there is none. */
+  readonly shared: string | null;
+  /** Server name → its own folder. */
+  readonly byServer: Readonly<Record<string, string>>;
+}
+
+export function parseModelsDir(
+  value: string | undefined,
+  servers: readonly ServerEntry[],
+): ModelFolders | null {
+  let shared: string | null = null;
+  const byServer: Record<string, string> = {};
+  for (const part of (value ?? '').split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    const equals = item.indexOf('=');
+    const name = equals > 0 ? item.slice(0, equals).trim() : null;
+    const folder = equals > 0 ? item.slice(equals + 1).trim() : item;
+    if (!folder.startsWith('/')) {
+      throw new Error(`COMFYUI_MODELS_DIR: "${item}" is not an absolute path or NAME=/absolute/path`);
+    }
+    const clean = folder.length > 1 ? folder.replace(/\/+$/, '') : folder;
+    if (name === null) {
+      if (shared !== null)
+        throw new Error('COMFYUI_MODELS_DIR: more than one shared folder (a path without NAME=)');
+      shared = clean;
+      continue;
+    }
+    if (!servers.some((server) => server.name === name)) {
+      throw new Error(`COMFYUI_MODELS_DIR: "${name}" is not the name of a server in COMFYUI_URLS`);
+    }
+    if (name in byServer) throw new Error(`COMFYUI_MODELS_DIR: server "${name}" is listed twice`);
+    byServer[name] = clean;
+  }
+  return shared === null && Object.keys(byServer).length === 0 ? null : { shared, byServer };
+}
+
+/** The default of MODEL_MAX_BYTES: 8 GiB holds an SDXL checkpoint in fp32 (about 7 GB). */
+export const DEFAULT_MODEL_MAX_BYTES = 8 * 1024 ** 3;
+
+/** MODEL_MAX_BYTES: the largest model file a load_model downloads, in bytes (default 8 GiB). */
+export function parseModelMaxBytes(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_MODEL_MAX_BYTES;
+  const bytes = Number(value);
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) {
+    throw new Error(`MODEL_MAX_BYTES=${value} is not a positive whole number of bytes`);
+  }
+  return bytes;
+}

@@ -3,7 +3,7 @@
  * ComfyUI graph), the client (one ComfyUI server over HTTP + WebSocket) and the pool (which server
  * runs the next prompt). Each part depends on these types, not on another part's internals.
  */
-import type { Pipeline } from '../engine.ts';
+import type { JobModel, Pipeline } from '../engine.ts';
 
 // ── ComfyUI's wire shapes (API format) ────────────────────────────────────────────────────────
 
@@ -74,6 +74,11 @@ export interface CompileContext {
   readonly filenamePrefix: string;
   /** The request's model ids to checkpoint file names on the server (COMFYUI_CHECKPOINTS). */
   readonly checkpoints: Readonly<Record<string, string>>;
+  /**
+   * The owner's models the request names, by model id (the job's `models`): their files are
+   * `<model_id>.<ext>` in the folder of their type. Absent: none.
+   */
+  readonly models?: Readonly<Record<string, JobModel>>;
 }
 
 /** A compiled graph and what the engine needs to run it and read its result. */

@@ -2,26 +2,43 @@
  * `@imagegen/engines/comfyui`: the comfyui engine, built from COMFYUI_URLS and COMFYUI_CHECKPOINTS
  * (README.md beside this file says how its parts fit: compilers, client, pool, engine).
  */
-import type { Engine } from '../engine.ts';
+import type { Engine, ModelSource } from '../engine.ts';
 import { createComfyClient } from './client/index.ts';
 import { createComfyuiEngine } from './comfyui-engine.ts';
-import { parseCheckpoints, parseServerList } from './comfyui-settings.ts';
+import { parseCheckpoints, parseModelMaxBytes, parseModelsDir, parseServerList } from './comfyui-settings.ts';
 import { COMPILERS } from './compilers/index.ts';
 
 export { type ComfyClientOptions, createComfyClient } from './client/index.ts';
 export { type ComfyuiEngineOptions, createComfyuiEngine } from './comfyui-engine.ts';
-export { parseCheckpoints, parseServerList, type ServerEntry } from './comfyui-settings.ts';
+export {
+  type ModelFolders,
+  parseCheckpoints,
+  parseModelMaxBytes,
+  parseModelsDir,
+  parseServerList,
+  type ServerEntry,
+} from './comfyui-settings.ts';
 export { COMFYUI_PIPELINES, COMPILERS, compilerFor } from './compilers/index.ts';
 export * from './contracts.ts';
+export type { ModelFileOptions } from './model-tasks.ts';
 
-/** The engine for the servers COMFYUI_URLS lists; throws, naming the setting, when a value is malformed. */
+/**
+ * The engine for the servers COMFYUI_URLS lists; throws, naming the setting, when a value is
+ * malformed. With COMFYUI_MODELS_DIR it stores model files, downloaded through `fetchModel`.
+ */
 export function comfyuiEngineFromEnv(
   env: Readonly<Record<string, string | undefined>>,
   log?: (line: string) => void,
+  fetchModel?: ModelSource,
 ): Engine {
   const servers = parseServerList(env.COMFYUI_URLS);
   if (servers.length === 0) throw new Error('COMFYUI_URLS names no server');
+  const folders = parseModelsDir(env.COMFYUI_MODELS_DIR, servers);
+  const maxBytes = parseModelMaxBytes(env.MODEL_MAX_BYTES);
+  if (folders && !fetchModel)
+    throw new Error('COMFYUI_MODELS_DIR is set, but this process has no model fetcher');
   return createComfyuiEngine({
+    ...(folders && fetchModel ? { modelFiles: { folders, maxBytes, fetch: fetchModel } } : {}),
     servers: servers.map((server) => createComfyClient({ url: server.url, name: server.name })),
     compilers: COMPILERS,
     checkpoints: parseCheckpoints(env.COMFYUI_CHECKPOINTS),

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parseCheckpoints, parseServerList } from '../../src/comfyui/comfyui-settings.ts';
+import {
+  DEFAULT_MODEL_MAX_BYTES,
+  parseCheckpoints,
+  parseModelMaxBytes,
+  parseModelsDir,
+  parseServerList,
+} from '../../src/comfyui/comfyui-settings.ts';
 
 describe('COMFYUI_URLS', () => {
   it('names a server as given, or by its host:port', () => {
@@ -47,5 +53,40 @@ describe('COMFYUI_CHECKPOINTS', () => {
     );
     expect(() => parseCheckpoints('=a.safetensors')).toThrow('is not <model id>=<checkpoint file>');
     expect(() => parseCheckpoints('a=x.ckpt,a=y.ckpt')).toThrow('model id "a" is listed twice');
+  });
+});
+
+describe('COMFYUI_MODELS_DIR and MODEL_MAX_BYTES', () => {
+  const servers = parseServerList('gpu-1=http://a:8188,gpu-2=http://b:8188');
+
+  it('reads one shared folder and folders of named servers', () => {
+    expect(parseModelsDir('/mnt/models/', servers)).toEqual({ shared: '/mnt/models', byServer: {} });
+    expect(parseModelsDir('gpu-1=/mnt/a/models, gpu-2=/mnt/b/models,/srv/models', servers)).toEqual({
+      shared: '/srv/models',
+      byServer: { 'gpu-1': '/mnt/a/models', 'gpu-2': '/mnt/b/models' },
+    });
+    expect(parseModelsDir(undefined, servers)).toBeNull();
+    expect(parseModelsDir(' ', servers)).toBeNull();
+  });
+
+  it('refuses a relative path, a name not in COMFYUI_URLS, and doubles, naming the setting', () => {
+    expect(() => parseModelsDir('models', servers)).toThrow(
+      'COMFYUI_MODELS_DIR: "models" is not an absolute path or NAME=/absolute/path',
+    );
+    expect(() => parseModelsDir('gpu-9=/mnt/x', servers)).toThrow(
+      'COMFYUI_MODELS_DIR: "gpu-9" is not the name of a server in COMFYUI_URLS',
+    );
+    expect(() => parseModelsDir('/a,/b', servers)).toThrow('more than one shared folder');
+    expect(() => parseModelsDir('gpu-1=/a,gpu-1=/b', servers)).toThrow('server "gpu-1" is listed twice');
+  });
+
+  it('caps model files at 8 GiB unless MODEL_MAX_BYTES says otherwise', () => {
+    expect(parseModelMaxBytes(undefined)).toBe(DEFAULT_MODEL_MAX_BYTES);
+    expect(DEFAULT_MODEL_MAX_BYTES).toBe(8 * 1024 ** 3);
+    expect(parseModelMaxBytes('1048576')).toBe(1_048_576);
+    expect(() => parseModelMaxBytes('8G')).toThrow(
+      'MODEL_MAX_BYTES=8G is not a positive whole number of bytes',
+    );
+    expect(() => parseModelMaxBytes('0')).toThrow('MODEL_MAX_BYTES=0');
   });
 });

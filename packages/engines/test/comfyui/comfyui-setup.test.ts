@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { COMFYUI_PIPELINES } from '../../src/comfyui/index.ts';
 import { setUpEngines } from '../../src/engine-setup.ts';
@@ -53,5 +54,34 @@ describe('the comfyui engine in the engine setup', () => {
         IMAGEGEN_ENGINES: 'comfyui',
       }),
     ).rejects.toThrow('COMFYUI_CHECKPOINTS: "sdxl" is not <model id>=<checkpoint file>');
+  });
+
+  it('stores model files with COMFYUI_MODELS_DIR: load_model and sync_model are then its own', async () => {
+    const fetchModel = async () => ({ length: 0, body: Readable.from([]) });
+    const withFolder = await setUpEngines(
+      {
+        COMFYUI_URLS: 'gpu-1=http://127.0.0.1:9',
+        COMFYUI_MODELS_DIR: '/srv/models',
+        IMAGEGEN_ENGINES: 'comfyui',
+      },
+      undefined,
+      fetchModel,
+    );
+    expect(withFolder.registry.engineFor('/load_model/v1')?.name).toBe('comfyui');
+    expect(withFolder.registry.engineFor('/sync_model/v1')?.name).toBe('comfyui');
+    const without = await setUpEngines({
+      COMFYUI_URLS: 'gpu-1=http://127.0.0.1:9',
+      IMAGEGEN_ENGINES: 'comfyui',
+    });
+    // Without a folder the engine stores nothing: the worker registers the model row alone.
+    expect(without.registry.engineFor('/load_model/v1')).toBeUndefined();
+    await expect(
+      setUpEngines(
+        { COMFYUI_URLS: 'http://a:8188', COMFYUI_MODELS_DIR: 'gpu-1=/m', IMAGEGEN_ENGINES: 'comfyui' },
+        undefined,
+        fetchModel,
+      ),
+    ).rejects.toThrow('COMFYUI_MODELS_DIR: "gpu-1" is not the name of a server in COMFYUI_URLS');
+    await Promise.all([withFolder.registry.close(), without.registry.close()]);
   });
 });

@@ -16,11 +16,12 @@
 
 import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
-import { type EngineSetup, setUpEngines } from '@imagegen/engines';
+import { type EngineSetup, modelFileRemoverFromEnv, setUpEngines } from '@imagegen/engines';
 import type { FastifyInstance } from 'fastify';
 import { createFirstOwner, ensureApiKey } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
+import { modelFetcherFromEnv } from '../fetch/model-fetcher.ts';
 import { withStoredFiles } from '../fetch/stored-files.ts';
 import { buildApi } from '../http/api-app.ts';
 import { buildHealthApp } from '../http/health-app.ts';
@@ -53,7 +54,11 @@ async function main(): Promise<void> {
   // The API shows the engines on /health; the worker runs them.
   let engines: EngineSetup | null = null;
   if (roles.has('api') || roles.has('worker')) {
-    engines = await setUpEngines(process.env, (line) => log(`engines: ${line}`));
+    engines = await setUpEngines(
+      process.env,
+      (line) => log(`engines: ${line}`),
+      modelFetcherFromEnv(process.env),
+    );
     for (const warning of engines.warnings) log(`warning: ${warning}`);
   }
   const background = roles.has('worker') || roles.has('webhooks');
@@ -83,6 +88,7 @@ async function main(): Promise<void> {
   if (roles.has('api') && engines) {
     const setup = engines;
     key = await prepareKey(db.pool, config.apiKey);
+    const removeModelFiles = modelFileRemoverFromEnv(process.env);
     app = await buildApi({
       pool: db.pool,
       authenticator: createAuthenticator(db.pool),
@@ -93,6 +99,8 @@ async function main(): Promise<void> {
       logger: logger.child({ component: 'api' }),
       metrics,
       enqueueWebhook,
+      // A deleted model's file goes from the model folders, where this process mounts them.
+      ...(removeModelFiles ? { removeModelFiles } : {}),
     });
     registerHealthRoutes(app, readiness);
     checks.api = () => ping(db.pool);

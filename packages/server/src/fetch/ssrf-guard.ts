@@ -83,21 +83,73 @@ export async function guardedFetch(
   const timeout = AbortSignal.timeout(totalMs);
   const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
   try {
-    return await follow(url, init, options, signal);
+    const { response, url: last } = await follow(url, init, options, signal);
+    return {
+      status: response.statusCode ?? 0,
+      headers: response.headers,
+      url: last.href,
+      body: await readCapped(response, init.maxBytes ?? DEFAULT_MAX_BYTES, init.truncateBody ?? false),
+    };
   } catch (error) {
-    if (init.signal?.aborted) throw init.signal.reason;
-    if (timeout.aborted) throw new GuardError(`timed out after ${totalMs} ms`, { transient: true });
-    if (error instanceof GuardError) throw error;
-    throw new GuardError(`request failed: ${describeNetworkError(error)}`, { transient: true });
+    throw asGuardError(error, init.signal, timeout, totalMs);
   }
 }
 
+export interface GuardedStream {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly url: string;
+  /** The body, unread: the caller streams it (and destroys it when it stops early). */
+  readonly body: IncomingMessage;
+}
+
+/**
+ * A GET whose body is streamed rather than read (model files of gigabytes): every hop checked as
+ * guardedFetch checks it, `totalTimeoutMs` bounds the wait for the answer's headers, and the body
+ * fails once it stays silent for `idleTimeoutMs`. The caller caps what it reads.
+ */
+export async function guardedStream(
+  url: string | URL,
+  init: Pick<GuardedRequestInit, 'headers' | 'signal' | 'maxRedirects'> & { readonly idleTimeoutMs?: number },
+  options: GuardOptions = {},
+): Promise<GuardedStream> {
+  const totalMs = options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS;
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), totalMs);
+  const signal = init.signal ? AbortSignal.any([init.signal, timeout.signal]) : timeout.signal;
+  try {
+    const { response, url: last } = await follow(url, { ...init, method: 'GET' }, options, signal);
+    const idleMs = init.idleTimeoutMs ?? totalMs;
+    response.setTimeout(idleMs, () =>
+      response.destroy(new GuardError(`the body stalled for ${idleMs} ms`, { transient: true })),
+    );
+    return { status: response.statusCode ?? 0, headers: response.headers, url: last.href, body: response };
+  } catch (error) {
+    throw asGuardError(error, init.signal, timeout.signal, totalMs);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function asGuardError(
+  error: unknown,
+  callerSignal: AbortSignal | undefined,
+  timeout: AbortSignal,
+  totalMs: number,
+): unknown {
+  if (callerSignal?.aborted) return callerSignal.reason;
+  if (timeout.aborted) return new GuardError(`timed out after ${totalMs} ms`, { transient: true });
+  if (error instanceof GuardError) return error;
+  return new GuardError(`request failed: ${describeNetworkError(error)}`, { transient: true });
+}
+
+/** Follows redirects, each hop checked; answers the last hop's response with its body unread. */
 async function follow(
   start: string | URL,
   init: GuardedRequestInit,
   options: GuardOptions,
   signal: AbortSignal,
-): Promise<GuardedResponse> {
+): Promise<{ response: IncomingMessage; url: URL }> {
   let url = parseUrl(String(start));
   let method = init.method ?? 'GET';
   let body = init.body;
@@ -108,12 +160,7 @@ async function follow(
     const response = await requestOnce(url, target, method, headers, body, options, signal);
     const location = response.headers.location;
     if (!REDIRECT_STATUSES.has(response.statusCode ?? 0) || !location || maxRedirects === 0) {
-      return {
-        status: response.statusCode ?? 0,
-        headers: response.headers,
-        url: url.href,
-        body: await readCapped(response, init.maxBytes ?? DEFAULT_MAX_BYTES, init.truncateBody ?? false),
-      };
+      return { response, url };
     }
     response.destroy();
     if (redirects >= maxRedirects) throw new GuardError(`too many redirects (more than ${maxRedirects})`);

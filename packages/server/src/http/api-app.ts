@@ -9,13 +9,14 @@ import { observeRequests, RequestLogController } from '../observability/http-obs
 import { Metrics } from '../observability/metrics.ts';
 import { mountMetrics } from '../observability/metrics-endpoint.ts';
 import { requestIdOf } from '../observability/request-id.ts';
-import { QueueEstimates, TaskStatusReader, TaskWatcher } from '../tasks/index.ts';
+import { type ModelFileRemover, QueueEstimates, TaskStatusReader, TaskWatcher } from '../tasks/index.ts';
 import type { BlobStore, EnqueueWebhook } from '../tasks/types.ts';
 import { apiKeyHook } from './api-key-auth.ts';
 import { contractValidatorCompiler } from './contract-validation.ts';
 import { installErrorHandlers } from './http-errors.ts';
 import { lenientPath } from './lenient-path.ts';
 import { acceptEveryBody } from './request-bodies.ts';
+import { registerDeleteEndpoint } from './routes/deletes.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerRecordEndpoint } from './routes/records.ts';
 import { type HealthSource, registerServiceInfoRoutes } from './routes/service-info.ts';
@@ -52,6 +53,11 @@ export interface ApiOptions {
   enqueueWebhook?: EnqueueWebhook;
   /** How often an idle status stream sends a keep-alive comment (default 15 s). */
   eventsKeepAliveMs?: number;
+  /**
+   * Removes a deleted model's file from the ComfyUI model folders (COMFYUI_MODELS_DIR as this
+   * process sees it); absent: a delete removes the row only.
+   */
+  removeModelFiles?: ModelFileRemover;
 }
 
 /**
@@ -167,6 +173,12 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
           break;
         case 'record':
           registerRecordEndpoint(scope, endpoint, { pool, publicUrl });
+          break;
+        case 'delete':
+          registerDeleteEndpoint(scope, endpoint, {
+            pool,
+            ...(options.removeModelFiles ? { removeModelFiles: options.removeModelFiles } : {}),
+          });
           break;
       }
     }

@@ -24,6 +24,7 @@
 export { type CancelOutcome, cancelTask } from './cancel-task.ts';
 export { IdempotencyKeyReusedError, submitIdempotent } from './idempotent-submit.ts';
 export { InvalidCursorError, listTasks, type TaskListQuery } from './list-tasks.ts';
+export { deleteOwnerModel, type ModelFileRemover, ModelInUseError } from './models/delete-model.ts';
 export { getModel } from './models/sql/getModel.ts';
 export { listModels } from './models/sql/listModels.ts';
 export type { ModelRow } from './models/sql/model-row.ts';

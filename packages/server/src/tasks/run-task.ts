@@ -6,6 +6,7 @@ import {
   registersWithoutEngine,
 } from '@imagegen/engines';
 import { allocateOutputKeys, extensionFor } from '../storage/blob-keys.ts';
+import { jobModels } from './models/job-models.ts';
 import { drawSeed } from './submit.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
 import { taskLabels, type WorkerContext } from './worker-context.ts';
@@ -42,12 +43,15 @@ export async function runTask(
     if (registersWithoutEngine(task.endpoint)) return { result: { meta: {} }, outputKeys: [] };
     throw new FinalError(`no engine serves ${task.endpoint}`);
   }
+  const models = await jobModels(ctx.pool, task);
   const job: EngineJob = {
     pipeline: task.endpoint,
     input: task.input,
-    images: await fetchImages(ctx, task, signal),
+    // A load's sample_images are links shown with the model, not an input of any engine.
+    images: task.kind === 'load_model' ? {} : await fetchImages(ctx, task, signal),
     seed,
     ...(servers ? { servers } : {}),
+    ...(models ? { models } : {}),
   };
   // A check the caller asked for is never skipped in silence: without a checker on this worker
   // the task fails before any compute is spent.

@@ -54,12 +54,14 @@ export async function settleSuccess(
           if (modelTask) {
             const tags = outcome.model?.tags?.filter((tag) => tag !== '') ?? [];
             const note = outcome.model?.descriptionNote ?? '';
+            const { sha256, bytes } = outcome.model ?? {};
             const model = await settleModel(client, {
               ownerId: task.ownerId,
               taskId: task.id,
               status: 'ready',
               ...(tags.length > 0 ? { addTags: tags } : {}),
               ...(note ? { descriptionNote: note } : {}),
+              ...(sha256 !== undefined && bytes !== undefined ? { file: { sha256, bytes } } : {}),
             });
             // sync_model names an existing model in its input; load and train registered a row.
             const named = typeof task.input.model_id === 'string' ? task.input.model_id : null;

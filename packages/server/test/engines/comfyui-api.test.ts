@@ -16,6 +16,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
 import { upsertServer } from '../../src/auth/sql/upsertServer.ts';
+import { apiCalls } from '../support/api-calls.ts';
 import { type FileServer, type LoopbackApi, serveFiles, startLoopbackApi } from '../support/loopback.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
@@ -94,31 +95,11 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function call(method: string, route: string, key: string, json?: unknown) {
-  const response = await fetch(`${api.url}${route}`, {
-    method,
-    headers: { 'API-Key': key, ...(json ? { 'content-type': 'application/json' } : {}) },
-    ...(json ? { body: JSON.stringify(json) } : {}),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
-async function submit(pipeline: string, body: Record<string, unknown>, key = shared): Promise<string> {
-  const submitted = await call('POST', pipeline, key, body);
-  expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
-  return String(submitted.body.id);
-}
-
-async function settle(pipeline: string, id: string, key = shared): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const { status, body } = await call('GET', `${pipeline}/status/${id}`, key);
-    expect(status).toBe(200);
-    if (body.status !== 'PENDING') return body;
-    if (Date.now() > deadline) throw new Error(`${pipeline} ${id} still pending after 60 s`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const http = apiCalls(() => api.url);
+const { call } = http;
+const submit = (pipeline: string, body: Record<string, unknown>, key = shared) =>
+  http.submit(pipeline, body, key);
+const settle = (pipeline: string, id: string, key = shared) => http.settle(pipeline, id, key);
 
 async function until<T>(what: string, probe: () => T | undefined, ms = 20_000): Promise<T> {
   const deadline = Date.now() + ms;

@@ -76,6 +76,8 @@ export async function startLoopbackApi(options: {
   metrics?: Metrics;
   /** JSON logs of the API and the workers (component api and worker). */
   logger?: Logger;
+  /** Removes a deleted model's file from the model folders (default: the row only). */
+  removeModelFiles?: ApiOptions['removeModelFiles'];
 }): Promise<LoopbackApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
   const store = options.store ?? new LocalBlobStore(path.join(dataDir, 'files'));
@@ -92,6 +94,7 @@ export async function startLoopbackApi(options: {
     ...(options.eventsKeepAliveMs ? { eventsKeepAliveMs: options.eventsKeepAliveMs } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.logger ? { logger: options.logger.child({ component: 'api' }) } : {}),
+    ...(options.removeModelFiles ? { removeModelFiles: options.removeModelFiles } : {}),
   });
   await app.listen({ port, host: '127.0.0.1' });
 

@@ -5,6 +5,7 @@ import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import { nodeClasses, SAMPLE_NODES, SAVE_NODES } from '../workflow/workflow.ts';
 import { PROMPT_NODES } from './prompt-encoding.ts';
+import { ownerModelFile } from './user-models.ts';
 
 /**
  * Model ids and the files they load on a ComfyUI server. `COMFYUI_CHECKPOINTS` (the context's
@@ -42,8 +43,14 @@ export const TEXT_ENCODERS = {
 /** Flux's VAE (folder `vae`). */
 export const FLUX_VAE = 'ae.safetensors';
 
-/** The checkpoint file of a request's model id; an id nobody maps fails the task, naming `model_id`. */
-export function checkpointFile(ctx: CompileContext, modelId: string): string {
+/**
+ * The checkpoint file of a request's model id: one of the owner's loaded checkpoints (of `base`,
+ * the graph's base model, when given), else a mapped or default id; an id nobody maps fails the
+ * task, naming `model_id`.
+ */
+export function checkpointFile(ctx: CompileContext, modelId: string, base?: string): string {
+  const owned = ownerModelFile(ctx, 'model_id', modelId, { type: 'checkpoint', ...(base ? { base } : {}) });
+  if (owned) return owned;
   const file = ctx.checkpoints[modelId] ?? DEFAULT_CHECKPOINTS[modelId];
   if (file) return file;
   const known = [...new Set([...Object.keys(ctx.checkpoints), ...Object.keys(DEFAULT_CHECKPOINTS)])].sort();

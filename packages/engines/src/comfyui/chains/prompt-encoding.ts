@@ -2,6 +2,7 @@ import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import type { RequestFields } from './request-fields.ts';
+import { ownerModelFile } from './user-models.ts';
 
 /**
  * Prompts to conditioning: clip_skip, textual-inversion embeddings and the two CLIPTextEncode
@@ -14,9 +15,15 @@ import type { RequestFields } from './request-fields.ts';
  */
 const EMBEDDING_NAME = /^[^\s()[\]\\:,]+$/;
 
-/** The prompt with each of `embeddings` written in as `embedding:<name>` words. */
-export function withEmbeddings(fields: RequestFields, text: string): string {
-  const names = fields.list<string>('embeddings');
+/**
+ * The prompt with each of `embeddings` written in as `embedding:<name>` words; one of the owner's
+ * embeddings (of `base`, the graph's base model, when given) by its file, `<model_id>.<ext>`.
+ */
+export function withEmbeddings(fields: RequestFields, text: string, base?: string): string {
+  const wanted = { type: 'embedding', ...(base ? { base } : {}) } as const;
+  const names = fields
+    .list<string>('embeddings')
+    .map((name) => ownerModelFile(fields, 'embeddings', name, wanted) ?? name);
   for (const name of names) {
     if (!EMBEDDING_NAME.test(name)) {
       fields.refuse(

@@ -33,6 +33,11 @@ export class RequestFields {
     return this.ctx.input;
   }
 
+  /** The owner's models the request names, resolved by the worker (see user-models.ts). */
+  get models(): CompileContext['models'] {
+    return this.ctx.models;
+  }
+
   number(name: string): number {
     return this.ctx.input[name] as number;
   }

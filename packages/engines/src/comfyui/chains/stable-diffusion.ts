@@ -48,6 +48,9 @@ const NOT_SERVED: Readonly<Record<string, string>> = {
   mask_images: 'masks for controlnet inpainting are not served by this engine; use /sd/inpainting/v1',
 };
 
+/** The contract's `base_model` of each family's graphs. */
+const BASE_MODEL_OF_FAMILY: Readonly<Record<Family, string>> = { sd: 'sd1.5', sdxl: 'sdxl' };
+
 const NO_INIT_IMAGE =
   'applies to image2image and inpainting; this pipeline starts from noise, not from a picture';
 
@@ -63,15 +66,19 @@ export function compileStableDiffusion(
   if (!fromPicture) fields.refuseUnlessDefault({ strength: NO_INIT_IMAGE });
 
   const w = new Workflow(ctx.filenamePrefix);
-  const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id')));
-  const { model, clip } = applyLoras(w, fields, {
-    model: checkpoint.model,
-    clip: skipClipLayers(w, checkpoint.clip, fields.optionalNumber('clip_skip')),
-  });
+  // The owner's models the request names must be of the graph's base model.
+  const base = BASE_MODEL_OF_FAMILY[family];
+  const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), base));
+  const { model, clip } = applyLoras(
+    w,
+    fields,
+    { model: checkpoint.model, clip: skipClipLayers(w, checkpoint.clip, fields.optionalNumber('clip_skip')) },
+    base,
+  );
   let conditioning = encodePrompts(
     w,
     clip,
-    withEmbeddings(fields, fields.string('prompt')),
+    withEmbeddings(fields, fields.string('prompt'), base),
     fields.string('negative_prompt'),
   );
 

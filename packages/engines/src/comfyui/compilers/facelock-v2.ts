@@ -61,7 +61,7 @@ export const compiler: PipelineCompiler = {
     const fields = new RequestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(REFUSED);
     const w = new Workflow(ctx.filenamePrefix);
-    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id')));
+    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), 'sdxl'));
     const model = w
       .node('ApplyPulid', {
         model: checkpoint.model,

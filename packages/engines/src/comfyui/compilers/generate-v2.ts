@@ -72,6 +72,7 @@ export const compiler: PipelineCompiler = {
       w,
       fields,
       w.node('UNETLoader', { unet_name: unet, weight_dtype: 'default' }).out(0),
+      'flux',
     );
     const clip = w
       .node('DualCLIPLoader', {

@@ -14,6 +14,7 @@ import {
 import { FileStore } from './file-store.ts';
 import { answer, type FakeCounts, type RouteState } from './http-routes.ts';
 import { withModelLists } from './model-lists.ts';
+import { listModelsDir } from './models-dir.ts';
 import {
   type ExecutionFaults,
   type ExecutionRecord,
@@ -51,6 +52,11 @@ export interface FakeComfyOptions {
    * `random-esrgan-x4-tiny.safetensors`).
    */
   readonly models?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * A ComfyUI `models/` folder on disk (what COMFYUI_MODELS_DIR points at): its files are listed
+   * and loadable too, read at every request, as a real server rescans its folders.
+   */
+  readonly modelsDir?: string;
   /** Time per sampler step (default 5 ms); 0 runs prompts in no time. */
   readonly stepDelayMs?: number;
   /** Send a preview frame after each sampler step (a server started with `--preview-method`). */
@@ -100,17 +106,24 @@ export interface FakeComfyUI {
 
 export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<FakeComfyUI> {
   const recorded = capturedModels();
-  const models = { ...recorded, ...options.models };
+  const given = { ...recorded, ...options.models };
+  const modelFiles = (): Record<string, readonly string[]> => {
+    if (options.modelsDir === undefined) return given;
+    const merged: Record<string, readonly string[]> = { ...given };
+    for (const [folder, files] of Object.entries(listModelsDir(options.modelsDir))) {
+      merged[folder] = [...new Set([...(given[folder] ?? []), ...files])];
+    }
+    return merged;
+  };
   const files = new FileStore();
   const baseInfo = options.objectInfo ?? objectInfoWithPacks(options.packs ?? ALL_NODE_PACKS);
-  let liveInfo: { version: number; info: ObjectInfo } | undefined;
-  // The node definitions list the model files and the input folder: rebuilt when uploads change it.
+  let liveInfo: { version: string; info: ObjectInfo } | undefined;
+  // The node definitions list the model files and the input folder: rebuilt when either changes.
   const objectInfo = (): ObjectInfo => {
-    if (liveInfo?.version !== files.inputVersion) {
-      liveInfo = {
-        version: files.inputVersion,
-        info: withModelLists(baseInfo, recorded, models, files.inputNames()),
-      };
+    const models = modelFiles();
+    const version = `${files.inputVersion}:${options.modelsDir === undefined ? '' : JSON.stringify(models)}`;
+    if (liveInfo?.version !== version) {
+      liveInfo = { version, info: withModelLists(baseInfo, recorded, models, files.inputNames()) };
     }
     return liveInfo.info;
   };
@@ -164,9 +177,13 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
     files,
     counts,
     objectInfo,
-    models,
+    get models() {
+      return modelFiles();
+    },
     // A folder a node pack adds (`ipadapter`) exists once the fake is given files for it.
-    folders: [...new Set([...capturedModelFolders(), ...Object.keys(models)])],
+    get folders() {
+      return [...new Set([...capturedModelFolders(), ...Object.keys(modelFiles())])];
+    },
     systemStats: {
       ...capturedSystemStats(),
       system: { ...systemOf(capturedSystemStats()), argv: ['fake-comfyui'] },

@@ -15,6 +15,8 @@ export async function settleModel(
     addTags?: readonly string[];
     /** Text to put in front of the description. */
     descriptionNote?: string;
+    /** The model file the task stored: its sha256 (hex) and size. */
+    file?: { sha256: string; bytes: number };
   },
 ): Promise<{ model_id: string } | null> {
   const tags = params.addTags?.length ? params.addTags.join(',') : null;
@@ -23,7 +25,8 @@ export async function settleModel(
     text: `UPDATE models SET status = $3,
              tags = CASE WHEN $4::text IS NULL THEN tags WHEN tags = '' THEN $4 ELSE tags || ',' || $4 END,
              description = CASE WHEN $5::text IS NULL THEN description
-                                WHEN description = '' THEN $5 ELSE $5 || ' ' || description END
+                                WHEN description = '' THEN $5 ELSE $5 || ' ' || description END,
+             file_sha256 = COALESCE($6, file_sha256), file_bytes = COALESCE($7, file_bytes)
            WHERE task_id = $2 AND owner_id = $1 RETURNING model_id`,
     values: [
       params.ownerId,
@@ -31,6 +34,8 @@ export async function settleModel(
       params.status,
       toStored(tags),
       toStored(params.descriptionNote ?? null),
+      params.file?.sha256 ?? null,
+      params.file?.bytes ?? null,
     ],
   });
   return fromStored(result.rows[0] ?? null);
