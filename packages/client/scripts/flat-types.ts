@@ -20,6 +20,7 @@ const PRINTED = new Set([
   'QueryBounds',
   'ValidationIssue',
   'UploadAnswer',
+  'DeletedModelAnswer',
 ]);
 /** What only the printed aliases used. */
 const DROPPED = new Set(['Rows', 'TaskRow', 'ReadRow']);

@@ -7,6 +7,7 @@ import { type Exchange, sendForJson, type Transport } from './transport.ts';
 import type {
   AcceptedOf,
   AnyStatus,
+  DeletedModelAnswer,
   FailureOf,
   ParamsOf,
   PendingOf,
@@ -138,6 +139,11 @@ export interface ImagegenClient {
   >(query?: Q, options?: { signal?: AbortSignal }): AsyncGenerator<TaskListEntry>;
   /** Your models. */
   models(options?: { signal?: AbortSignal }): Promise<ReadAnswerOf<'/models/v1'>>;
+  /**
+   * Deletes one of your models and its files (`DELETE /models/v1/{model_id}`). Another account's
+   * or a missing model: ApiError 404; one still loading or named by a task not ended: ApiError 409.
+   */
+  deleteModel(modelId: string, options?: { signal?: AbortSignal }): Promise<DeletedModelAnswer>;
   /** Uploads images (`/upload_images/v1`); answers their URLs, in order, to use as inputs. */
   uploadImages(files: readonly UploadFile[], options?: { signal?: AbortSignal }): Promise<string[]>;
   /** The bytes behind an output link (`download_urls`). */
@@ -303,6 +309,14 @@ function untypedClient(transport: Transport) {
       } while (cursor);
     },
     models: (readOptions: { signal?: AbortSignal } = {}) => get('/models/v1', readOptions),
+    deleteModel: (modelId: string, deleteOptions: { signal?: AbortSignal } = {}) =>
+      json<DeletedModelAnswer>({
+        method: 'DELETE',
+        path: `/models/v1/${encodeURIComponent(modelId)}`,
+        signal: deleteOptions.signal,
+        // Deleting twice answers 404 the second time: safe to send again when no answer came.
+        retry: true,
+      }),
     async uploadImages(files: readonly UploadFile[], uploadOptions: { signal?: AbortSignal } = {}) {
       const urls: string[] = [];
       for (let start = 0; start < files.length; start += UPLOAD_BATCH) {

@@ -19,7 +19,7 @@ export interface Transport {
 }
 
 export interface Exchange {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'DELETE';
   /** The path with its parameters filled in, e.g. `/sd/text2image/v1/status/3f2...`. */
   readonly path: string;
   readonly query?: Readonly<Record<string, string | number | undefined>>;

@@ -1,4 +1,4 @@
-import type { FieldBounds, TypedEndpoint } from '@imagegen/contract';
+import type { DeletedModel, FieldBounds, TypedEndpoint } from '@imagegen/contract';
 import type { Static, TSchema } from 'typebox';
 
 /**
@@ -83,6 +83,9 @@ export type ValidationIssue = Static<Rows['/upload_images/v1']['responses'][422]
 
 /** What `/upload_images/v1` answers: the URLs of the uploaded images, in order. */
 export type UploadAnswer = Static<Rows['/upload_images/v1']['responses'][200]>;
+
+/** What `DELETE /models/v1/{model_id}` answers: `{model_id, deleted: true}`. */
+export type DeletedModelAnswer = Static<typeof DeletedModel>;
 
 /** One page of `GET /tasks/v1`. */
 export type TaskList = ReadAnswerOf<'/tasks/v1'>;

@@ -110,4 +110,24 @@ describe('reads', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(404);
   });
+
+  it('deletes a model, and answers a second delete with a 404 ApiError', async () => {
+    const loaded = await client.run('/load_model/v1', {
+      model_name: 'to delete',
+      pretrained_model_path: null,
+      model_url: null,
+      base_model: 'sd1.5',
+      model_type: 'lora',
+      description: '',
+      sample_images: [],
+      visibility: 'private',
+    });
+    const modelId = loaded.model_id!;
+    expect((await client.models()).map((model) => model.model_id)).toContain(modelId);
+    expect(await client.deleteModel(modelId)).toEqual({ model_id: modelId, deleted: true });
+    expect((await client.models()).map((model) => model.model_id)).not.toContain(modelId);
+    const again = await client.deleteModel(modelId).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(ApiError);
+    expect((again as ApiError).status).toBe(404);
+  });
 });

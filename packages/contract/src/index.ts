@@ -25,6 +25,6 @@ export { type NumberLiteral, numberLiteral, recordNumberLiteral } from './number
 export { buildOpenApi } from './openapi.ts';
 export { BODY_PARSE_ERROR, type BodyReading, readRequestBody } from './request-body.ts';
 export type { FieldBounds } from './schemas/common.ts';
-export { ENTERPRISE_PLANS, PLANS, TASK_STATES } from './schemas/records.ts';
+export { type DeletedModel, ENTERPRISE_PLANS, PLANS, TASK_STATES } from './schemas/records.ts';
 export { CANCELLED_ERROR } from './schemas/responses.ts';
 export { compileRequestValidator, compileValidator } from './validate.ts';
