@@ -1,3 +1,4 @@
+import Link from '@docusaurus/Link';
 import CodeBlock from '@theme/CodeBlock';
 import TabItem from '@theme/TabItem';
 import Tabs from '@theme/Tabs';
@@ -70,6 +71,14 @@ export function EndpointSummary({ path, method = 'post' }: Props): ReactNode {
       <p className={styles.note}>
         Every request carries your key in the <code>API-Key</code> header.
       </p>
+      {statusPath && (
+        // A plain link: the playground's code loads on its own page only.
+        <p>
+          <Link className="button button--primary button--sm" to={`/playground?pipeline=${encodeURIComponent(path)}`}>
+            Try it<span className="sr-only"> ({path}) in the playground</span>
+          </Link>
+        </p>
+      )}
     </div>
   );
 }
