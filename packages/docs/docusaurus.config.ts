@@ -206,6 +206,7 @@ const config: Config = {
         { type: 'docSidebar', sidebarId: 'docs', position: 'left', label: 'Docs' },
         { to: '/guide', label: 'Guides', position: 'left' },
         { href: links.apiSchema, label: 'API Schema', position: 'left', target: '_self' },
+        { to: '/playground', label: 'Playground', position: 'left' },
         { type: 'docsVersionDropdown', position: 'right' },
         { type: 'localeDropdown', position: 'right' },
         { href: links.signUp, label: 'Sign-up', position: 'right', className: 'navbar-signup' },

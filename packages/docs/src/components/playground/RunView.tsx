@@ -86,7 +86,7 @@ export default function RunView({ run, onCancel }: { run: RunState; onCancel(): 
           {run.id && (
             <>
               {' '}
-              · <code>{run.id}</code>
+              · <code data-testid="task-id">{run.id}</code>
             </>
           )}
           {queuePosition !== undefined && pending && <> · {queuePosition === 0 ? 'next in line' : `${queuePosition} ahead in the queue`}</>}
