@@ -5,7 +5,12 @@ import { createEngineRegistry, createSandboxEngine, type Engine } from '@imagege
 import { createCpuEngine } from '@imagegen/engines/cpu';
 import { productScene } from '@imagegen/engines/testing';
 import { createOwner } from '@imagegen/server';
-import { createTestDatabase, type LoopbackApi, startLoopbackApi, type TestDatabase } from '@imagegen/server/testing';
+import {
+  createTestDatabase,
+  type LoopbackApi,
+  startLoopbackApi,
+  type TestDatabase,
+} from '@imagegen/server/testing';
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { seriousViolations } from '../support/axe.ts';
@@ -90,7 +95,10 @@ interface Opened {
   keyed: string[];
 }
 
-async function open(pipeline: string, options: BrowserContextOptions & { key?: string } = {}): Promise<Opened> {
+async function open(
+  pipeline: string,
+  options: BrowserContextOptions & { key?: string } = {},
+): Promise<Opened> {
   const { key = env.site.key, ...contextOptions } = options;
   context = await env.browser.newContext({
     ...DESKTOP,
@@ -120,9 +128,7 @@ async function showOptional(page: Page) {
 
 async function finalState(page: Page, timeout = 60_000): Promise<string> {
   const state = page.getByTestId('run-state');
-  await expect
-    .poll(async () => state.textContent(), { timeout })
-    .toMatch(/^(Succeeded|Failed|Cancelled)$/);
+  await expect.poll(async () => state.textContent(), { timeout }).toMatch(/^(Succeeded|Failed|Cancelled)$/);
   return (await state.textContent()) ?? '';
 }
 
@@ -217,7 +223,10 @@ describe('the playground', () => {
     await page.getByRole('button', { name: 'Run' }).click();
     expect(await finalState(page, 150_000)).toBe('Succeeded');
     await expect.poll(() => page.getByTestId('output-size').first().textContent()).toBe('256 × 192 px');
-    const url = (await page.getByRole('link', { name: /Download/ }).first().getAttribute('href'))!;
+    const url = (await page
+      .getByRole('link', { name: /Download/ })
+      .first()
+      .getAttribute('href'))!;
     // A PNG's header: width and height, then colour type 6 (RGBA): the background is transparent.
     const png = Buffer.from(await (await fetch(url)).arrayBuffer());
     expect([png.readUInt32BE(16), png.readUInt32BE(20), png[25]]).toEqual([256, 192, 6]);
@@ -238,7 +247,9 @@ describe('the playground', () => {
     });
     const accepted = JSON.parse(stdout) as { status: string; id: string };
     expect(accepted.status).toBe('PENDING');
-    const listed = await fetch(`${env.site.api.url}/tasks/v1?limit=5`, { headers: { 'API-Key': env.site.key } });
+    const listed = await fetch(`${env.site.api.url}/tasks/v1?limit=5`, {
+      headers: { 'API-Key': env.site.key },
+    });
     const { tasks } = (await listed.json()) as { tasks: { id: string; request: Record<string, unknown> }[] };
     expect(tasks.find((task) => task.id === accepted.id)?.request).toMatchObject({
       prompt: 'a lighthouse from curl',

@@ -74,7 +74,10 @@ export function EndpointSummary({ path, method = 'post' }: Props): ReactNode {
       {statusPath && (
         // A plain link: the playground's code loads on its own page only.
         <p>
-          <Link className="button button--primary button--sm" to={`/playground?pipeline=${encodeURIComponent(path)}`}>
+          <Link
+            className="button button--primary button--sm"
+            to={`/playground?pipeline=${encodeURIComponent(path)}`}
+          >
             Try it<span className="sr-only"> ({path}) in the playground</span>
           </Link>
         </p>

@@ -132,4 +132,3 @@ export function parameterRows(schema: JsonSchema, resolve: Resolve = (s) => s): 
     description: descriptionOf(prop, resolve),
   }));
 }
-

@@ -4,7 +4,7 @@
  * Image fields also take a file (picked, or dropped on the field), uploaded through the client.
  */
 import { type DragEvent, type ReactNode, useId, useState } from 'react';
-import { type FieldSpec, textOf, valueOf } from './form-model.ts';
+import { type FieldSpec, shownText, typedValue } from './form-model.ts';
 import styles from './Playground.module.css';
 
 interface Props {
@@ -26,7 +26,7 @@ function helpLine(field: FieldSpec): string {
 
 export default function FieldInput({ field, required, value, problems, onChange, upload }: Props): ReactNode {
   const id = `field-${useId().replace(/:/g, '')}`;
-  const [text, setText] = useState(() => textOf(field, value));
+  const [text, setText] = useState(() => shownText(field, value));
   const [uploading, setUploading] = useState<string>();
   const invalid = problems !== undefined && problems.length > 0;
   const described = `${id}-help${invalid ? ` ${id}-error` : ''}`;
@@ -39,7 +39,7 @@ export default function FieldInput({ field, required, value, problems, onChange,
   };
   const typed = (next: string) => {
     setText(next);
-    onChange(valueOf(field, next));
+    onChange(typedValue(field, next));
   };
 
   const addFiles = async (files: readonly File[]) => {
@@ -48,7 +48,7 @@ export default function FieldInput({ field, required, value, problems, onChange,
     try {
       const urls = await upload(files);
       const next = field.kind === 'images' ? [...(Array.isArray(value) ? value : []), ...urls] : urls[0];
-      setText(textOf(field, next));
+      setText(shownText(field, next));
       onChange(next);
       setUploading(undefined);
     } catch (error) {
@@ -70,9 +70,17 @@ export default function FieldInput({ field, required, value, problems, onChange,
       break;
     case 'select':
       control = (
-        <select {...common} value={typeof value === 'string' ? value : ''} onChange={(e) => typed(e.target.value)}>
+        <select
+          {...common}
+          value={typeof value === 'string' ? value : ''}
+          onChange={(e) => typed(e.target.value)}
+        >
           <option value="">
-            {field.defaultValue ? `default (${JSON.parse(field.defaultValue)})` : required ? 'choose…' : 'not set'}
+            {field.defaultValue
+              ? `default (${JSON.parse(field.defaultValue)})`
+              : required
+                ? 'choose…'
+                : 'not set'}
           </option>
           {field.options.map((option) => (
             <option key={option} value={option}>
@@ -85,7 +93,11 @@ export default function FieldInput({ field, required, value, problems, onChange,
     case 'choices': {
       const chosen = Array.isArray(value) ? (value as string[]) : [];
       control = (
-        <div className={styles.choices} role="group" aria-labelledby={`${id}-label`} aria-describedby={described}>
+        <fieldset className={styles.choices} aria-describedby={described}>
+          <legend>
+            <code>{field.name}</code>
+            {required && <span className={styles.required}> (required)</span>}
+          </legend>
           {field.options.map((option) => (
             <label key={option} className={styles.choice}>
               <input
@@ -101,14 +113,21 @@ export default function FieldInput({ field, required, value, problems, onChange,
               {option}
             </label>
           ))}
-        </div>
+        </fieldset>
       );
       break;
     }
     case 'longtext':
     case 'images':
     case 'json':
-      control = <textarea {...common} rows={field.kind === 'images' ? 2 : 3} value={text} onChange={(e) => typed(e.target.value)} />;
+      control = (
+        <textarea
+          {...common}
+          rows={field.kind === 'images' ? 2 : 3}
+          value={text}
+          onChange={(e) => typed(e.target.value)}
+        />
+      );
       break;
     default:
       control = (
@@ -140,13 +159,17 @@ export default function FieldInput({ field, required, value, problems, onChange,
   };
 
   return (
+    // Dropping a file is a shortcut for pointer users; the file input is the way for everyone.
+    // biome-ignore lint/a11y/noStaticElementInteractions: the drop target only adds to the file input
     <div
       className={`${styles.field} ${image ? styles.imageField : ''}`}
       onDragOver={image ? (event) => event.preventDefault() : undefined}
       onDrop={image ? onDrop : undefined}
       data-field={field.name}
     >
-      {field.kind === 'boolean' ? (
+      {field.kind === 'choices' ? (
+        control
+      ) : field.kind === 'boolean' ? (
         <div className={styles.checkboxRow}>
           {control}
           <label htmlFor={id} id={`${id}-label`}>
@@ -155,7 +178,7 @@ export default function FieldInput({ field, required, value, problems, onChange,
         </div>
       ) : (
         <>
-          <label htmlFor={field.kind === 'choices' ? undefined : id} id={`${id}-label`}>
+          <label htmlFor={id} id={`${id}-label`}>
             <code>{field.name}</code>
             {required && <span className={styles.required}> (required)</span>}
           </label>
@@ -164,7 +187,9 @@ export default function FieldInput({ field, required, value, problems, onChange,
       )}
       {image && (
         <div className={styles.upload}>
-          <label htmlFor={`${id}-file`}>{field.kind === 'images' ? 'Add image files' : 'Upload an image'}</label>{' '}
+          <label htmlFor={`${id}-file`}>
+            {field.kind === 'images' ? 'Add image files' : 'Upload an image'}
+          </label>{' '}
           <input
             id={`${id}-file`}
             type="file"
@@ -175,10 +200,14 @@ export default function FieldInput({ field, required, value, problems, onChange,
             aria-describedby={`${id}-drop`}
             onChange={(event) => void addFiles(Array.from(event.target.files ?? []))}
           />{' '}
-          <span id={`${id}-drop`} className={styles.hint}>{upload ? 'or drop one here, or use an image of the gallery below' : 'enter your API key to upload'}</span>
+          <span id={`${id}-drop`} className={styles.hint}>
+            {upload
+              ? 'or drop one here, or use an image of the gallery below'
+              : 'enter your API key to upload'}
+          </span>
           {uploading && <p role="status">{uploading}</p>}
           {typeof value === 'string' && value.startsWith('http') && (
-            <img className={styles.preview} src={value} alt={`The image of ${field.name}`} />
+            <img className={styles.preview} src={value} alt={`Preview of ${field.name}`} />
           )}
         </div>
       )}

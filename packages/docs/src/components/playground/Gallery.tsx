@@ -6,7 +6,12 @@
  */
 import { type ReactNode, useEffect, useState } from 'react';
 import styles from './Playground.module.css';
-import { describeError, isRefusedKey, type PlaygroundClient, type TaskListEntry } from './playground-client.ts';
+import {
+  describeError,
+  isRefusedKey,
+  type PlaygroundClient,
+  type TaskListEntry,
+} from './playground-client.ts';
 
 const RECENT = 12;
 
@@ -37,7 +42,14 @@ async function readGallery(client: PlaygroundClient): Promise<GalleryItem[]> {
   );
 }
 
-export default function Gallery({ client, refresh, imageFields, onReopen, onUseImage, onRefusedKey }: Props): ReactNode {
+export default function Gallery({
+  client,
+  refresh,
+  imageFields,
+  onReopen,
+  onUseImage,
+  onRefusedKey,
+}: Props): ReactNode {
   const [items, setItems] = useState<GalleryItem[]>();
   const [problem, setProblem] = useState<string>();
   // biome-ignore lint/correctness/useExhaustiveDependencies: `refresh` is the signal to read again
@@ -80,8 +92,16 @@ export default function Gallery({ client, refresh, imageFields, onReopen, onUseI
               <br />
               {task.state} · {new Date(task.created_at).toLocaleString()}
             </p>
-            <button type="button" className="button button--sm button--secondary" onClick={() => onReopen(task)}>
-              Open in form<span className="sr-only"> ({task.pipeline}, {task.id})</span>
+            <button
+              type="button"
+              className="button button--sm button--secondary"
+              onClick={() => onReopen(task)}
+            >
+              Open in form
+              <span className="sr-only">
+                {' '}
+                ({task.pipeline}, {task.id})
+              </span>
             </button>
             {image &&
               imageFields.map((field) => (

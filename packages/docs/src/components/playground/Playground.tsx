@@ -12,7 +12,16 @@ import { runtimeSettings } from '../../client/runtime-settings.ts';
 import { curlSample, pythonSample, type SampleInput, sdkSample } from '../code-samples.ts';
 import { useStoredApiKey } from './api-key.ts';
 import FieldInput from './FieldInput.tsx';
-import { applies, type Body, bodyOf, fieldsOf, isRequired, pipelineOf, pipelines, problemsOf } from './form-model.ts';
+import {
+  applies,
+  type Body,
+  bodyOf,
+  fieldsOf,
+  isRequired,
+  pipelineOf,
+  pipelines,
+  problemsOf,
+} from './form-model.ts';
 import Gallery from './Gallery.tsx';
 import styles from './Playground.module.css';
 import {
@@ -214,14 +223,14 @@ export default function Playground(): ReactNode {
         </div>
         {!apiKey && (
           <div className="alert alert--info" role="status" data-testid="key-missing">
-            Enter your API key to run a request, upload images and see your recent tasks. The form and the code
-            below work without one.
+            Enter your API key to run a request, upload images and see your recent tasks. The form and the
+            code below work without one.
           </div>
         )}
         {apiKey && keyRefusal && (
           <div className="alert alert--danger" role="alert" data-testid="key-refused">
-            The API refused this key: {keyRefusal}. Check it (keys are shown once, when they are created) and enter it
-            again.
+            The API refused this key: {keyRefusal}. Check it (keys are shown once, when they are created) and
+            enter it again.
           </div>
         )}
       </section>

@@ -46,7 +46,19 @@ function useNow(active: boolean): number {
   return now;
 }
 
-function OutputImage({ url, index, count, seed, took }: { url: string; index: number; count: number; seed?: number; took: string }) {
+function OutputImage({
+  url,
+  index,
+  count,
+  seed,
+  took,
+}: {
+  url: string;
+  index: number;
+  count: number;
+  seed?: number;
+  took: string;
+}) {
   const [size, setSize] = useState<string>();
   const name = url.split('/').pop()?.split('?')[0] || `output-${index + 1}.png`;
   return (
@@ -55,7 +67,9 @@ function OutputImage({ url, index, count, seed, took }: { url: string; index: nu
         <img
           src={url}
           alt={`Output ${index + 1} of ${count}`}
-          onLoad={(event) => setSize(`${event.currentTarget.naturalWidth} × ${event.currentTarget.naturalHeight} px`)}
+          onLoad={(event) =>
+            setSize(`${event.currentTarget.naturalWidth} × ${event.currentTarget.naturalHeight} px`)
+          }
         />
       </a>
       <figcaption>
@@ -89,7 +103,9 @@ export default function RunView({ run, onCancel }: { run: RunState; onCancel(): 
               · <code data-testid="task-id">{run.id}</code>
             </>
           )}
-          {queuePosition !== undefined && pending && <> · {queuePosition === 0 ? 'next in line' : `${queuePosition} ahead in the queue`}</>}
+          {queuePosition !== undefined && pending && (
+            <> · {queuePosition === 0 ? 'next in line' : `${queuePosition} ahead in the queue`}</>
+          )}
         </p>
       </div>
       {pending && (
@@ -100,7 +116,12 @@ export default function RunView({ run, onCancel }: { run: RunState; onCancel(): 
           <p>
             Elapsed <span data-testid="elapsed">{seconds(elapsed)}</span>
             {progress !== undefined && <> · {Math.round(progress * 100)} % done</>}{' '}
-            <button type="button" className="button button--sm button--danger" onClick={onCancel} disabled={!run.id}>
+            <button
+              type="button"
+              className="button button--sm button--danger"
+              onClick={onCancel}
+              disabled={!run.id}
+            >
               Cancel
             </button>
           </p>
@@ -120,7 +141,14 @@ export default function RunView({ run, onCancel }: { run: RunState; onCancel(): 
           )}
           <div className={styles.outputs}>
             {urls.map((url, index) => (
-              <OutputImage key={url} url={url} index={index} count={urls.length} seed={run.seed} took={`took ${seconds(elapsed)}`} />
+              <OutputImage
+                key={url}
+                url={url}
+                index={index}
+                count={urls.length}
+                seed={run.seed}
+                took={`took ${seconds(elapsed)}`}
+              />
             ))}
           </div>
           {urls.length === 0 && <p>Took {seconds(elapsed)}.</p>}

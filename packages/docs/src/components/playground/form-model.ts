@@ -34,7 +34,13 @@ export interface FieldSpec extends ParameterRow {
 export type Body = Record<string, unknown>;
 
 const IMAGE_KEYWORD = 'x-image';
-const LONG_TEXT = new Set(['prompt', 'negative_prompt', 'validation_prompt', 'instance_prompt', 'description']);
+const LONG_TEXT = new Set([
+  'prompt',
+  'negative_prompt',
+  'validation_prompt',
+  'instance_prompt',
+  'description',
+]);
 
 /** The pipelines the playground runs: every path that creates a task, in the contract's order. */
 export function pipelines(): Endpoint[] {
@@ -137,7 +143,8 @@ function conditionals(endpoint: Endpoint): Conditional[] {
 
 /** Whether `body` matches an `if` of the contract (presence, a string, a member of an enum). */
 function matches(condition: Conditional['if'], body: Body): boolean {
-  if (!(condition.required ?? []).every((name) => body[name] !== undefined && body[name] !== null)) return false;
+  if (!(condition.required ?? []).every((name) => body[name] !== undefined && body[name] !== null))
+    return false;
   return Object.entries(condition.properties ?? {}).every(([name, rule]) => {
     const value = body[name];
     if (value === undefined) return true;
@@ -158,7 +165,12 @@ function hasValue(value: unknown): boolean {
  * checkpoint and controlnet models) applies when that condition holds; a refining field
  * (REFINES) when the field it refines has a value. Every other field always applies.
  */
-export function applies(endpoint: Endpoint, field: FieldSpec, body: Body, fields: readonly FieldSpec[]): boolean {
+export function applies(
+  endpoint: Endpoint,
+  field: FieldSpec,
+  body: Body,
+  fields: readonly FieldSpec[],
+): boolean {
   const rules = conditionals(endpoint).filter((rule) => rule.then.required?.includes(field.name));
   if (rules.length > 0) return rules.some((rule) => matches(rule.if, body));
   const refined = REFINES[field.name];
@@ -170,7 +182,9 @@ export function applies(endpoint: Endpoint, field: FieldSpec, body: Body, fields
 /** Whether a field must be given: required by the schema, or by an `if`/`then` rule that holds. */
 export function isRequired(endpoint: Endpoint, field: FieldSpec, body: Body): boolean {
   if (field.required) return true;
-  return conditionals(endpoint).some((rule) => rule.then.required?.includes(field.name) && matches(rule.if, body));
+  return conditionals(endpoint).some(
+    (rule) => rule.then.required?.includes(field.name) && matches(rule.if, body),
+  );
 }
 
 /** The body the form sends: the values given to the fields that apply, nothing else. */
@@ -204,7 +218,7 @@ export function problemsOf(endpoint: Endpoint, body: Body): Record<string, strin
 }
 
 /** The text a field's input shows for a value. */
-export function textOf(field: FieldSpec, value: unknown): string {
+export function shownText(field: FieldSpec, value: unknown): string {
   if (value === undefined || value === null) return '';
   if (field.kind === 'images' && Array.isArray(value)) return value.join('\n');
   if (field.kind === 'list' && Array.isArray(value)) return value.join(', ');
@@ -219,8 +233,9 @@ const NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
  * which the validator then refuses with the API's own words (`value is not a valid integer`).
  * An empty optional field is left out; an empty required text field is the empty string.
  */
-export function valueOf(field: FieldSpec, text: string): unknown {
-  if (text.trim() === '') return field.required && (field.kind === 'text' || field.kind === 'longtext') ? '' : undefined;
+export function typedValue(field: FieldSpec, text: string): unknown {
+  if (text.trim() === '')
+    return field.required && (field.kind === 'text' || field.kind === 'longtext') ? '' : undefined;
   switch (field.kind) {
     case 'integer':
     case 'number':
