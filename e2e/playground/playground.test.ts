@@ -172,9 +172,18 @@ describe('the playground', () => {
   it('runs a sandbox text2image live, shows its images with size, seed and time, and sends the key only to the API', async () => {
     const { page, keyed } = await open('/sd/text2image/v1');
     await fillText2Image(page, 'a lighthouse in the playground');
-    await page.getByRole('button', { name: 'Run' }).click();
-    // The live view: pending with an elapsed time while the sandbox works.
-    await expect.poll(() => page.getByTestId('run-state').textContent()).toMatch(/Queued|Running|Succeeded/);
+    // Run from the keyboard.
+    await page.getByRole('button', { name: 'Run' }).focus();
+    await page.keyboard.press('Enter');
+    // The live view: running, with the progress the sandbox reports after its first of two images.
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[data-testid="run-state"]')?.textContent === 'Running' &&
+        document.querySelector('progress')?.value === 0.5 &&
+        /^\d+\.\d s$/.test(document.querySelector('[data-testid="elapsed"]')?.textContent ?? ''),
+      undefined,
+      { polling: 'raf', timeout: 30_000 },
+    );
     expect(await finalState(page)).toBe('Succeeded');
     const images = page.getByRole('img', { name: /^Output \d of 2$/ });
     expect(await images.count()).toBe(2);
