@@ -1,7 +1,4 @@
 import Link from '@docusaurus/Link';
-import CodeBlock from '@theme/CodeBlock';
-import TabItem from '@theme/TabItem';
-import Tabs from '@theme/Tabs';
 import type { ReactNode } from 'react';
 import { useRuntimeSettings } from '../client/runtime-settings.ts';
 import {
@@ -22,6 +19,7 @@ import {
   responseCodes,
   statusPathOf,
 } from './openapi-document.ts';
+import SampleTabs, { type Sample } from './SampleTabs.tsx';
 
 interface Props {
   /** The operation's path as the contract writes it, e.g. `/sd/text2image/v1`. */
@@ -164,27 +162,16 @@ export function RequestExamples({ path, method = 'post' }: Props): ReactNode {
     body: requestExample(path, method),
     kind: sampleKind(path, method),
   };
-  return (
-    <Tabs groupId="language">
-      <TabItem value="curl" label="curl">
-        <CodeBlock language="bash">{curlSample(input)}</CodeBlock>
-      </TabItem>
-      <TabItem value="typescript" label="TypeScript">
-        <CodeBlock language="ts">{typescriptSample(input)}</CodeBlock>
-      </TabItem>
-      <TabItem value="python" label="Python">
-        <CodeBlock language="python">{pythonSample(input)}</CodeBlock>
-      </TabItem>
-      <TabItem value="sdk" label="TypeScript SDK">
-        <CodeBlock language="ts">{sdkSample(input)}</CodeBlock>
-      </TabItem>
-      {(input.kind === 'task' || input.kind === 'training') && (
-        <TabItem value="cli" label="imagegen CLI">
-          <CodeBlock language="bash">{cliSample(input)}</CodeBlock>
-        </TabItem>
-      )}
-    </Tabs>
-  );
+  const samples: Sample[] = [
+    { value: 'curl', label: 'curl', language: 'bash', code: curlSample(input) },
+    { value: 'typescript', label: 'TypeScript', language: 'ts', code: typescriptSample(input) },
+    { value: 'python', label: 'Python', language: 'python', code: pythonSample(input) },
+    { value: 'sdk', label: 'TypeScript SDK', language: 'ts', code: sdkSample(input) },
+  ];
+  if (input.kind === 'task' || input.kind === 'training') {
+    samples.push({ value: 'cli', label: 'imagegen CLI', language: 'bash', code: cliSample(input) });
+  }
+  return <SampleTabs samples={samples} />;
 }
 
 /** What the submission and the status path answer, in order, for this operation. */

@@ -4,12 +4,10 @@
  * it, copy the same request as curl, the SDK or Python, and reopen recent tasks. The API address
  * is the site's runtime setting; the key stays in this browser (api-key.ts).
  */
-import CodeBlock from '@theme/CodeBlock';
-import TabItem from '@theme/TabItem';
-import Tabs from '@theme/Tabs';
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { runtimeSettings } from '../../client/runtime-settings.ts';
 import { curlSample, pythonSample, type SampleInput, sdkSample } from '../code-samples.ts';
+import SampleTabs from '../SampleTabs.tsx';
 import { useStoredApiKey } from './api-key.ts';
 import FieldInput from './FieldInput.tsx';
 import {
@@ -304,17 +302,13 @@ export default function Playground(): ReactNode {
           )}
           <section aria-labelledby="copy-heading">
             <h2 id="copy-heading">Copy as</h2>
-            <Tabs>
-              <TabItem value="curl" label="curl">
-                <CodeBlock language="bash">{curlSample(sample)}</CodeBlock>
-              </TabItem>
-              <TabItem value="sdk" label="JavaScript (SDK)">
-                <CodeBlock language="ts">{sdkSample(sample)}</CodeBlock>
-              </TabItem>
-              <TabItem value="python" label="Python">
-                <CodeBlock language="python">{pythonSample(sample)}</CodeBlock>
-              </TabItem>
-            </Tabs>
+            <SampleTabs
+              samples={[
+                { value: 'curl', label: 'curl', language: 'bash', code: curlSample(sample) },
+                { value: 'sdk', label: 'JavaScript (SDK)', language: 'ts', code: sdkSample(sample) },
+                { value: 'python', label: 'Python', language: 'python', code: pythonSample(sample) },
+              ]}
+            />
           </section>
         </div>
       </div>
