@@ -4,6 +4,7 @@
  * it, copy the same request as curl, the SDK or Python, and reopen recent tasks. The API address
  * is the site's runtime setting; the key stays in this browser (api-key.ts).
  */
+import { CANCELLED_ERROR } from '@imagegen/contract';
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { runtimeSettings } from '../../client/runtime-settings.ts';
 import { curlSample, pythonSample, type SampleInput, sdkSample } from '../code-samples.ts';
@@ -33,7 +34,7 @@ import {
 } from './playground-client.ts';
 import RunView, { type RunState } from './RunView.tsx';
 
-const CANCELLED = 'cancelled by the caller';
+const KEY_SETTLE_MS = 400;
 
 function initialPipeline(): string {
   const asked = new URLSearchParams(window.location.search).get('pipeline');
@@ -81,9 +82,15 @@ export default function Playground(): ReactNode {
   const fields = useMemo(() => fieldsOf(endpoint), [endpoint]);
   const body = useMemo(() => bodyOf(endpoint, fields, values), [endpoint, fields, values]);
   const problems = useMemo(() => problemsOf(endpoint, body), [endpoint, body]);
+  // The key in use once typing stops, so that a half-typed key is not tried (and refused).
+  const [settledKey, setSettledKey] = useState(apiKey);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettledKey(apiKey), KEY_SETTLE_MS);
+    return () => clearTimeout(timer);
+  }, [apiKey]);
   const client = useMemo<PlaygroundClient | undefined>(
-    () => (apiKey ? playgroundClient(apiUrl, apiKey) : undefined),
-    [apiUrl, apiKey],
+    () => (settledKey ? playgroundClient(apiUrl, settledKey) : undefined),
+    [apiUrl, settledKey],
   );
   const imageFields = fields.filter((f) => f.kind === 'image' || f.kind === 'images').map((f) => f.name);
 
@@ -154,7 +161,7 @@ export default function Playground(): ReactNode {
     } catch (error) {
       if (controller.signal.aborted) return;
       if (isRefusedKey(error)) setKeyRefusal(describeError(error));
-      const cancelled = error instanceof TaskFailedError && error.message === CANCELLED;
+      const cancelled = error instanceof TaskFailedError && error.message === CANCELLED_ERROR;
       update({ phase: cancelled ? 'cancelled' : 'failed', error: describeError(error), endedAt: Date.now() });
     } finally {
       if (id) setGalleryRevision((n) => n + 1);
