@@ -48,7 +48,7 @@ function abortableWait(ms: number, signal: AbortSignal): Promise<void> {
 async function startPlaygroundSite(): Promise<PlaygroundSite> {
   const db: TestDatabase = await createTestDatabase();
   const { apiKey } = await createOwner(db.pool, { name: 'playground', plan: 'UNLIMITED' });
-  const sandbox = createSandboxEngine({ delayMs: 800 });
+  const sandbox = createSandboxEngine({ delayMs: 2000 });
   const slowSandbox: Engine = {
     ...sandbox,
     async run(job, ctx) {
@@ -113,7 +113,11 @@ async function open(
   await page.goto(`${env.site.docsUrl}/playground?pipeline=${encodeURIComponent(pipeline)}`);
   await page.waitForSelector('html[data-has-hydrated="true"]');
   await page.locator('#playground-form').waitFor();
-  if (key) await page.getByLabel('API key').fill(key);
+  if (key) {
+    await page.getByLabel('API key').fill(key);
+    // The page takes the key once typing has stopped: Run (and uploads) wait for it.
+    await expect.poll(() => page.getByRole('button', { name: 'Run' }).isEnabled()).toBe(true);
+  }
   return { page, keyed };
 }
 
@@ -188,8 +192,10 @@ describe('the playground', () => {
     const images = page.getByRole('img', { name: /^Output \d of 2$/ });
     expect(await images.count()).toBe(2);
     await expect.poll(() => page.getByTestId('output-size').first().textContent()).toBe('64 × 64 px');
-    const caption = (await page.locator('figcaption').first().textContent()) ?? '';
-    expect(caption).toMatch(/seed \d+ · took \d+\.\d s/);
+    // The seed the API drew, read from the task listing once the task ended.
+    await expect
+      .poll(() => page.locator('figcaption').first().textContent())
+      .toMatch(/^64 × 64 px · seed \d+ · took \d+\.\d s/);
     expect(await page.getByRole('link', { name: /Download/ }).count()).toBe(2);
     // The key went to the API's origin only.
     expect(keyed.length).toBeGreaterThan(0);
