@@ -34,6 +34,8 @@ const ROUTES: [string, string][] = [
   ['/Introduction/getting-started', 'Getting started'],
   ['/Introduction/errors', 'Errors'],
   ['/Introduction/task-lifecycle', 'Task lifecycle'],
+  ['/Introduction/playground', 'Playground'],
+  ['/playground', 'Playground'],
   ['/Optimised-base-models/Flux-Schnell', 'Flux Schnell'],
   ['/Optimised-base-models/Stable-Diffusion-1', 'Stable Diffusion 1.5'],
   ['/Optimised-base-models/Stable-Difusion-3.5', 'Stable Diffusion 3.5'],

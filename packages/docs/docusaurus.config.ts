@@ -33,6 +33,18 @@ function retryableNavigation(): Plugin {
   };
 }
 
+/**
+ * The playground runs the client (`@imagegen/client`) in the browser: the bundle takes the
+ * workspace's TypeScript sources through the `imagegen-source` export condition, as the
+ * repository's own TypeScript does, so the site needs no prior build of the client.
+ */
+function workspaceSources(): Plugin {
+  return {
+    name: 'imagegen-workspace-sources',
+    configureWebpack: () => ({ resolve: { conditionNames: ['imagegen-source', '...'] } }),
+  };
+}
+
 const SCHEMA_ONLY_STYLES = /[\\/]@scalar[\\/]|scalar-fit\.css/;
 
 /**
@@ -170,6 +182,7 @@ const config: Config = {
     ],
   ],
   plugins: [
+    workspaceSources,
     retryableNavigation,
     schemaStylesStayOnSchemaPage,
     darkUnlessSystemPrefersLight,
@@ -193,6 +206,7 @@ const config: Config = {
         { type: 'docSidebar', sidebarId: 'docs', position: 'left', label: 'Docs' },
         { to: '/guide', label: 'Guides', position: 'left' },
         { href: links.apiSchema, label: 'API Schema', position: 'left', target: '_self' },
+        { to: '/playground', label: 'Playground', position: 'left' },
         { type: 'docsVersionDropdown', position: 'right' },
         { type: 'localeDropdown', position: 'right' },
         { href: links.signUp, label: 'Sign-up', position: 'right', className: 'navbar-signup' },

@@ -93,6 +93,16 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, unknown>> = {
       {
         id: 'b0f3c1d2-6a1e-4d3f-9a57-0c2f4e8b9d10',
         pipeline: '/sdxl/text2image/v1',
+        request: {
+          prompt: 'a launch poster, bold type',
+          negative_prompt: 'blurry',
+          num_inference_steps: 20,
+          samples: 1,
+          width: 1024,
+          height: 1024,
+          batch_id: 'launch-posters',
+          seed: 3141592,
+        },
         state: 'succeeded',
         batch_id: 'launch-posters',
         created_at: when,

@@ -146,6 +146,15 @@ export const TaskListEntry = Type.Object(
   {
     id: Type.String(),
     pipeline: Type.String({ description: 'The path the task was submitted to, e.g. `/sd/text2image/v1`.' }),
+    request: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          'The request as the API validated it: defaults filled in, unknown fields dropped, a seed of -1 ' +
+          'replaced by the one drawn. Submitting it again repeats the task.',
+      },
+    ),
     state: Enum(TASK_STATES),
     batch_id: Nullable(Type.String()),
     created_at: timestamp,

@@ -1,6 +1,4 @@
-import CodeBlock from '@theme/CodeBlock';
-import TabItem from '@theme/TabItem';
-import Tabs from '@theme/Tabs';
+import Link from '@docusaurus/Link';
 import type { ReactNode } from 'react';
 import { useRuntimeSettings } from '../client/runtime-settings.ts';
 import {
@@ -21,6 +19,7 @@ import {
   responseCodes,
   statusPathOf,
 } from './openapi-document.ts';
+import SampleTabs, { type Sample } from './SampleTabs.tsx';
 
 interface Props {
   /** The operation's path as the contract writes it, e.g. `/sd/text2image/v1`. */
@@ -70,6 +69,17 @@ export function EndpointSummary({ path, method = 'post' }: Props): ReactNode {
       <p className={styles.note}>
         Every request carries your key in the <code>API-Key</code> header.
       </p>
+      {statusPath && (
+        // A plain link: the playground's code loads on its own page only.
+        <p>
+          <Link
+            className="button button--primary button--sm"
+            to={`/playground?pipeline=${encodeURIComponent(path)}`}
+          >
+            Try it<span className="sr-only"> ({path}) in the playground</span>
+          </Link>
+        </p>
+      )}
     </div>
   );
 }
@@ -152,27 +162,16 @@ export function RequestExamples({ path, method = 'post' }: Props): ReactNode {
     body: requestExample(path, method),
     kind: sampleKind(path, method),
   };
-  return (
-    <Tabs groupId="language">
-      <TabItem value="curl" label="curl">
-        <CodeBlock language="bash">{curlSample(input)}</CodeBlock>
-      </TabItem>
-      <TabItem value="typescript" label="TypeScript">
-        <CodeBlock language="ts">{typescriptSample(input)}</CodeBlock>
-      </TabItem>
-      <TabItem value="python" label="Python">
-        <CodeBlock language="python">{pythonSample(input)}</CodeBlock>
-      </TabItem>
-      <TabItem value="sdk" label="TypeScript SDK">
-        <CodeBlock language="ts">{sdkSample(input)}</CodeBlock>
-      </TabItem>
-      {(input.kind === 'task' || input.kind === 'training') && (
-        <TabItem value="cli" label="imagegen CLI">
-          <CodeBlock language="bash">{cliSample(input)}</CodeBlock>
-        </TabItem>
-      )}
-    </Tabs>
-  );
+  const samples: Sample[] = [
+    { value: 'curl', label: 'curl', language: 'bash', code: curlSample(input) },
+    { value: 'typescript', label: 'TypeScript', language: 'ts', code: typescriptSample(input) },
+    { value: 'python', label: 'Python', language: 'python', code: pythonSample(input) },
+    { value: 'sdk', label: 'TypeScript SDK', language: 'ts', code: sdkSample(input) },
+  ];
+  if (input.kind === 'task' || input.kind === 'training') {
+    samples.push({ value: 'cli', label: 'imagegen CLI', language: 'bash', code: cliSample(input) });
+  }
+  return <SampleTabs samples={samples} />;
 }
 
 /** What the submission and the status path answer, in order, for this operation. */

@@ -6,6 +6,7 @@ import { listOwnerTasks } from './sql/listOwnerTasks.ts';
 export interface TaskListEntry {
   id: string;
   pipeline: string;
+  request: Record<string, unknown>;
   state: string;
   batch_id: string | null;
   created_at: string;
@@ -52,6 +53,7 @@ export async function listTasks(
     tasks: page.map((row) => ({
       id: row.id,
       pipeline: row.endpoint,
+      request: row.input,
       state: row.cancelled ? 'cancelled' : row.state,
       batch_id: row.batch_id,
       created_at: row.created_at.toISOString(),

@@ -1,4 +1,4 @@
-import { endpointByPath } from '@imagegen/contract';
+import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskListEntry } from '../../src/tasks/list-tasks.ts';
 import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
@@ -70,6 +70,7 @@ describe('the task listing over HTTP', () => {
     expect(two).toEqual({
       id: ids.two,
       pipeline: SDXL,
+      request: expect.objectContaining({ prompt: 'two', width: 16, height: 16, batch_id: 'night' }),
       state: 'succeeded',
       batch_id: 'night',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
@@ -82,6 +83,14 @@ describe('the task listing over HTTP', () => {
     // The status path it names answers the task.
     const status = await api.request('GET', two.status_path);
     expect(status.body).toMatchObject({ status: 'SUCCESS' });
+  });
+
+  it('gives each task its request as validated: defaults filled in, the drawn seed, ready to submit again', async () => {
+    const three = (await list()).tasks.find((task) => task.id === ids.three)!;
+    expect(three.request).toMatchObject({ prompt: 'three', negative_prompt: '', num_inference_steps: 20 });
+    expect(three.request.seed).toEqual(expect.any(Number));
+    expect(three.request.seed).toBeGreaterThanOrEqual(0);
+    expect(compileRequestValidator(endpointByPath(T2I)!)(structuredClone(three.request)).ok).toBe(true);
   });
 
   it('filters by state (cancelled apart from failed), pipeline and batch', async () => {

@@ -4,6 +4,8 @@ import type { TaskState } from '../types.ts';
 export interface ListedTaskRow {
   id: string;
   endpoint: string;
+  /** The validated request as stored: defaults filled, seed resolved. */
+  input: Record<string, unknown>;
   state: TaskState;
   cancelled: boolean;
   batch_id: string | null;
@@ -32,7 +34,7 @@ export interface ListOwnerTasksParams {
 export async function listOwnerTasks(db: Queryable, params: ListOwnerTasksParams): Promise<ListedTaskRow[]> {
   const result = await db.query<ListedTaskRow>({
     name: 'listOwnerTasks',
-    text: `SELECT id, endpoint, state, cancelled_at IS NOT NULL AS cancelled, batch_id, created_at, finished_at,
+    text: `SELECT id, endpoint, input, state, cancelled_at IS NOT NULL AS cancelled, batch_id, created_at, finished_at,
              (extract(epoch from created_at) * 1000000)::bigint::text AS created_us
            FROM tasks
            WHERE owner_id = $1

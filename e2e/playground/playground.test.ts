@@ -1,0 +1,291 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { startDocsSite } from '@imagegen/docs/host';
+import { createEngineRegistry, createSandboxEngine, type Engine } from '@imagegen/engines';
+import { createCpuEngine } from '@imagegen/engines/cpu';
+import { productScene } from '@imagegen/engines/testing';
+import { createOwner } from '@imagegen/server';
+import {
+  createTestDatabase,
+  type LoopbackApi,
+  startLoopbackApi,
+  type TestDatabase,
+} from '@imagegen/server/testing';
+import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { seriousViolations } from '../support/axe.ts';
+import { DESKTOP } from '../support/chromium.ts';
+import { BUILD_DIR } from '../support/docs-site.ts';
+import { siteAndBrowser } from '../support/site-and-browser.ts';
+
+/**
+ * The playground of the built docs site against the real API on another origin (its own port),
+ * with the sandbox engine for generations and the cpu engine for background removal. The docs
+ * host serves the API's address as the run's setting, as `npm start` does.
+ */
+
+const run = promisify(execFile);
+/** A sandbox task whose prompt is this waits in the engine until it is cancelled. */
+const SLOW = 'a slow lighthouse';
+
+interface PlaygroundSite {
+  api: LoopbackApi;
+  docsUrl: string;
+  key: string;
+  close(): Promise<void>;
+}
+
+function abortableWait(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
+  });
+}
+
+async function startPlaygroundSite(): Promise<PlaygroundSite> {
+  const db: TestDatabase = await createTestDatabase();
+  const { apiKey } = await createOwner(db.pool, { name: 'playground', plan: 'UNLIMITED' });
+  const sandbox = createSandboxEngine({ delayMs: 2000 });
+  const slowSandbox: Engine = {
+    ...sandbox,
+    async run(job, ctx) {
+      if (job.input.prompt === SLOW) await abortableWait(120_000, ctx.signal);
+      return sandbox.run(job, ctx);
+    },
+  };
+  const cpu = createCpuEngine();
+  const api = await startLoopbackApi({
+    pool: db.pool,
+    engines: createEngineRegistry([cpu, slowSandbox], { enabled: ['cpu', 'sandbox'], pinned: {} }),
+    worker: { pollMs: 100 },
+  });
+  const docs = await startDocsSite({
+    port: 0,
+    host: '127.0.0.1',
+    buildDir: BUILD_DIR,
+    apiUrl: api.url,
+    search: { appId: 'playground', apiKey: 'playground', indexName: 'docs', hosts: ['self'] },
+  });
+  return {
+    api,
+    docsUrl: docs.url,
+    key: apiKey,
+    async close() {
+      await docs.close();
+      await api.close();
+      await cpu.close?.();
+      await db.drop();
+    },
+  };
+}
+
+const env = siteAndBrowser(startPlaygroundSite);
+let context: BrowserContext | undefined;
+afterEach(async () => {
+  await context?.close();
+  context = undefined;
+});
+
+interface Opened {
+  page: Page;
+  /** `METHOD url` of every request that carried an API-Key header. */
+  keyed: string[];
+}
+
+async function open(
+  pipeline: string,
+  options: BrowserContextOptions & { key?: string } = {},
+): Promise<Opened> {
+  const { key = env.site.key, ...contextOptions } = options;
+  context = await env.browser.newContext({
+    ...DESKTOP,
+    permissions: ['clipboard-read', 'clipboard-write'],
+    ...contextOptions,
+  });
+  const keyed: string[] = [];
+  context.on('request', (request) => {
+    if (request.headers()['api-key'] !== undefined) keyed.push(`${request.method()} ${request.url()}`);
+  });
+  const page = await context.newPage();
+  await page.goto(`${env.site.docsUrl}/playground?pipeline=${encodeURIComponent(pipeline)}`);
+  await page.waitForSelector('html[data-has-hydrated="true"]');
+  await page.locator('#playground-form').waitFor();
+  if (key) {
+    await page.getByLabel('API key').fill(key);
+    // The page takes the key once typing has stopped: Run (and uploads) wait for it.
+    await expect.poll(() => page.getByRole('button', { name: 'Run' }).isEnabled()).toBe(true);
+  }
+  return { page, keyed };
+}
+
+function field(page: Page, name: string, control = 'input, textarea, select') {
+  return page.locator(`[data-field="${name}"]`).locator(control).first();
+}
+
+async function showOptional(page: Page) {
+  const details = page.locator('details', { has: page.locator('summary', { hasText: 'Optional fields' }) });
+  if ((await details.getAttribute('open')) === null) await details.locator('summary').click();
+}
+
+async function finalState(page: Page, timeout = 60_000): Promise<string> {
+  const state = page.getByTestId('run-state');
+  await expect.poll(async () => state.textContent(), { timeout }).toMatch(/^(Succeeded|Failed|Cancelled)$/);
+  return (await state.textContent()) ?? '';
+}
+
+/** The small text2image request of these tests, typed into the form. */
+async function fillText2Image(page: Page, prompt: string) {
+  await field(page, 'prompt').fill(prompt);
+  await showOptional(page);
+  await field(page, 'width').fill('64');
+  await field(page, 'height').fill('64');
+  await field(page, 'samples').fill('2');
+}
+
+describe('the playground', () => {
+  it('asks for a key, then shows the API’s bound message as a field is typed, before any submission', async () => {
+    const { page, keyed } = await open('/sd/text2image/v1', { key: '' });
+    await expect.poll(() => page.getByTestId('key-missing').isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Run' }).isDisabled()).toBe(true);
+    await page.getByLabel('API key').fill(env.site.key);
+    await expect.poll(() => page.getByTestId('key-missing').count()).toBe(0);
+
+    await showOptional(page);
+    await field(page, 'samples').fill('9');
+    const error = page.locator('[data-field="samples"] [id$="-error"]');
+    await expect.poll(() => error.textContent()).toBe('ensure this value is less than or equal to 4');
+    expect(await field(page, 'samples').getAttribute('aria-invalid')).toBe('true');
+    await field(page, 'samples').fill('two');
+    await expect.poll(() => error.textContent()).toBe('value is not a valid integer');
+    await field(page, 'samples').fill('2');
+    await expect.poll(() => error.count()).toBe(0);
+    // Nothing was submitted: the only keyed call is the gallery's listing.
+    expect(keyed.filter((line) => line.startsWith('POST'))).toEqual([]);
+  });
+
+  it('shows a refused key clearly', async () => {
+    const { page } = await open('/sd/text2image/v1', { key: 'not-a-real-key' });
+    const refused = page.getByTestId('key-refused');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/refused this key.*401/);
+  });
+
+  it('runs a sandbox text2image live, shows its images with size, seed and time, and sends the key only to the API', async () => {
+    const { page, keyed } = await open('/sd/text2image/v1');
+    await fillText2Image(page, 'a lighthouse in the playground');
+    // Run from the keyboard.
+    await page.getByRole('button', { name: 'Run' }).focus();
+    await page.keyboard.press('Enter');
+    // The live view: running, with the progress the sandbox reports after its first of two images.
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[data-testid="run-state"]')?.textContent === 'Running' &&
+        document.querySelector('progress')?.value === 0.5 &&
+        /^\d+\.\d s$/.test(document.querySelector('[data-testid="elapsed"]')?.textContent ?? ''),
+      undefined,
+      { polling: 'raf', timeout: 30_000 },
+    );
+    expect(await finalState(page)).toBe('Succeeded');
+    const images = page.getByRole('img', { name: /^Output \d of 2$/ });
+    expect(await images.count()).toBe(2);
+    await expect.poll(() => page.getByTestId('output-size').first().textContent()).toBe('64 × 64 px');
+    // The seed the API drew, read from the task listing once the task ended.
+    await expect
+      .poll(() => page.locator('figcaption').first().textContent())
+      .toMatch(/^64 × 64 px · seed \d+ · took \d+\.\d s/);
+    expect(await page.getByRole('link', { name: /Download/ }).count()).toBe(2);
+    // The key went to the API's origin only.
+    expect(keyed.length).toBeGreaterThan(0);
+    expect(keyed.every((line) => new URL(line.split(' ')[1]!).origin === env.site.api.url)).toBe(true);
+
+    // After a reload the task is in the gallery, and reopens its request in the form.
+    const taskId = (await page.getByTestId('task-id').textContent())!;
+    await page.reload();
+    await page.waitForSelector('html[data-has-hydrated="true"]');
+    const item = page.locator(`[data-task-id="${taskId}"]`);
+    await item.waitFor();
+    await field(page, 'prompt').fill('something else');
+    await item.getByRole('button', { name: /Open in form/ }).click();
+    await expect.poll(() => field(page, 'prompt').inputValue()).toBe('a lighthouse in the playground');
+    await showOptional(page);
+    expect(await field(page, 'samples').inputValue()).toBe('2');
+    expect(Number(await field(page, 'seed').inputValue())).toBeGreaterThanOrEqual(0);
+  });
+
+  it('cancels a slow task', async () => {
+    const { page } = await open('/sd/text2image/v1');
+    await fillText2Image(page, SLOW);
+    await page.getByRole('button', { name: 'Run' }).click();
+    const cancel = page.getByRole('button', { name: 'Cancel' });
+    await expect.poll(() => cancel.isEnabled()).toBe(true);
+    await cancel.click();
+    expect(await finalState(page)).toBe('Cancelled');
+    expect(await page.getByRole('alert').filter({ hasText: 'cancelled by the caller' }).count()).toBe(1);
+  });
+
+  it('removes a background on the cpu engine from an uploaded image file', async () => {
+    const { page } = await open('/bgremover/v1');
+    const scene = (await productScene(256, 192)).scene;
+    await page.locator('input[type="file"][data-upload-for="init_image"]').setInputFiles({
+      name: 'scene.png',
+      mimeType: 'image/png',
+      buffer: scene,
+    });
+    await expect.poll(() => field(page, 'init_image').inputValue()).toMatch(`${env.site.api.url}/files/`);
+    await page.getByRole('button', { name: 'Run' }).click();
+    expect(await finalState(page, 150_000)).toBe('Succeeded');
+    await expect.poll(() => page.getByTestId('output-size').first().textContent()).toBe('256 × 192 px');
+    const url = (await page
+      .getByRole('link', { name: /Download/ })
+      .first()
+      .getAttribute('href'))!;
+    // A PNG's header: width and height, then colour type 6 (RGBA): the background is transparent.
+    const png = Buffer.from(await (await fetch(url)).arrayBuffer());
+    expect([png.readUInt32BE(16), png.readUInt32BE(20), png[25]]).toEqual([256, 192, 6]);
+  }, 180_000);
+
+  it('copies the request on screen as curl, and the copied command submits it', async () => {
+    const { page } = await open('/sd/text2image/v1');
+    await fillText2Image(page, 'a lighthouse from curl');
+    const copy = page.locator('[role="tabpanel"]:not([hidden])').getByRole('button', { name: /Copy/ });
+    await copy.click();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).toContain(`curl -s ${env.site.api.url}/sd/text2image/v1`);
+    expect(copied).toContain('"prompt": "a lighthouse from curl"');
+    // The submission, as a reader pastes it into a shell with their key in the environment.
+    const submit = copied.split('\n\n')[0]!;
+    const { stdout } = await run('bash', ['-c', submit], {
+      env: { ...process.env, IMAGEGEN_API_KEY: env.site.key },
+    });
+    const accepted = JSON.parse(stdout) as { status: string; id: string };
+    expect(accepted.status).toBe('PENDING');
+    const listed = await fetch(`${env.site.api.url}/tasks/v1?limit=5`, {
+      headers: { 'API-Key': env.site.key },
+    });
+    const { tasks } = (await listed.json()) as { tasks: { id: string; request: Record<string, unknown> }[] };
+    expect(tasks.find((task) => task.id === accepted.id)?.request).toMatchObject({
+      prompt: 'a lighthouse from curl',
+      width: 64,
+      height: 64,
+      samples: 2,
+    });
+  });
+
+  for (const colorScheme of ['light', 'dark'] as const) {
+    for (const [width, height] of [
+      [1280, 900],
+      [390, 844],
+    ] as const) {
+      it(`finds no serious or critical axe violations (${colorScheme}, ${width} px)`, async () => {
+        const { page } = await open('/bgremover/v1', { colorScheme, viewport: { width, height } });
+        await page.locator('#gallery-heading').waitFor();
+        await showOptional(page);
+        expect(await page.locator('html').getAttribute('data-theme')).toBe(colorScheme);
+        expect(await seriousViolations(page)).toEqual([]);
+      });
+    }
+  }
+});
