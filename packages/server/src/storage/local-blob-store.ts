@@ -20,15 +20,21 @@ export class LocalBlobStore implements BlobStore {
 
   async put(key: string, data: Buffer, contentType: string): Promise<void> {
     this.check(key);
-    if (contentType === contentTypeOfKey(key)) {
+    const file = this.objectPath(key);
+    // The bytes' folder first: a type file is only ever written once it exists, so a folder this
+    // call creates holds no key of an earlier put, and no type file can be left to remove.
+    const created = await mkdir(path.dirname(file), { recursive: true });
+    if (contentType !== contentTypeOfKey(key)) {
+      // The type first: a blob whose bytes are visible always has its type.
+      const typeFile = this.typePath(key);
+      await mkdir(path.dirname(typeFile), { recursive: true });
+      await writeAtomically(typeFile, contentType);
+    } else if (created === undefined) {
       // A type written by an earlier put of this key would now be wrong. Removed before the new
       // bytes appear: until then a reader gets the old bytes under the extension's type.
       await rm(this.typePath(key), { force: true });
-    } else {
-      // The type first: a blob whose bytes are visible always has its type.
-      await this.writeAtomically(this.typePath(key), contentType);
     }
-    await this.writeAtomically(this.objectPath(key), data);
+    await writeAtomically(file, data);
   }
 
   async get(key: string): Promise<StoredBlob | null> {
@@ -63,16 +69,16 @@ export class LocalBlobStore implements BlobStore {
   private typePath(key: string): string {
     return path.join(this.dir, 'types', ...key.split('/'));
   }
+}
 
-  private async writeAtomically(file: string, data: Buffer | string): Promise<void> {
-    await mkdir(path.dirname(file), { recursive: true });
-    const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    try {
-      await writeFile(temporary, data);
-      await rename(temporary, file);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
+/** Writes to a temporary name in the file's folder, then renames it into place. */
+async function writeAtomically(file: string, data: Buffer | string): Promise<void> {
+  const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, data);
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
   }
 }
