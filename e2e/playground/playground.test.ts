@@ -60,7 +60,8 @@ async function startPlaygroundSite(): Promise<PlaygroundSite> {
   const api = await startLoopbackApi({
     pool: db.pool,
     engines: createEngineRegistry([cpu, slowSandbox], { enabled: ['cpu', 'sandbox'], pinned: {} }),
-    worker: { pollMs: 100 },
+    // One task at a time, so a slow task holds the queue behind it (the live view's queue position).
+    worker: { pollMs: 100, concurrency: 1 },
   });
   const docs = await startDocsSite({
     port: 0,
@@ -134,6 +135,24 @@ async function finalState(page: Page, timeout = 60_000): Promise<string> {
   const state = page.getByTestId('run-state');
   await expect.poll(async () => state.textContent(), { timeout }).toMatch(/^(Succeeded|Failed|Cancelled)$/);
   return (await state.textContent()) ?? '';
+}
+
+/** Submits a text2image task of the caller's through the API itself; answers its id. */
+async function submitTask(prompt: string): Promise<string> {
+  const answer = await fetch(`${env.site.api.url}/sd/text2image/v1`, {
+    method: 'POST',
+    headers: { 'API-Key': env.site.key, 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt, negative_prompt: '', width: 64, height: 64, samples: 1 }),
+  });
+  return ((await answer.json()) as { id: string }).id;
+}
+
+/** The task's status, as the API answers it. */
+async function statusOf(id: string): Promise<{ status: string; download_urls?: string[] }> {
+  const answer = await fetch(`${env.site.api.url}/sd/text2image/v1/status/${id}`, {
+    headers: { 'API-Key': env.site.key },
+  });
+  return (await answer.json()) as { status: string; download_urls?: string[] };
 }
 
 /** The small text2image request of these tests, typed into the form. */
@@ -215,15 +234,31 @@ describe('the playground', () => {
     expect(Number(await field(page, 'seed').inputValue())).toBeGreaterThanOrEqual(0);
   });
 
-  it('cancels a slow task', async () => {
+  it("shows a waiting task's place in the queue, and cancels it", async () => {
+    // A slow task of the caller's takes the worker's one slot: the playground's task waits behind it.
+    const ahead = await submitTask(SLOW);
+    await expect
+      .poll(async () => {
+        const listed = await fetch(`${env.site.api.url}/tasks/v1?status=running`, {
+          headers: { 'API-Key': env.site.key },
+        });
+        return ((await listed.json()) as { tasks: { id: string }[] }).tasks.map((task) => task.id);
+      })
+      .toContain(ahead);
     const { page } = await open('/sd/text2image/v1');
     await fillText2Image(page, SLOW);
     await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('next in line');
     const cancel = page.getByRole('button', { name: 'Cancel' });
     await expect.poll(() => cancel.isEnabled()).toBe(true);
     await cancel.click();
     expect(await finalState(page)).toBe('Cancelled');
     expect(await page.getByRole('alert').filter({ hasText: 'cancelled by the caller' }).count()).toBe(1);
+    await fetch(`${env.site.api.url}/sd/text2image/v1/cancel/${ahead}`, {
+      method: 'POST',
+      headers: { 'API-Key': env.site.key },
+    });
+    expect((await statusOf(ahead)).status).toBe('FAILURE');
   });
 
   it('removes a background on the cpu engine from an uploaded image file', async () => {
@@ -246,6 +281,33 @@ describe('the playground', () => {
     const png = Buffer.from(await (await fetch(url)).arrayBuffer());
     expect([png.readUInt32BE(16), png.readUInt32BE(20), png[25]]).toEqual([256, 192, 6]);
   }, 180_000);
+
+  it('takes an image dropped on its field, and an output of the gallery, as the input', async () => {
+    // A finished task of the caller's, for the gallery.
+    const id = await submitTask('a gallery lighthouse');
+    await expect.poll(async () => (await statusOf(id)).status, { timeout: 30_000 }).toBe('SUCCESS');
+    const output = (await statusOf(id)).download_urls![0]!;
+
+    const { page } = await open('/sd/image2image/v1');
+    // A file dropped on the field is uploaded, and the field takes its URL.
+    const dropped = (await productScene(64, 64)).scene.toString('base64');
+    const dataTransfer = await page.evaluateHandle((base64) => {
+      const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([bytes], 'dropped.png', { type: 'image/png' }));
+      return transfer;
+    }, dropped);
+    await page.locator('[data-field="init_image"]').dispatchEvent('drop', { dataTransfer });
+    await expect.poll(() => field(page, 'init_image').inputValue()).toMatch(`${env.site.api.url}/files/`);
+    const upload = await field(page, 'init_image').inputValue();
+    expect(upload).not.toBe(output);
+
+    // "Use as init_image" on the gallery's task puts its output in the field.
+    const item = page.locator(`[data-task-id="${id}"]`);
+    await item.waitFor();
+    await item.getByRole('button', { name: /Use as init_image/ }).click();
+    await expect.poll(() => field(page, 'init_image').inputValue()).toBe(output);
+  });
 
   it('copies the request on screen as curl, and the copied command submits it', async () => {
     const { page } = await open('/sd/text2image/v1');
