@@ -6,6 +6,7 @@ import { createCpuEngine } from '@imagegen/engines/cpu';
 import { productScene } from '@imagegen/engines/testing';
 import { createOwner } from '@imagegen/server';
 import {
+  apiCalls,
   createTestDatabase,
   type LoopbackApi,
   startLoopbackApi,
@@ -137,23 +138,9 @@ async function finalState(page: Page, timeout = 60_000): Promise<string> {
   return (await state.textContent()) ?? '';
 }
 
-/** Submits a text2image task of the caller's through the API itself; answers its id. */
-async function submitTask(prompt: string): Promise<string> {
-  const answer = await fetch(`${env.site.api.url}/sd/text2image/v1`, {
-    method: 'POST',
-    headers: { 'API-Key': env.site.key, 'content-type': 'application/json' },
-    body: JSON.stringify({ prompt, negative_prompt: '', width: 64, height: 64, samples: 1 }),
-  });
-  return ((await answer.json()) as { id: string }).id;
-}
-
-/** The task's status, as the API answers it. */
-async function statusOf(id: string): Promise<{ status: string; download_urls?: string[] }> {
-  const answer = await fetch(`${env.site.api.url}/sd/text2image/v1/status/${id}`, {
-    headers: { 'API-Key': env.site.key },
-  });
-  return (await answer.json()) as { status: string; download_urls?: string[] };
-}
+/** The API called directly with the caller's key, as a client does. */
+const direct = apiCalls(() => env.site.api.url);
+const TASK = { negative_prompt: '', width: 64, height: 64, samples: 1 };
 
 /** The small text2image request of these tests, typed into the form. */
 async function fillText2Image(page: Page, prompt: string) {
@@ -236,7 +223,7 @@ describe('the playground', () => {
 
   it("shows a waiting task's place in the queue, and cancels it", async () => {
     // A slow task of the caller's takes the worker's one slot: the playground's task waits behind it.
-    const ahead = await submitTask(SLOW);
+    const ahead = await direct.submit('/sd/text2image/v1', { prompt: SLOW, ...TASK }, env.site.key);
     await expect
       .poll(async () => {
         const listed = await fetch(`${env.site.api.url}/tasks/v1?status=running`, {
@@ -254,11 +241,8 @@ describe('the playground', () => {
     await cancel.click();
     expect(await finalState(page)).toBe('Cancelled');
     expect(await page.getByRole('alert').filter({ hasText: 'cancelled by the caller' }).count()).toBe(1);
-    await fetch(`${env.site.api.url}/sd/text2image/v1/cancel/${ahead}`, {
-      method: 'POST',
-      headers: { 'API-Key': env.site.key },
-    });
-    expect((await statusOf(ahead)).status).toBe('FAILURE');
+    await direct.call('POST', `/sd/text2image/v1/cancel/${ahead}`, env.site.key);
+    expect((await direct.settle('/sd/text2image/v1', ahead, env.site.key)).status).toBe('FAILURE');
   });
 
   it('removes a background on the cpu engine from an uploaded image file', async () => {
@@ -284,9 +268,14 @@ describe('the playground', () => {
 
   it('takes an image dropped on its field, and an output of the gallery, as the input', async () => {
     // A finished task of the caller's, for the gallery.
-    const id = await submitTask('a gallery lighthouse');
-    await expect.poll(async () => (await statusOf(id)).status, { timeout: 30_000 }).toBe('SUCCESS');
-    const output = (await statusOf(id)).download_urls![0]!;
+    const id = await direct.submit(
+      '/sd/text2image/v1',
+      { prompt: 'a gallery lighthouse', ...TASK },
+      env.site.key,
+    );
+    const done = await direct.settle('/sd/text2image/v1', id, env.site.key);
+    expect(done.status).toBe('SUCCESS');
+    const output = (done.download_urls as string[])[0]!;
 
     const { page } = await open('/sd/image2image/v1');
     // A file dropped on the field is uploaded, and the field takes its URL.

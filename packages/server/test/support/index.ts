@@ -1,3 +1,4 @@
 /** Test support other parts of the repository use (benchmarks, browser tests). */
+export { apiCalls } from './api-calls.ts';
 export { type FileServer, freePort, type LoopbackApi, serveFiles, startLoopbackApi } from './loopback.ts';
 export { createTestDatabase, type TestDatabase } from './test-database.ts';
