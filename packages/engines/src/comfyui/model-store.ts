@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { access, mkdir, rename, unlink } from 'node:fs/promises';
+import { access, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -66,10 +66,22 @@ export interface WrittenModel {
 }
 
 /**
- * Streams `source` to `<dir>/<file>`: first to `.<file>.<uuid>.part` in the same folder (hidden,
- * and an extension ComfyUI's listings filter out), then renamed, which replaces any earlier file
- * of the name at once. Never holds the file in memory. On any failure (cap, abort, a full disk, a
- * broken source) the temporary file is removed and nothing is left under the final name.
+ * How long a temporary file stays untouched before it counts as a dead writer's (a worker killed
+ * mid-download cannot remove its own; a live download writes to it all the time): for the file
+ * being written now, two minutes, since the only other writer of a model id is an earlier attempt
+ * of the same task, retried after its lease expired; for any other file, an hour, so a download
+ * that merely stalls for a while is left alone.
+ */
+export const STALE_PART_MS = { sameFile: 2 * 60 * 1000, otherFile: 60 * 60 * 1000 } as const;
+
+/** `.<file>.<uuid>.part`: hidden, and an extension ComfyUI's listings filter out. */
+const PART_NAME = /^\.(.+)\.[0-9a-f-]{36}\.part$/;
+
+/**
+ * Streams `source` to `<dir>/<file>`: first to `.<file>.<uuid>.part` in the same folder, then
+ * renamed, which replaces any earlier file of the name at once. Never holds the file in memory.
+ * On any failure (cap, abort, a full disk, a broken source) the temporary file is removed and
+ * nothing is left under the final name. What a killed writer left is swept first (sweepStaleParts).
  */
 export async function writeModelFile(
   dir: string,
@@ -87,6 +99,7 @@ export async function writeModelFile(
     throw tooLarge();
   }
   await mkdir(dir, { recursive: true });
+  await sweepStaleParts(dir, file, Date.now());
   const temporary = path.join(dir, `.${file}.${randomUUID()}.part`);
   const hash = createHash('sha256');
   let bytes = 0;
@@ -114,6 +127,33 @@ export async function writeModelFile(
     throw error;
   }
   return { sha256: hash.digest('hex'), bytes };
+}
+
+/**
+ * Removes the temporary files killed writers left in `dir` (STALE_PART_MS), answering their
+ * names. Files that vanish meanwhile are fine: another worker swept them.
+ */
+export async function sweepStaleParts(dir: string, file: string, now: number): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(dir)) {
+    const target = PART_NAME.exec(name)?.[1];
+    if (target === undefined) continue;
+    const leftover = path.join(dir, name);
+    const limit = target === file ? STALE_PART_MS.sameFile : STALE_PART_MS.otherFile;
+    const untouched = await stat(leftover).then(
+      (info) => now - info.mtimeMs,
+      () => 0,
+    );
+    if (
+      untouched > limit &&
+      (await unlink(leftover).then(
+        () => true,
+        () => false,
+      ))
+    )
+      removed.push(name);
+  }
+  return removed;
 }
 
 /** Copies a model file between `models/` folders, the same atomic way, with the same checks. */

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ComfyClient } from '../../src/comfyui/contracts.ts';
 import { ModelListings } from '../../src/comfyui/model-listings.ts';
-import { formatBytes, writeModelFile } from '../../src/comfyui/model-store.ts';
+import { formatBytes, STALE_PART_MS, writeModelFile } from '../../src/comfyui/model-store.ts';
 import { EngineInputError } from '../../src/engine.ts';
 import { listModelsDir } from '../../src/testing/fake-comfyui/models-dir.ts';
 
@@ -75,6 +75,38 @@ describe('writeModelFile', () => {
     });
     await expect(streamed).rejects.toThrow('larger than the MODEL_MAX_BYTES limit of 8 bytes');
     expect(await readdir(dir)).toEqual([]);
+  });
+
+  it("sweeps what killed writers left: its own file's old temporaries, and any other untouched for an hour", async () => {
+    const part = (file: string, n: number) =>
+      `.${file}.${String(n).padStart(8, '0')}-0000-4000-8000-000000000000.part`;
+    const leftovers = {
+      ownOld: part('m.safetensors', 1),
+      ownFresh: part('m.safetensors', 2),
+      otherOld: part('o.safetensors', 3),
+      otherRecent: part('o.safetensors', 4),
+    };
+    const ago = (ms: number) => (Date.now() - ms) / 1000;
+    const ages = {
+      ownOld: STALE_PART_MS.sameFile + 5_000,
+      ownFresh: 1_000,
+      otherOld: STALE_PART_MS.otherFile + 5_000,
+      otherRecent: STALE_PART_MS.sameFile + 5_000,
+    };
+    for (const [key, name] of Object.entries(leftovers)) {
+      await writeFile(path.join(dir, name), 'partial');
+      const when = ago(ages[key as keyof typeof ages]);
+      await utimes(path.join(dir, name), when, when);
+    }
+    await writeFile(path.join(dir, 'kept.safetensors'), 'whole');
+    await writeModelFile(dir, 'm.safetensors', Readable.from([Buffer.from('weights')]), {
+      maxBytes: 100,
+      length: 7,
+      signal: new AbortController().signal,
+    });
+    expect((await readdir(dir)).sort()).toEqual(
+      ['kept.safetensors', 'm.safetensors', leftovers.ownFresh, leftovers.otherRecent].sort(),
+    );
   });
 
   it('names sizes in binary units', () => {
