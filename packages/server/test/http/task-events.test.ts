@@ -82,6 +82,28 @@ describe('status streams over HTTP', () => {
     expect(await stream.nextEvent()).toBeNull();
   });
 
+  it("sends a waiting task's new place in line when the tasks ahead of it move, under the same id", async () => {
+    const blocker = await runningTask();
+    const ahead = await submit(`gate:${uniqueName()}`);
+    const name = uniqueName();
+    const id = await submit(`gate:${name}`);
+    const stream = await events(id);
+    // The first event may come from a queue snapshot taken before these tasks existed.
+    const second = await eventWhere(stream, (body) => body.queue_position === 1);
+    // The task ahead leaves the queue: nothing of this task changes, but its place does.
+    expect((await gated.api.request('POST', `${T2I}/cancel/${ahead}`)).status).toBe(200);
+    const first = await stream.nextEvent();
+    expect(first?.body).toMatchObject({ status: 'PENDING', queue_position: 0 });
+    expect(first!.id).toBe(second.id);
+    blocker.gate.open();
+    const running = await stream.nextEvent();
+    expect(running?.body).toMatchObject({ status: 'PENDING' });
+    expect(running?.body).not.toHaveProperty('queue_position');
+    await gated.engine.gate(name).started;
+    gated.engine.gate(name).open();
+    expect((await stream.nextEvent())?.body).toMatchObject({ status: 'SUCCESS' });
+  });
+
   it('sends keep-alive comments while nothing changes', async () => {
     const { id, gate } = await runningTask();
     const stream = await events(id);
@@ -180,6 +202,18 @@ describe('status streams over HTTP', () => {
     for (const each of [id, ...queued]) await gated.api.settle(`${T2I}/status/${each}`, gated.api.alice.key);
   });
 });
+
+/** Reads a stream's events until one's body satisfies `test` (within the stream's own timeout per event). */
+async function eventWhere(
+  stream: Awaited<ReturnType<typeof openStream>>,
+  test: (body: Record<string, unknown>) => boolean,
+): Promise<{ id: number; body: Record<string, unknown> }> {
+  for (;;) {
+    const event = await stream.nextEvent();
+    if (!event) throw new Error('the stream ended before the awaited event');
+    if (test(event.body)) return event;
+  }
+}
 
 /** Counts the named statements the harness's pool runs from now on (the API and its workers share it). */
 function countQueries(api: ApiHarness, name: string): { count(): number; stop(): void } {

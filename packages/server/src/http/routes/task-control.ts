@@ -19,6 +19,8 @@ export interface TaskControlOptions extends TaskRouteOptions {
   enqueueWebhook?: EnqueueWebhook;
   /** How often an idle status stream sends a keep-alive comment (default 15 s). */
   keepAliveMs?: number;
+  /** How often a stream re-estimates a waiting task's place in line and eta (default 2 s). */
+  reestimateMs?: number;
   /** Open status streams: the API ends them when it closes. */
   streams: Set<() => void>;
 }
@@ -26,6 +28,13 @@ export interface TaskControlOptions extends TaskRouteOptions {
 const KEEP_ALIVE_MS = 15_000;
 /** How long a browser's EventSource waits before it reconnects, in ms (the stream's `retry`). */
 const RECONNECT_MS = 2_000;
+/**
+ * How often a stream looks again at a waiting task's place in line (default 2 s). The task does
+ * not change while it waits, but the tasks ahead of it do: without a second look the first
+ * event's `queue_position` would stand until the task starts. The look reads the process's queue
+ * snapshot in memory (retaken at most every 2 s for every stream together), never the database.
+ */
+const REESTIMATE_MS = 2_000;
 
 function taskIdOf(request: FastifyRequest, endpoint: Endpoint): string {
   const name = /\{([^}]+)\}/.exec(endpoint.path)?.[1] ?? 'task_id';
@@ -70,7 +79,8 @@ export function registerCancelEndpoint(
 /**
  * GET <status path>/events: the task's status as Server-Sent Events. The current status at once
  * (unless Last-Event-ID says the client has it), a new event at each change of state or progress,
- * the final status last, then the stream ends. Event ids are the task's change counter, so a
+ * and, while the task waits, whenever its place in line or eta moves (such an event repeats the
+ * id of the change it estimates), the final status last, then the stream ends. Event ids are the task's change counter, so a
  * client that reconnects with Last-Event-ID gets only what is newer, and 204 once it has the final
  * event (which stops a browser's EventSource from reconnecting).
  */
@@ -81,6 +91,7 @@ export function registerEventsEndpoint(
 ): void {
   const taskPath = endpoint.taskPath!;
   const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
+  const reestimateMs = options.reestimateMs ?? REESTIMATE_MS;
   app.get(
     fastifyPath(endpoint.path),
     // A HEAD would hold a stream open that can never carry anything.
@@ -103,9 +114,9 @@ export function registerEventsEndpoint(
         watching.stop();
         return reply.code(204).send();
       }
-      stream = new EventStream(reply, options, keepAliveMs, watching.stop);
+      stream = new EventStream(reply, options, keepAliveMs, reestimateMs, watching.stop);
       if (lastSeen === undefined || first.version > lastSeen) await stream.send(first);
-      else stream.skipUpTo(lastSeen);
+      else stream.skipUpTo(lastSeen, first);
       for (const task of pending) await stream.send(task);
       pending = [];
       return reply;
@@ -125,6 +136,10 @@ class EventStream {
   private sent = -1;
   private ended = false;
   private readonly keepAlive: NodeJS.Timeout;
+  /** Set while the last task sent waits in the queue: its estimates are looked at again. */
+  private reestimate: NodeJS.Timeout | null = null;
+  /** The last task sent, and the data of its last event. */
+  private last: { task: TaskStatus; data: string } | null = null;
   private readonly end: () => void;
   /** Answers are computed one at a time, so events leave in the order their versions rose. */
   private queue: Promise<void> = Promise.resolve();
@@ -133,6 +148,7 @@ class EventStream {
     private readonly reply: FastifyReply,
     private readonly options: TaskControlOptions,
     keepAliveMs: number,
+    private readonly reestimateMs: number,
     stopWatching: () => void,
   ) {
     reply.hijack();
@@ -149,6 +165,7 @@ class EventStream {
       if (this.ended) return;
       this.ended = true;
       clearInterval(this.keepAlive);
+      this.stopReestimating();
       stopWatching();
       options.streams.delete(this.end);
       reply.raw.end();
@@ -157,9 +174,16 @@ class EventStream {
     reply.raw.once('close', this.end);
   }
 
-  /** The client already has every event up to this id. */
-  skipUpTo(version: number): void {
+  /**
+   * The client already has every event up to this id. If that is the current task, waiting, its
+   * estimates are still followed: the client's may be old, so the first look sends them.
+   */
+  skipUpTo(version: number, current: TaskStatus): void {
     this.sent = Math.max(this.sent, version);
+    if (current.version === this.sent) {
+      this.last = { task: current, data: '' };
+      this.followEstimates(current);
+    }
   }
 
   send(task: TaskStatus): Promise<void> {
@@ -169,10 +193,39 @@ class EventStream {
         const body = await statusAnswer(this.options, task);
         if (this.ended) return;
         this.sent = task.version;
-        this.reply.raw.write(`id: ${task.version}\ndata: ${JSON.stringify(body)}\n\n`);
+        this.write(task, JSON.stringify(body));
         if (hasEnded(task)) this.end();
+        else this.followEstimates(task);
       })
       .catch(this.end);
     return this.queue;
+  }
+
+  /** The waiting task's status again, sent only when its estimates moved. */
+  private sendEstimates(): void {
+    this.queue = this.queue
+      .then(async () => {
+        const last = this.last;
+        if (this.ended || !last || last.task.version !== this.sent) return;
+        const data = JSON.stringify(await statusAnswer(this.options, last.task));
+        if (!this.ended && data !== last.data && this.last === last) this.write(last.task, data);
+      })
+      .catch(this.end);
+  }
+
+  private write(task: TaskStatus, data: string): void {
+    this.last = { task, data };
+    this.reply.raw.write(`id: ${task.version}\ndata: ${data}\n\n`);
+  }
+
+  /** Looks at the estimates again every few seconds while the task waits; not once it runs. */
+  private followEstimates(task: TaskStatus): void {
+    if (task.state !== 'queued') this.stopReestimating();
+    else this.reestimate ??= setInterval(() => this.sendEstimates(), this.reestimateMs);
+  }
+
+  private stopReestimating(): void {
+    if (this.reestimate) clearInterval(this.reestimate);
+    this.reestimate = null;
   }
 }
