@@ -6,6 +6,7 @@
  * (at the repository root) says which package owns which tables.
  */
 export {
+  bundledClusterUrl,
   type EmbeddedCluster,
   type EmbeddedClusterOptions,
   startEmbeddedCluster,

@@ -1,7 +1,13 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createPool, type EmbeddedCluster, type Pool, startEmbeddedCluster } from '@imagegen/db';
+import {
+  bundledClusterUrl,
+  createPool,
+  type EmbeddedCluster,
+  type Pool,
+  startEmbeddedCluster,
+} from '@imagegen/db';
 import pg from 'pg';
 import { migrate } from '../db/migrate.ts';
 
@@ -85,7 +91,7 @@ async function runningClusterUrl(dataDir: string): Promise<string | null> {
   const port = Number(lines[3]);
   if (!Number.isInteger(port) || port <= 0) return null;
   const password = (await readFile(passwordFile, 'utf8')).trim();
-  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  const url = bundledClusterUrl(path.join(dataDir, 'pg'), port, password);
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
   try {
     await client.connect();
