@@ -28,12 +28,12 @@ stop() {
 trap stop EXIT
 
 as_server "'$PG_BIN/initdb' -D '$dir/data' -A trust -U postgres --encoding=UTF8 --locale=C.UTF-8 --no-sync" >"$dir/initdb.log"
-# The same settings as the bundled test cluster: loopback only, no socket file, no fsync.
+# The same settings as the bundled test cluster: loopback and a socket file in its own folder, no fsync.
 as_server "'$PG_BIN/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w start -o \"-p $port \
-  -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200 \
+  -c listen_addresses=127.0.0.1 -c unix_socket_directories='$dir' -c max_connections=200 \
   -c fsync=off -c synchronous_commit=off -c full_page_writes=off\"" >/dev/null
-echo "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
+echo "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on $dir/.s.PGSQL.$port and 127.0.0.1:$port"
 
 # The fleet test's 5,000 tasks prove scale in the first pass; here 1,000 prove the same faults on
 # this server, and CI stays within its time.
-FLEET_TASKS=${FLEET_TASKS:-1000} TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres" npx vitest run "$@"
+FLEET_TASKS=${FLEET_TASKS:-1000} TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?host=$dir" npx vitest run "$@"
