@@ -1,46 +1,24 @@
-import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { endpoints } from '@imagegen/contract';
 import { engineCatalog, shippedEngines } from '@imagegen/engines';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { EngineNoteBody } from '../src/components/EngineNoteBody.tsx';
 import { type EngineCatalogData, engineNote } from '../src/components/engine-note.ts';
+import { docPages, plainText, taskPathsIn } from './support/doc-pages.ts';
 
-const DOCS = path.resolve(import.meta.dirname, '../docs');
 const BLOG = path.resolve(import.meta.dirname, '../blog');
 const catalog = engineCatalog();
 
-/** Task endpoints: an engine (or nothing) answers them. Records and uploads are answered by the API. */
-const TASK_PATHS = new Set(
-  endpoints
-    .filter((e) => e.kind === 'generation' || e.kind === 'training' || e.kind === 'load_model')
-    .map((e) => e.path),
-);
-
-async function pages(dir: string): Promise<{ name: string; text: string }[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const files = entries.filter((e) => e.isFile() && /\.mdx?$/.test(e.name));
-  return Promise.all(
-    files.map(async (e) => {
-      const file = path.join(e.parentPath, e.name);
-      return { name: path.relative(dir, file), text: await readFile(file, 'utf8') };
-    }),
-  );
-}
-
 /** The task paths a page documents with the Endpoint components (POST operations). */
 function documentedTaskPaths(text: string): string[] {
-  const found = new Set<string>();
-  const tag = /<(EndpointSummary|ParameterTable|RequestExamples|TaskLifecycle|ErrorResponses)\b([^>]*)\/>/g;
-  for (const [, , attributes = ''] of text.matchAll(tag)) {
-    const pathAttribute = /path="([^"]+)"/.exec(attributes)?.[1];
-    if (pathAttribute && !attributes.includes('method="get"') && TASK_PATHS.has(pathAttribute)) {
-      found.add(pathAttribute);
-    }
-  }
-  return [...found].sort();
+  return taskPathsIn(text, [
+    'EndpointSummary',
+    'ParameterTable',
+    'RequestExamples',
+    'TaskLifecycle',
+    'ErrorResponses',
+  ]);
 }
 
 /** The paths of the page's `<EngineNote path="…" />` and `<EngineNote paths={[…]} />`. */
@@ -59,18 +37,9 @@ function rendered(data: EngineCatalogData, paths: readonly string[]): string {
   return renderToStaticMarkup(createElement(EngineNoteBody, { catalog: data, paths }));
 }
 
-/** Markup to text: tags dropped, the few entities React writes decoded. */
-function plain(html: string): string {
-  return html
-    .replace(/<[^>]+>/g, '')
-    .replaceAll('&quot;', '"')
-    .replaceAll('&#x27;', "'")
-    .replaceAll('&amp;', '&');
-}
-
 describe('the engine note', () => {
   it('is on every page that documents a task endpoint, once for each such endpoint', async () => {
-    const docs = await pages(DOCS);
+    const docs = await docPages();
     const withEndpoints = docs.filter((page) => documentedTaskPaths(page.text).length > 0);
     expect(withEndpoints.length).toBeGreaterThan(30);
     for (const page of withEndpoints) {
@@ -83,7 +52,7 @@ describe('the engine note', () => {
   });
 
   it('renders, for each page endpoint, the engine the catalogue gives it', async () => {
-    for (const page of await pages(DOCS)) {
+    for (const page of await docPages()) {
       for (const notePath of notedPaths(page.text)) {
         const html = rendered(catalog, [notePath]);
         const answer = catalog.paths[notePath];
@@ -91,10 +60,10 @@ describe('the engine note', () => {
         expect(html, notePath).toContain(`data-engine-path="${notePath}"`);
         expect(html, notePath).toContain(`data-engine="${answer?.engine ?? 'none'}"`);
         expect(html, notePath).toContain(`data-engine-kind="${answer?.kind}"`);
-        const text = plain(html);
+        const text = plainText(html);
         if (answer?.kind === 'real') {
           expect(text, notePath).toContain(`${notePath} is served for real by the ${answer.engine} engine`);
-          expect(text, notePath).toContain(plain(answer.runs?.replaceAll('`', '') ?? ''));
+          expect(text, notePath).toContain(plainText(answer.runs?.replaceAll('`', '') ?? ''));
         } else if (answer?.kind === 'placeholder') {
           // Where a server engine (comfyui) serves the path once enabled, the sandbox answers only by default.
           const servedOnServers = Object.values(catalog.serverEngines).some((e) => e.pipelines[notePath]);
@@ -129,7 +98,7 @@ describe('the engine note', () => {
     const withoutSandbox = engineCatalog(shippedEngines().filter((e) => e.name !== 'sandbox'));
     const note = engineNote(withoutSandbox, '/sd/text2image/v1');
     expect(note).toMatchObject({ engine: null, kind: 'none' });
-    expect(plain(rendered(withoutSandbox, ['/sd/text2image/v1']))).toContain(
+    expect(plainText(rendered(withoutSandbox, ['/sd/text2image/v1']))).toContain(
       'its tasks fail with no engine serves /sd/text2image/v1.',
     );
   });
@@ -153,7 +122,7 @@ describe('the engine note', () => {
     expect(Object.keys(needs).sort()).toEqual([...(comfyui?.pipelines ?? [])].sort());
     expect(Object.keys(needs)).toContain('/sd/text2image/v1');
     for (const [pipeline, need] of Object.entries(needs)) {
-      const text = plain(rendered(catalog, [pipeline]));
+      const text = plainText(rendered(catalog, [pipeline]));
       expect(text, pipeline).toContain(
         `Where IMAGEGEN_ENGINES enables the comfyui engine ahead of ${catalog.paths[pipeline]?.engine}`,
       );
@@ -162,10 +131,10 @@ describe('the engine note', () => {
       for (const pack of need.packs ?? [])
         expect(text, pipeline).toContain(`${pack.name} (${pack.repository})`);
       for (const model of need.models) {
-        expect(text, pipeline).toContain(`in ${model.folder}, ${plain(model.what.replaceAll('`', ''))}`);
+        expect(text, pipeline).toContain(`in ${model.folder}, ${plainText(model.what.replaceAll('`', ''))}`);
       }
       for (const refusal of need.refuses ?? []) {
-        expect(text, pipeline).toContain(`${refusal.field} (${plain(refusal.why.replaceAll('`', ''))})`);
+        expect(text, pipeline).toContain(`${refusal.field} (${plainText(refusal.why.replaceAll('`', ''))})`);
       }
       if (need.refuses?.length) expect(text, pipeline).toContain('The comfyui engine refuses ');
       else expect(text, pipeline).not.toContain('engine refuses');
@@ -197,7 +166,7 @@ describe('the engine note', () => {
 
 describe('the docs pages', () => {
   it('mention COMFYUI_URLS only on the page that explains it: the engine notes print the rest', async () => {
-    const mentioning = [...(await pages(DOCS)), ...(await pages(BLOG))]
+    const mentioning = [...(await docPages()), ...(await docPages(BLOG))]
       .filter((page) => page.text.includes('COMFYUI_URLS'))
       .map((page) => page.name);
     expect(mentioning).toEqual([path.join('Deployment', 'Run-diffusion-on-ComfyUI.mdx')]);

@@ -7,8 +7,10 @@
 export { analyticsRoutes } from './analytics/analytics-routes.ts';
 export { createOwner } from './auth/accounts.ts';
 export { createAuthenticator } from './auth/authenticator.ts';
+export { upsertServer } from './auth/sql/upsertServer.ts';
 export { migrate, PRODUCT_MIGRATIONS } from './db/migrate.ts';
 export { createImageFetcher } from './fetch/image-fetcher.ts';
+export { createModelFetcher } from './fetch/model-fetcher.ts';
 export { type ApiOptions, buildApi } from './http/api-app.ts';
 export type { BlobStore } from './storage/blob-store.ts';
 export { blobStoreFromEnv } from './storage/blob-store-from-env.ts';

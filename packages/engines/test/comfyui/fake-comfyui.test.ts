@@ -289,6 +289,23 @@ describe('fault switches', () => {
     expect(greetings[1]).not.toBe(greetings[0]);
   });
 
+  it('holds a prompt after a stalled step until resumed, then finishes it', async () => {
+    const server = await start({ stepDelayMs: 0 });
+    server.faults.afterStep(1, 'stall');
+    const { body } = await post(server, { prompt: graph() });
+    for (let tries = 0; !server.stalled; tries++) {
+      expect(tries).toBeLessThan(1000);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const queue = (await (await fetch(`${server.url}/queue`)).json()) as { queue_running: unknown[] };
+    expect(queue.queue_running).toHaveLength(1);
+    server.faults.resume();
+    const entry = await history(server, String(body['prompt_id']));
+    expect(entry.status.status_str).toBe('success');
+    expect(server.stalled).toBe(false);
+    expect(server.executions.at(-1)!.status).toBe('success');
+  });
+
   it('a dead server answers nothing until it restarts', async () => {
     const server = await start();
     server.faults.die();

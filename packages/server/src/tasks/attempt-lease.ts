@@ -10,9 +10,6 @@ export const LEASE_LOST = 'lease lost';
 export const SHUTDOWN = 'worker shutting down';
 export const CANCELLED = CANCELLED_ERROR;
 
-/** How often recorded progress is written when no heartbeat is due. */
-const PROGRESS_FLUSH_MS = 500;
-
 export interface AttemptLease {
   /** Records the engine's progress; written with the next heartbeat or flush. */
   progress(fraction: number, message?: string): void;
@@ -22,7 +19,7 @@ export interface AttemptLease {
 
 /**
  * Holds the lease of a running attempt: renews it every third of its length (with the progress),
- * writes new progress at most every 500 ms, and aborts `controller` when the lease was lost to
+ * writes new progress at most every `progressFlushMs`, and aborts `controller` when the lease was lost to
  * another worker or the attempt outran its time limit.
  */
 export function holdLease(
@@ -46,7 +43,7 @@ export function holdLease(
     if (!held) controller.abort(new Error(LEASE_LOST));
   };
   const heartbeat = setInterval(() => void beat(), Math.max(100, ctx.leaseMs / 3));
-  const progressFlush = setInterval(() => dirty && void beat(), PROGRESS_FLUSH_MS);
+  const progressFlush = setInterval(() => dirty && void beat(), ctx.progressFlushMs);
   const deadline = setTimeout(
     () => controller.abort(new Error(`the attempt took longer than ${ctx.attemptTimeoutMs / 1000} s`)),
     ctx.attemptTimeoutMs,

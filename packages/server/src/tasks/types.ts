@@ -111,6 +111,11 @@ export interface WorkerOptions {
   readonly concurrency?: number;
   /** Lease length; the worker renews it every third of it (default 30 s). */
   readonly leaseMs?: number;
+  /**
+   * How soon an engine's new progress is written when no lease renewal is due (default 500 ms):
+   * status reads see progress at most this late, and a task costs at most one write per period.
+   */
+  readonly progressFlushMs?: number;
   /** Poll interval when no notification arrives (default 1 s): catches retries and lost NOTIFYs. */
   readonly pollMs?: number;
   /** On shutdown, how long running tasks may finish before being released (default 10 s). */

@@ -7,6 +7,7 @@ export interface WorkerContext extends WorkerOptions {
   /** This worker's name; each claim's lease owner starts with it. */
   readonly id: string;
   readonly leaseMs: number;
+  readonly progressFlushMs: number;
   readonly concurrency: number;
   readonly pollMs: number;
   readonly drainMs: number;
@@ -21,6 +22,7 @@ export function workerContext(id: string, options: WorkerOptions): WorkerContext
     ...options,
     id,
     leaseMs: options.leaseMs ?? 30_000,
+    progressFlushMs: options.progressFlushMs ?? 500,
     // Enough attempts at once to keep the engines' servers busy, unless the operator says otherwise.
     concurrency: Math.max(1, options.concurrency ?? options.engines.capacity()),
     pollMs: options.pollMs ?? 1_000,

@@ -376,6 +376,30 @@ describe('the worker', () => {
     ]);
   });
 
+  it("writes an engine's progress every progressFlushMs, between the lease's renewals", async () => {
+    let step: ((fraction: number) => void) | undefined;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const engine = fakeEngine('stepper', ['/sd/text2image/v1'], async (_job, ctx) => {
+      step = (fraction) => ctx.progress(fraction, `at ${fraction}`);
+      await released;
+      return { images: [] };
+    });
+    const { id } = await submit('/sd/text2image/v1', { prompt: 'p' });
+    // A renewal is 200 s away: only the progress flush can write.
+    run([engine], { leaseMs: 600_000, progressFlushMs: 20 });
+    const progress = async () => (await getTaskForOwner(db.pool, owner, id))?.progress;
+    await eventually(async () => (step ? true : undefined));
+    for (const fraction of [0.25, 0.5]) {
+      step!(fraction);
+      await eventually(async () => ((await progress()) === fraction ? true : undefined));
+    }
+    release();
+    expect((await settled(id)).state).toBe('succeeded');
+  });
+
   it('maps a training run onto queued, initialising, running and completed, with its model', async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => {

@@ -75,6 +75,8 @@ export interface FakeFaults {
   silence(on: boolean): void;
   /** Does `action` once, when a running sampler reaches this step. */
   afterStep(step: number, action: StepAction): void;
+  /** Lets a prompt held by `afterStep(n, 'stall')` go on from that step. */
+  resume(): void;
   /** A restart: queue, history, cache and sockets are gone, the running prompt ends unrecorded. */
   restart(): void;
   /** Stops answering: requests and socket upgrades hang, the running prompt stops (restart() revives). */
@@ -101,6 +103,8 @@ export interface FakeComfyUI {
   readonly counters: FakeCounters;
   /** Every prompt the worker took, in order, with when it started and ended. */
   readonly executions: readonly ExecutionRecord[];
+  /** Whether a prompt is held now at a step `afterStep(n, 'stall')` named. */
+  readonly stalled: boolean;
   close(): Promise<void>;
 }
 
@@ -252,6 +256,7 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
     afterStep: (step, action) => {
       executionFaults.afterStep = { step, action };
     },
+    resume: () => executor.resume(),
     restart: () => {
       restart();
       executor.pump();
@@ -283,6 +288,9 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
       };
     },
     executions: executor.records,
+    get stalled() {
+      return executor.stalled;
+    },
     async close() {
       dead = true;
       executor.reset();

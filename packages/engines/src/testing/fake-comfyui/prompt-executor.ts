@@ -17,7 +17,10 @@ import { PREVIEW_IMAGE, PREVIEW_IMAGE_WITH_METADATA, type SocketHub } from './so
  * files.
  */
 
-/** What a fault does at a sampler step: `stall` makes that step last until an interrupt or a restart. */
+/**
+ * What a fault does at a sampler step: `stall` makes that step last until `resume()`, an interrupt
+ * or a restart.
+ */
 export type StepAction = 'drop-websocket' | 'silence' | 'restart' | 'die' | 'stall';
 
 /** The switches the executor reads (set through the fake's `faults`). */
@@ -53,6 +56,8 @@ export class PromptExecutor {
   lastNodeId: string | undefined;
   readonly records: ExecutionRecord[] = [];
   private readonly cache = new Map<string, CacheEntry>();
+  /** Whether the running prompt is held at a stalled step. */
+  stalled = false;
   private interruptFlag = false;
   private wake: (() => void) | undefined;
   private generation = 0;
@@ -92,6 +97,11 @@ export class PromptExecutor {
   interrupt(): void {
     this.interruptFlag = true;
     this.wake?.();
+  }
+
+  /** Lets a prompt held at a stalled step go on, as if the step had just ended. */
+  resume(): void {
+    if (this.stalled) this.wake?.();
   }
 
   /** A new process: no cache, no running prompt; the running one stops where it is. */
@@ -244,7 +254,12 @@ export class PromptExecutor {
         this.onStepAction(trigger.action);
         if (generation !== this.generation || this.dead()) throw new Abandoned();
         if (trigger.action === 'stall') {
-          await this.sleep(Number.POSITIVE_INFINITY, generation);
+          this.stalled = true;
+          try {
+            await this.sleep(Number.POSITIVE_INFINITY, generation);
+          } finally {
+            this.stalled = false;
+          }
           this.checkInterrupt();
         }
       }

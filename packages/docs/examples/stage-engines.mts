@@ -1,0 +1,147 @@
+/**
+ * The engines of the recording's stage: the ones `npm start` would run with the comfyui engine
+ * enabled, each wrapped so that the recorder can hold a job at its door, and what the fake
+ * ComfyUI must hold for the examples' graphs.
+ */
+import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
+import {
+  createEngineRegistry,
+  createSandboxEngine,
+  type Engine,
+  EngineInputError,
+  type EngineJob,
+  type EngineRegistry,
+  type Preflight,
+  type RunContext,
+  type SafetyChecker,
+} from '@imagegen/engines';
+import { type ApiPrompt, COMPILERS, comfyuiEngineFromEnv } from '@imagegen/engines/comfyui';
+import { modelFilesOf } from '@imagegen/engines/testing';
+import { createModelFetcher } from '@imagegen/server';
+
+/** What the worker is given of the engines: the registry, and the cpu engine's checks. */
+export interface StageEngines {
+  readonly registry: EngineRegistry;
+  readonly preflights: readonly Preflight[];
+  readonly safety: SafetyChecker;
+}
+
+/**
+ * The engines as `setUpEngines` builds them for `IMAGEGEN_ENGINES=cpu,comfyui,sandbox` and these
+ * ComfyUI settings, except that the sandbox trains in no time: its training takes
+ * `max_train_steps` × 20 ms, seconds the recording would only wait through.
+ */
+export async function stageEngines(comfyui: Readonly<Record<string, string>>): Promise<StageEngines> {
+  const cpu = await import('@imagegen/engines/cpu');
+  const engines = [
+    cpu.createCpuEngine(),
+    // The stand-in for the public web is on loopback; every other private address is still refused.
+    comfyuiEngineFromEnv(comfyui, undefined, createModelFetcher({ allowPrivate: true })),
+    createSandboxEngine({ training: { stepMs: 0 } }),
+  ];
+  return {
+    registry: createEngineRegistry(engines, { enabled: ['cpu', 'comfyui', 'sandbox'], pinned: {} }),
+    preflights: [cpu.facePreflight],
+    safety: cpu.createSafetyChecker(),
+  };
+}
+
+/** The engine registry of the stage, whose engines wait at their door for the recorder. */
+export interface HeldRegistry extends EngineRegistry {
+  /** The next job to reach an engine waits there until `open()`. */
+  arm(): Door;
+}
+
+interface Door {
+  /** Whether a job waits at the door now (or went through it). */
+  readonly reached: boolean;
+  open(): void;
+}
+
+export function heldAtTheDoor(registry: EngineRegistry): HeldRegistry {
+  let next: { reached: boolean; opened: Promise<void>; open: () => void } | undefined;
+  // The worker asks an engine only for its name and to run a job.
+  const held = (engine: Engine): Engine => ({
+    name: engine.name,
+    pipelines: engine.pipelines,
+    run: async (job: EngineJob, ctx: RunContext) => {
+      const door = next;
+      next = undefined;
+      if (door) {
+        door.reached = true;
+        await door.opened;
+      }
+      return engine.run(job, ctx);
+    },
+  });
+  const wrapped = new Map<Engine, Engine>();
+  return {
+    describe: () => registry.describe(),
+    capacity: () => registry.capacity(),
+    serverNames: () => registry.serverNames(),
+    start: () => registry.start(),
+    close: () => registry.close(),
+    engineFor(pipeline) {
+      const engine = registry.engineFor(pipeline);
+      if (!engine) return undefined;
+      if (!wrapped.has(engine)) wrapped.set(engine, held(engine));
+      return wrapped.get(engine);
+    },
+    arm() {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const door = { reached: false, opened, open };
+      next = door;
+      return {
+        get reached() {
+          return door.reached;
+        },
+        open,
+      };
+    },
+  };
+}
+
+/**
+ * The model files the fake ComfyUI must list for the examples' graphs: each comfyui endpoint's
+ * example compiled as the engine would compile it, with the default checkpoints.
+ */
+export function comfyuiModelFiles(): Record<string, string[]> {
+  const all = new Map<string, Set<string>>();
+  for (const compiler of COMPILERS) {
+    const endpoint = endpointByPath(compiler.pipeline);
+    if (!endpoint?.example) continue;
+    const validated = compileRequestValidator(endpoint)(structuredClone(endpoint.example));
+    if (!validated.ok) throw new Error(`${endpoint.path}: the contract refuses its own example`);
+    const images = Object.fromEntries(
+      endpoint.imageFields
+        .filter((field) => validated.value[field] !== undefined)
+        .map((field) => {
+          const value = validated.value[field];
+          return [field, Array.isArray(value) ? value.map((_, n) => `${field}-${n}.png`) : `${field}.png`];
+        }),
+    );
+    let prompt: ApiPrompt;
+    try {
+      prompt = compiler.compile({
+        input: validated.value,
+        seed: 1,
+        images,
+        filenamePrefix: 'imagegen/examples/img',
+        checkpoints: {},
+      }).prompt;
+    } catch (error) {
+      // The engine refuses the example (a field it does not serve): the task fails before any graph is sent.
+      if (error instanceof EngineInputError) continue;
+      throw error;
+    }
+    for (const [folder, files] of Object.entries(modelFilesOf(prompt))) {
+      const set = all.get(folder) ?? new Set<string>();
+      for (const file of files) set.add(file);
+      all.set(folder, set);
+    }
+  }
+  return Object.fromEntries([...all].map(([folder, files]) => [folder, [...files].sort()]));
+}
