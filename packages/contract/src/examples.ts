@@ -28,7 +28,7 @@ export const EXAMPLES: Readonly<Record<string, Record<string, unknown>>> = {
   '/sdxl/inpainting/v1': { ...sd, init_image: img('room'), mask_image: img('room-mask') },
   '/sdxl/controlnet/v1': { ...sd, init_images: [img('edges')] },
   '/generate/v1': { prompt: 'a red fox in the snow, photograph' },
-  '/generate/v2': { prompt: 'a minimalist poster of a mountain', palette: ['#1d3557', '#e63946'] },
+  '/generate/v2': { prompt: 'a minimalist poster of a mountain in deep blue and red' },
   '/generate/v3': {
     prompt: 'a cosy cabin in a pine forest',
     negative_prompt: 'people',
