@@ -43,7 +43,7 @@ export interface EngineJob {
    * The owner's models the task names, by model id, resolved by the worker from the owner's rows
    * only (another owner's id is never here): for a generation, the loaded models its `model_id`,
    * `lora_models` and `embeddings` name; for load_model and sync_model, the one model loaded or
-   * synced. Absent: none.
+   * synced; for train_model, the one model it trains (registered, not yet ready). Absent: none.
    */
   readonly models?: Readonly<Record<string, JobModel>>;
 }
@@ -97,6 +97,7 @@ export interface ModelOutput {
 }
 
 export interface EngineResult {
+  /** The task's pictures; for a training, its model's sample images (its validation prompt drawn). */
   readonly images: readonly OutputImage[];
   /** Text output, for pipelines that describe rather than draw (image2prompt). */
   readonly text?: string;

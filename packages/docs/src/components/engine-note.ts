@@ -98,16 +98,14 @@ export function engineNote(catalog: EngineCatalogData, path: string): EngineNote
     return { path, engine, kind, text: `${text}${others}` };
   }
   if (kind === 'placeholder') {
+    const answered = others
+      ? `By default \`${path}\` is answered by the \`${engine}\` engine`
+      : `No engine of this release serves \`${path}\` for real yet: it is answered by the \`${engine}\` engine on every deployment`;
     const what =
       path === TRAINING_PATH
-        ? `No training engine ships yet: \`${path}\` is answered by the \`${engine}\` engine on every ` +
-          'deployment of this release. It walks through the training states and registers a model tagged ' +
+        ? `${answered}, which walks through the training states and registers a model tagged ` +
           '`sandbox` whose description says so; no weights are trained.'
-        : `${
-            others
-              ? `By default \`${path}\` is answered by the \`${engine}\` engine`
-              : `No engine of this release serves \`${path}\` for real yet: it is answered by the \`${engine}\` engine on every deployment`
-          }, with visibly labelled placeholder images (each says it is sandbox ` +
+        : `${answered}, with visibly labelled placeholder images (each says it is sandbox ` +
           'output and lists the pipeline, prompt, seed and parameters).';
     return {
       path,

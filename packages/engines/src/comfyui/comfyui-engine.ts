@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { endpointByPath } from '@imagegen/contract';
 import sharp, { type Metadata } from 'sharp';
 import {
   type Engine,
@@ -12,18 +13,26 @@ import {
 import {
   type ComfyClient,
   type CompileContext,
+  type CompiledWorkflow,
   type FileRef,
+  type ImageSize,
   type PipelineCompiler,
   PromptFailedError,
   PromptLostError,
   type PromptOutputs,
-  type PromptProgress,
   PromptRejectedError,
   ServerUnavailableError,
 } from './contracts.ts';
 import { ModelListings } from './model-listings.ts';
-import { ensureModelsOn, MODEL_TASK_PIPELINES, type ModelFileOptions, runModelTask } from './model-tasks.ts';
-import { samplingProgress } from './sampling-progress.ts';
+import {
+  ensureModelsOn,
+  MODEL_TASK_PIPELINES,
+  type ModelFileOptions,
+  runModelTask,
+  storeTrainedModel,
+  trainedModel,
+} from './model-tasks.ts';
+import { type ProgressFollower, samplingProgress } from './sampling-progress.ts';
 import { type PoolOptions, type ServerLease, ServerPool, SLOTS_PER_SERVER } from './server-pool.ts';
 
 /**
@@ -32,7 +41,8 @@ import { type PoolOptions, type ServerLease, ServerPool, SLOTS_PER_SERVER } from
  * respected), followed to the end with progress, and answered with the server's output images.
  * A server that dies mid-run is marked down and the job runs again on another; a server that
  * restarted and forgot the prompt gets it once more; a graph the server refuses, or one that
- * fails while it runs, fails the task with the server's reason in plain words.
+ * fails while it runs, fails the task with the server's reason in plain words. A training runs the
+ * same way; its result is the LoRA the graph saved, stored as the owner's model.
  */
 export interface ComfyuiEngineOptions {
   /** One client per server of COMFYUI_URLS (servers sharing a name form a group). */
@@ -44,7 +54,8 @@ export interface ComfyuiEngineOptions {
   readonly pool?: PoolOptions;
   /**
    * COMFYUI_MODELS_DIR and what storing model files needs: with it the engine also serves
-   * load_model and sync_model (model-tasks.ts). Absent: those tasks only register their rows.
+   * load_model and sync_model (model-tasks.ts), and train_model, whose LoRA it stores there.
+   * Absent: load and sync only register their rows, and another engine serves training.
    */
   readonly modelFiles?: ModelFileOptions;
 }
@@ -64,9 +75,11 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
   const listings = new ModelListings();
   const { modelFiles } = options;
 
+  // A training stores its model in COMFYUI_MODELS_DIR: without it, another engine serves it.
+  const served = [...compilers.keys()].filter((pipeline) => modelFiles || !trains(pipeline));
   return {
     name: 'comfyui',
-    pipelines: [...compilers.keys(), ...(modelFiles ? MODEL_TASK_PIPELINES : [])],
+    pipelines: [...served, ...(modelFiles ? MODEL_TASK_PIPELINES : [])],
     capacity: options.servers.length * JOBS_PER_SERVER,
     servers: () => pool.status(),
     start: () => pool.start(),
@@ -77,20 +90,22 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
         return runModelTask(job, ctx, modelFiles);
       }
       const compiler = compilers.get(job.pipeline);
-      if (!compiler) throw new Error(`the comfyui engine has no compiler for ${job.pipeline}`);
+      if (!compiler || (trains(job.pipeline) && !modelFiles))
+        throw new Error(`the comfyui engine has no compiler for ${job.pipeline}`);
+      // A training names the model it makes, not models it uses: its file is written at the end.
+      const trained = trains(job.pipeline) ? trainedModel(job) : undefined;
+      const uses = trained ? undefined : job.models;
       // Unique per task: ComfyUI serves an identical graph from its cache, pointing at the files of
       // whichever task ran it first; a prefix of our own keeps every task's graph and files apart.
       const key = randomUUID();
-      const task = { job, compiler, key, checkpoints: options.checkpoints };
+      const task = { job, uses, compiler, key, checkpoints: options.checkpoints };
       // Compiled once before a server is taken: bad input fails at once, and the checkpoint the
-      // graph loads steers the choice of server. A job with input images is compiled again with
-      // the names the server gives the uploads.
+      // graph loads steers the choice of server. It is compiled again for each submission, with
+      // the names the server gave the uploads.
       const compiled = compile(task, requestedNames(task));
-      const { checkpoint, samplingSteps } = compiled;
+      const { checkpoint } = compiled;
       // One bar for the whole task, so a run again elsewhere never moves it back.
-      const progress = samplingProgress(samplingSteps, (fraction, message) =>
-        ctx.progress(fraction, message),
-      );
+      const progress = samplingProgress(compiled, (fraction, message) => ctx.progress(fraction, message));
       for (let attempt = 1; ; attempt++) {
         const lease = await pool.acquire({
           ...(checkpoint ? { checkpoint } : {}),
@@ -98,12 +113,17 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
           signal: ctx.signal,
         });
         try {
-          await ensureModelsOn(lease.client, job.models, listings, ctx.signal);
-          const { images, texts } = await runOn(lease, { ...task, compiled, signal: ctx.signal, progress });
+          await ensureModelsOn(lease.client, uses, listings, ctx.signal);
+          const ran = await runOn(lease, { ...task, signal: ctx.signal, progress });
+          const meta = { comfyui_server: lease.client.name, ...(checkpoint ? { checkpoint } : {}) };
+          if (trained) {
+            if (!ran.model) throw new Error(`the training graph of ${job.pipeline} saved no model file`);
+            return await storeTrainedModel(trained, ran.model, ran.images, meta, ctx, modelFiles!);
+          }
           return {
-            images,
-            ...(texts.length > 0 ? { text: texts.join('\n') } : {}),
-            meta: { comfyui_server: lease.client.name, ...(checkpoint ? { checkpoint } : {}) },
+            images: ran.images,
+            ...(ran.texts.length > 0 ? { text: ran.texts.join('\n') } : {}),
+            meta,
           };
         } catch (error) {
           if (error instanceof ServerUnavailableError && !ctx.signal.aborted) {
@@ -122,68 +142,87 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
   };
 }
 
+/** Whether a pipeline trains a model (the contract's training kind): its result is a model file. */
+function trains(pipeline: string): boolean {
+  return endpointByPath(pipeline)?.kind === 'training';
+}
+
 interface TaskPlan {
   readonly job: EngineJob;
+  /** The owner's models the graph loads (the job's, but for a training's own). */
+  readonly uses: EngineJob['models'];
   readonly compiler: PipelineCompiler;
   readonly key: string;
   readonly checkpoints: Readonly<Record<string, string>>;
 }
 
 interface RunPlan extends TaskPlan {
-  /** The graph compiled with the names asked for on upload: final when there are no inputs. */
-  readonly compiled: ReturnType<typeof compile>;
   readonly signal: AbortSignal;
-  readonly progress: (progress: PromptProgress) => void;
+  readonly progress: ProgressFollower;
 }
 
-function compile(task: TaskPlan, images: CompileContext['images']) {
+function compile(task: TaskPlan, images: CompileContext['images'], submission?: string): CompiledWorkflow {
   return task.compiler.compile({
     input: task.job.input,
     seed: task.job.seed,
     images,
+    imageSizes: imageSizes(task.job.images),
     filenamePrefix: `imagegen/${task.key}/img`,
+    ...(submission ? { submission } : {}),
     checkpoints: task.checkpoints,
-    ...(task.job.models ? { models: task.job.models } : {}),
+    ...(task.uses ? { models: task.uses } : {}),
   });
+}
+
+function imageSizes(images: EngineJob['images']): CompileContext['imageSizes'] {
+  const size = ({ width, height }: InputImage): ImageSize => ({ width, height });
+  return Object.fromEntries(
+    Object.entries(images).map(([field, value]) => [field, isList(value) ? value.map(size) : size(value)]),
+  );
 }
 
 /**
  * One run on one server: upload the inputs, submit the graph and follow it, then fetch the
- * outputs. The slot is given back as soon as ComfyUI is done, before the downloads, so the next
- * prompt reaches the server at once.
+ * outputs (and the model file a training saved). The slot is given back as soon as ComfyUI is
+ * done, before the downloads, so the next prompt reaches the server at once.
  */
 async function runOn(
   lease: ServerLease,
   task: RunPlan,
-): Promise<{ images: OutputImage[]; texts: readonly string[] }> {
+): Promise<{ images: OutputImage[]; texts: readonly string[]; model?: Buffer }> {
   const { client } = lease;
   const { signal } = task;
-  const submit = async (): Promise<PromptOutputs> => {
-    const workflow =
-      Object.keys(task.job.images).length === 0
-        ? task.compiled
-        : compile(task, await upload(client, task, signal));
-    return client.run(workflow.prompt, {
-      promptId: randomUUID(),
+  const submit = async (): Promise<{ outputs: PromptOutputs; workflow: CompiledWorkflow }> => {
+    const names =
+      Object.keys(task.job.images).length === 0 ? requestedNames(task) : await upload(client, task, signal);
+    // The prompt id names the submission: files no one reports go to a folder of its own.
+    const promptId = randomUUID();
+    const workflow = compile(task, names, promptId);
+    const outputs = await client.run(workflow.prompt, {
+      promptId,
       outputNodes: workflow.outputNodes,
       signal,
-      onProgress: task.progress,
+      onProgress: task.progress.onProgress,
+      onNodeStart: task.progress.onNodeStart,
     });
+    return { outputs, workflow };
   };
-  let outputs: PromptOutputs;
+  let ran: Awaited<ReturnType<typeof submit>>;
   try {
-    outputs = await submit();
+    ran = await submit();
   } catch (error) {
     if (!(error instanceof PromptLostError)) throw error;
     // The server restarted and forgot the prompt (its history is in memory): submitted once more,
     // under a new id so nothing can mistake the two. A second loss fails the attempt.
-    outputs = await submit();
+    ran = await submit();
   }
   lease.release();
-  const images = await Promise.all(
-    outputs.files.map(async (file) => decode(await client.view(file, signal), file)),
-  );
-  return { images, texts: outputs.texts };
+  const { outputs, workflow } = ran;
+  const [images, model] = await Promise.all([
+    Promise.all(outputs.files.map(async (file) => decode(await client.view(file, signal), file))),
+    workflow.modelFile ? client.view(workflow.modelFile, signal) : undefined,
+  ]);
+  return { images, texts: outputs.texts, ...(model ? { model } : {}) };
 }
 
 /** The names asked for on upload: the task's key keeps them apart from every other task's. */

@@ -70,8 +70,19 @@ export interface CompileContext {
    * takes (a list for a list field, in request order).
    */
   readonly images: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * The pixel size of each input image as fetched, by request field (a list for a list field), for
+   * a graph whose sizes follow its inputs (training never enlarges a photo). Absent: unknown.
+   */
+  readonly imageSizes?: Readonly<Record<string, ImageSize | readonly ImageSize[]>>;
   /** Unique per task, so ComfyUI's cache never hands back another task's files. */
   readonly filenamePrefix: string;
+  /**
+   * Unique per submission of the graph (a resubmission after a restart gets another): where a node
+   * saves a file it reports to no one, named after the files already in its folder (SaveLoRANode),
+   * a folder of the submission's own makes the name certain. Absent: the graph is only inspected.
+   */
+  readonly submission?: string;
   /** The request's model ids to checkpoint file names on the server (COMFYUI_CHECKPOINTS). */
   readonly checkpoints: Readonly<Record<string, string>>;
   /**
@@ -93,6 +104,24 @@ export interface CompiledWorkflow {
   readonly checkpoint?: string;
   /** Sampling nodes and their step counts, in run order: progress is steps done / their sum. */
   readonly samplingSteps: readonly { readonly node: string; readonly steps: number }[];
+  /**
+   * The node whose start turns the task from initialising to running (training's TrainLoraNode):
+   * the engine reports progress 0 then, since the server may report no step of it. Absent: the
+   * first sampling step does.
+   */
+  readonly runningFrom?: string;
+  /**
+   * The model file the graph saves (training: SaveLoRANode), named as ComfyUI names it. The node
+   * answers no `ui`, so neither the socket nor `/history` says the name: the engine fetches the
+   * file by this one after the run.
+   */
+  readonly modelFile?: FileRef;
+}
+
+/** A picture's size in pixels. */
+export interface ImageSize {
+  readonly width: number;
+  readonly height: number;
 }
 
 /** What a pipeline needs on a ComfyUI server, for the docs and for skipping what a server lacks. */
@@ -190,6 +219,8 @@ export interface ComfyClient {
       readonly outputNodes: readonly string[];
       readonly signal: AbortSignal;
       readonly onProgress?: (progress: PromptProgress) => void;
+      /** Told each node of the prompt as it starts (`executing`); cached nodes never start. */
+      readonly onNodeStart?: (node: string) => void;
     },
   ): Promise<PromptOutputs>;
   view(file: FileRef, signal?: AbortSignal): Promise<Buffer>;

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Writable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import {
   EngineInputError,
   type EngineJob,
@@ -19,7 +19,9 @@ import {
   formatBytes,
   loadTargets,
   modelFilePath,
+  removeModelFiles,
   serverModelsDir,
+  type WriteOptions,
   type WrittenModel,
   writeModelFile,
 } from './model-store.ts';
@@ -27,7 +29,8 @@ import {
 /**
  * The model tasks the comfyui engine serves when COMFYUI_MODELS_DIR is set: load_model downloads
  * `model_url` into the `models/` folders the servers read, sync_model copies a loaded model into an
- * enterprise server's own folder. Both write the one atomic way of model-store.ts. Before a
+ * enterprise server's own folder, and a training's LoRA, fetched from the server that trained it,
+ * is stored where a load would put it. All write the one atomic way of model-store.ts. Before a
  * generation runs, the server it goes to must list every owner's model the request names.
  */
 
@@ -49,16 +52,25 @@ export function runModelTask(
   ctx: RunContext,
   options: ModelFileOptions,
 ): Promise<EngineResult> {
-  const models = Object.values(job.models ?? {});
   // A sync names a model that is still loading, failed, or was deleted meanwhile.
-  if (models.length === 0)
-    throw new EngineInputError('model_id: the model is not loaded (still loading, or failed)');
-  if (models.length > 1)
-    throw new Error(`${job.pipeline}: the worker handed ${models.length} models, not one`);
-  const model = models[0]!;
+  const model = theModel(job, 'model_id: the model is not loaded (still loading, or failed)');
   return job.pipeline === '/load_model/v1'
     ? loadModel(model, ctx, options)
     : syncModel(model, job.servers, ctx, options);
+}
+
+/** The one model of a model task's job (the worker hands exactly one); `missing` when none. */
+function theModel(job: EngineJob, missing: string): JobModel {
+  const models = Object.values(job.models ?? {});
+  if (models.length === 0) throw new EngineInputError(missing);
+  if (models.length > 1)
+    throw new Error(`${job.pipeline}: the worker handed ${models.length} models, not one`);
+  return models[0]!;
+}
+
+/** The model a training makes: the row its submission registered, which the worker hands over. */
+export function trainedModel(job: EngineJob): JobModel {
+  return theModel(job, `${job.pipeline}: the model this training registered is gone (deleted?)`);
 }
 
 async function loadModel(model: JobModel, ctx: RunContext, options: ModelFileOptions): Promise<EngineResult> {
@@ -67,23 +79,61 @@ async function loadModel(model: JobModel, ctx: RunContext, options: ModelFileOpt
       'model_url: the comfyui engine stores model files downloaded from model_url; pretrained_model_path is not fetched',
     );
   }
+  const { length, body } = await options.fetch(model.url, ctx.signal);
+  const { written, meta } = await storeModel(model, body, length, ctx, options, {
+    maxBytes: options.maxBytes,
+    ...(length ? { onBytes: (done: number) => ctx.progress(done / length, bytesDone(done, length)) } : {}),
+  });
+  return { images: [], model: written, meta };
+}
+
+/**
+ * Stores the LoRA a training saved as the model it registered, where a load would put it, and
+ * answers the training's result: the sample images its validation prompt drew, the file's marks.
+ * The file comes from our own server, so no size cap applies.
+ */
+export async function storeTrainedModel(
+  model: JobModel,
+  file: Buffer,
+  samples: EngineResult['images'],
+  meta: Readonly<Record<string, unknown>>,
+  ctx: RunContext,
+  options: ModelFileOptions,
+): Promise<EngineResult> {
+  const stored = await storeModel(model, Readable.from(file), file.length, ctx, options, {
+    maxBytes: Number.MAX_SAFE_INTEGER,
+  });
+  // Cancelled as it was written: the model fails, so its file goes too.
+  if (ctx.signal.aborted) {
+    await removeModelFiles(options.folders, model);
+    throw ctx.signal.reason;
+  }
+  return { images: samples, model: stored.written, meta: { ...meta, ...stored.meta } };
+}
+
+/**
+ * Writes a model's file into the folders a load writes (model-store.ts loadTargets): streamed into
+ * the first, copied into the others.
+ */
+async function storeModel(
+  model: JobModel,
+  source: AsyncIterable<Uint8Array> | NodeJS.ReadableStream,
+  length: number | null,
+  ctx: RunContext,
+  options: ModelFileOptions,
+  write: Pick<WriteOptions, 'maxBytes' | 'onBytes'>,
+): Promise<{ written: WrittenModel; meta: Record<string, unknown> }> {
   const { folder, file } = modelFilePath(model);
   const [first, ...rest] = loadTargets(options.folders);
-  const { length, body } = await options.fetch(model.url, ctx.signal);
-  const written = await writeModelFile(path.join(first!, folder), file, body, {
-    maxBytes: options.maxBytes,
+  const written = await writeModelFile(path.join(first!, folder), file, source, {
+    ...write,
     length,
     signal: ctx.signal,
-    ...(length ? { onBytes: (done: number) => ctx.progress(done / length, bytesDone(done, length)) } : {}),
     ...(options.openWrite ? { openWrite: options.openWrite } : {}),
   });
   for (const dir of rest)
     await copyTo(path.join(first!, folder, file), dir, folder, file, written.bytes, ctx, options);
-  return {
-    images: [],
-    model: written,
-    meta: { model_file: `${folder}/${file}`, sha256: written.sha256, bytes: written.bytes },
-  };
+  return { written, meta: { model_file: `${folder}/${file}`, sha256: written.sha256, bytes: written.bytes } };
 }
 
 /**

@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import sharp from 'sharp';
 import { compilerFor } from '../comfyui/compilers/index.ts';
 import type { ApiPrompt, CompiledWorkflow } from '../comfyui/contracts.ts';
-import type { EngineJob, InputImage } from '../engine.ts';
+import type { EngineJob, InputImage, JobModel } from '../engine.ts';
 import { MODEL_INPUTS } from './fake-comfyui/model-lists.ts';
 
 /**
@@ -29,12 +30,16 @@ export interface PipelineCase {
   readonly body: Readonly<Record<string, unknown>>;
   /** Input pictures by request field (a list for a list field). */
   readonly images: Readonly<Record<string, Picture | readonly Picture[]>>;
-  /** What the answer must hold: this many images of this size, and a text where the pipeline describes. */
+  /**
+   * What the answer must hold: this many images of this size, a text where the pipeline
+   * describes, a stored model file where it trains (its images are the model's sample images).
+   */
   readonly expect: {
     readonly count: number;
     readonly width: number;
     readonly height: number;
     readonly text?: boolean;
+    readonly model?: boolean;
   };
 }
 
@@ -322,6 +327,22 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     images: { input_image: photo(160, 120) },
     expect: { count: 0, width: 0, height: 0, text: true },
   },
+  {
+    // The smallest photo's shorter side (64) is the training size, and the sample's.
+    name: '/train_model/v1',
+    pipeline: '/train_model/v1',
+    body: {
+      model_name: 'suite lighthouse',
+      base_model: 'sd1.5',
+      max_train_steps: 2,
+      instance_prompt: 'a photo of sks lighthouse',
+      validation_prompt: 'a photo of sks lighthouse at night',
+      description: 'trained by the pipeline suite',
+      visibility: 'private',
+    },
+    images: { images: [photo(64, 64), photo(96, 72)] },
+    expect: { count: 1, width: 64, height: 64, model: true },
+  },
 ];
 
 /** A picture as PNG bytes: a lit scene with a few shapes, or a white ellipse on black. */
@@ -377,7 +398,24 @@ export async function caseJob(
   const validated = compileRequestValidator(endpoint)(body);
   if (!validated.ok)
     throw new Error(`${testCase.name}: the contract refuses the body: ${JSON.stringify(validated.detail)}`);
-  return { pipeline: testCase.pipeline, input: validated.value, images, seed: 1 };
+  // A training makes a model: the worker hands over the row its submission registered.
+  const trained: JobModel | undefined =
+    endpoint.kind === 'training'
+      ? {
+          modelId: randomBytes(16).toString('hex'),
+          modelType: 'lora',
+          baseModel: String(validated.value.base_model),
+          extension: 'safetensors',
+          url: null,
+        }
+      : undefined;
+  return {
+    pipeline: testCase.pipeline,
+    input: validated.value,
+    images,
+    seed: 1,
+    ...(trained ? { models: { [trained.modelId]: trained } } : {}),
+  };
 }
 
 /** A case's graph as the engine compiles it, its input images named as on upload. */
@@ -407,8 +445,9 @@ export function modelFilesOf(prompt: ApiPrompt): Record<string, string[]> {
   for (const node of Object.values(prompt)) {
     for (const [input, folder] of Object.entries(MODEL_INPUTS[node.class_type] ?? {})) {
       const value = node.inputs[input];
-      // Packs offer "none" in a model list for "no model" (ReActor's face restorer): not a file.
-      if (typeof value === 'string' && value !== 'none') files.add(folder, value);
+      // "No model" in a model list is not a file: packs offer "none" (ReActor's face restorer),
+      // TrainLoraNode "[None]" (no LoRA to train further).
+      if (typeof value === 'string' && value !== 'none' && value !== '[None]') files.add(folder, value);
     }
   }
   return files.sorted();

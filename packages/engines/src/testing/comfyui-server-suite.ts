@@ -1,8 +1,12 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createComfyClient } from '../comfyui/client/index.ts';
 import { createComfyuiEngine } from '../comfyui/comfyui-engine.ts';
 import { compilerFor } from '../comfyui/compilers/index.ts';
 import type { ComfyClient } from '../comfyui/contracts.ts';
-import type { EngineJob } from '../engine.ts';
+import type { Engine, EngineJob, EngineResult, JobModel, RunContext } from '../engine.ts';
 import {
   caseJob,
   compileCase,
@@ -18,6 +22,9 @@ import {
  * saying what the server lacks.
  */
 
+/** The pipeline that draws with a trained LoRA to show it loads. */
+const LORA_CHECK = '/sd/text2image/v1';
+
 export interface CaseOutcome {
   readonly name: string;
   readonly outcome: 'ran' | 'skipped' | 'failed';
@@ -29,6 +36,12 @@ export interface CaseOutcome {
 export interface ServerSuiteOptions {
   /** COMFYUI_CHECKPOINTS of the deployment under test. */
   readonly checkpoints?: Readonly<Record<string, string>>;
+  /**
+   * The `models/` folder the server reads (COMFYUI_MODELS_DIR), where a training stores its LoRA;
+   * when the server then lists it, a text2image naming it proves it loads. Default: a temporary
+   * folder, where the LoRA is only checked.
+   */
+  readonly modelsDir?: string;
   /** The cases to run (default: the whole suite). */
   readonly cases?: readonly PipelineCase[];
   /** Told each outcome as it comes, and each run's progress. */
@@ -51,13 +64,27 @@ export async function runServerSuite(url: string, options: ServerSuiteOptions = 
       );
     return folders.get(folder)!;
   };
+  const scratch = options.modelsDir
+    ? undefined
+    : await mkdtemp(path.join(tmpdir(), 'imagegen-suite-models-'));
+  const modelsDir = options.modelsDir ?? scratch!;
   const engine = createComfyuiEngine({
     servers: [client],
-    compilers: [...new Set((options.cases ?? PIPELINE_SUITE).map((c) => compilerFor(c.pipeline)!))],
+    // text2image too: it draws with what a training made.
+    compilers: [...new Set([...(options.cases ?? PIPELINE_SUITE).map((c) => c.pipeline), LORA_CHECK])].map(
+      (pipeline) => compilerFor(pipeline)!,
+    ),
     checkpoints,
+    modelFiles: {
+      folders: { shared: modelsDir, byServer: {} },
+      maxBytes: Number.MAX_SAFE_INTEGER,
+      fetch: () => Promise.reject(new Error('the pipeline suite downloads no model')),
+    },
   });
   await engine.start?.();
   const outcomes: CaseOutcome[] = [];
+  const progress = (name: string) => (fraction: number, message?: string) =>
+    options.onProgress?.(name, fraction, message);
   try {
     for (const testCase of options.cases ?? PIPELINE_SUITE) {
       const started = performance.now();
@@ -78,11 +105,9 @@ export async function runServerSuite(url: string, options: ServerSuiteOptions = 
           settle('skipped', `the server lacks ${lacks.join(', ')}`);
           continue;
         }
-        const result = await engine.run(job, {
-          signal: new AbortController().signal,
-          progress: (fraction, message) => options.onProgress?.(testCase.name, fraction, message),
-        });
-        const { count, width, height, text } = testCase.expect;
+        const signal = new AbortController().signal;
+        const result = await engine.run(job, { signal, progress: progress(testCase.name) });
+        const { count, width, height, text, model } = testCase.expect;
         const sizes = result.images.map((image) => `${image.width}x${image.height}`);
         const wrong = sizes.filter((size) => size !== `${width}x${height}`);
         if (text && !result.text) {
@@ -94,6 +119,16 @@ export async function runServerSuite(url: string, options: ServerSuiteOptions = 
             'failed',
             `expected ${count} image(s) of ${width}x${height}, got ${sizes.join(', ') || 'none'}`,
           );
+        } else if (model) {
+          const trained = Object.values(job.models ?? {})[0]!;
+          const used = await useTrainedLora(engine, client, modelsDir, trained, result, {
+            signal,
+            progress: progress(testCase.name),
+          });
+          settle(
+            used.ok ? 'ran' : 'failed',
+            `${count} sample image(s) of ${width}x${height}; ${used.detail}`,
+          );
         } else {
           settle('ran', `${count} image(s) of ${width}x${height}`);
         }
@@ -103,8 +138,53 @@ export async function runServerSuite(url: string, options: ServerSuiteOptions = 
     }
   } finally {
     await engine.close?.();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   }
   return outcomes;
+}
+
+/**
+ * A training's LoRA: stored under its model id with the sha256 the engine recorded, and, where the
+ * server reads the folder it lies in, loaded by a text2image that names it in `lora_models`.
+ */
+async function useTrainedLora(
+  engine: Engine,
+  client: ComfyClient,
+  modelsDir: string,
+  trained: JobModel,
+  result: EngineResult,
+  ctx: RunContext,
+): Promise<{ ok: boolean; detail: string }> {
+  const file = `${trained.modelId}.safetensors`;
+  const bytes = await readFile(path.join(modelsDir, 'loras', file));
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  if (result.model?.sha256 !== sha256 || result.model.bytes !== bytes.length) {
+    return { ok: false, detail: `loras/${file} is not the file the engine recorded` };
+  }
+  const stored = `the LoRA loras/${file} (${bytes.length} bytes, sha256 ${sha256.slice(0, 12)}…)`;
+  if (!(await client.models('loras')).includes(file)) {
+    return { ok: true, detail: `${stored}; the server does not read ${modelsDir}, so it was not used` };
+  }
+  const generation = await caseJob({
+    name: 'text2image with the trained LoRA',
+    pipeline: LORA_CHECK,
+    body: {
+      prompt: 'a photo of sks lighthouse',
+      negative_prompt: '',
+      num_inference_steps: 2,
+      width: 64,
+      height: 64,
+      lora_models: [trained.modelId],
+    },
+    images: {},
+    expect: { count: 1, width: 64, height: 64 },
+  });
+  const drawn = await engine.run({ ...generation, models: { [trained.modelId]: trained } }, ctx);
+  const ok = drawn.images.length === 1 && drawn.images[0]!.width === 64;
+  return {
+    ok,
+    detail: `${stored}; a text2image with it in lora_models drew ${drawn.images.length} image(s)`,
+  };
 }
 
 /** The node classes and model files the case's graph needs and the server has not got. */

@@ -1,19 +1,48 @@
 /**
- * `npm run --silent test:comfyui -- http://HOST:PORT`: the comfyui engine's pipeline suite against
- * a real ComfyUI server (COMFYUI_CHECKPOINTS maps model ids to its checkpoint files, as for the
- * API). Prints per case: ran, skipped (what the server lacks) or failed (why); exits 1 when a
+ * `npm run --silent test:comfyui -- http://HOST:PORT [--only TEXT]...`: the comfyui engine's
+ * pipeline suite against a real ComfyUI server (COMFYUI_CHECKPOINTS maps model ids to its
+ * checkpoint files, as for the API). `--only` keeps the cases whose name contains TEXT (several
+ * widen the choice). COMFYUI_MODELS_DIR, one path: the `models/` folder the server reads, where a
+ * training stores its LoRA, then used by a text2image (default: a temporary folder, LoRA only
+ * checked). Prints per case: ran, skipped (what the server lacks) or failed (why); exits 1 when a
  * case failed. Not part of `npm test`.
  */
 
 import { createComfyClient } from '../comfyui/client/index.ts';
 import { parseCheckpoints } from '../comfyui/comfyui-settings.ts';
+import { PIPELINE_SUITE } from './comfyui-pipeline-suite.ts';
 import { runServerSuite } from './comfyui-server-suite.ts';
 
-const url = process.argv[2];
+const USAGE =
+  'usage: npm run --silent test:comfyui -- http://HOST:PORT [--only TEXT]...   ' +
+  '(COMFYUI_CHECKPOINTS=... to map model ids, COMFYUI_MODELS_DIR=PATH for the models folder the server reads)';
+
+const args = process.argv.slice(2);
+const url = args.shift();
+const only: string[] = [];
+while (args.length > 0) {
+  const flag = args.shift();
+  const text = args.shift();
+  if (flag !== '--only' || !text) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  only.push(text);
+}
 if (!url || !/^https?:\/\//.test(url)) {
-  console.error(
-    'usage: npm run --silent test:comfyui -- http://HOST:PORT   (COMFYUI_CHECKPOINTS=... to map model ids)',
-  );
+  console.error(USAGE);
+  process.exit(2);
+}
+const modelsDir = process.env.COMFYUI_MODELS_DIR?.trim() || undefined;
+if (modelsDir?.includes('=') || modelsDir?.includes(',')) {
+  console.error('COMFYUI_MODELS_DIR: one path here, the models folder of the server under test');
+  process.exit(2);
+}
+const cases = PIPELINE_SUITE.filter(
+  (testCase) => only.length === 0 || only.some((text) => testCase.name.includes(text)),
+);
+if (cases.length === 0) {
+  console.error(`no case of the suite is named with ${only.map((text) => `'${text}'`).join(' or ')}`);
   process.exit(2);
 }
 const checkpoints = parseCheckpoints(process.env.COMFYUI_CHECKPOINTS);
@@ -25,6 +54,8 @@ let lastProgress = 0;
 const outcomes = await runServerSuite(url, {
   client,
   checkpoints,
+  cases,
+  ...(modelsDir ? { modelsDir } : {}),
   onProgress: (name, _fraction, message) => {
     if (!message || Date.now() - lastProgress < 5_000) return;
     lastProgress = Date.now();

@@ -120,6 +120,28 @@ describe('the ComfyUI client', () => {
     expect(fake.counters.socketConnections).toBe(1);
   });
 
+  it('tells each node of the prompt as it starts, in run order; a node served from the cache never starts', async () => {
+    const { client } = await setUp();
+    const started = async (graph: Graph) => {
+      const nodes: string[] = [];
+      await client.run(graph, {
+        promptId: randomUUID(),
+        outputNodes: ['9'],
+        signal: new AbortController().signal,
+        onNodeStart: (node) => nodes.push(node),
+      });
+      return nodes;
+    };
+    const graph = txt2img({ seed: 3 });
+    const first = await started(graph);
+    expect([...first].sort()).toEqual(Object.keys(graph).sort());
+    expect(first.indexOf('4')).toBeLessThan(first.indexOf('3'));
+    expect(first.at(-1)).toBe('9');
+    // The same graph under a new prefix: only the SaveImage node runs again.
+    graph['9'] = { ...graph['9']!, inputs: { ...graph['9']!.inputs, filename_prefix: 'imagegen/again/img' } };
+    expect(await started(graph)).toEqual(['9']);
+  });
+
   it('answers server stats, node definitions and model folders', async () => {
     const { client } = await setUp({ models: { checkpoints: ['sd_xl_base_1.0.safetensors'] } });
     expect(await client.stats()).toEqual({ comfyuiVersion: '0.3.64', queueRemaining: 0 });

@@ -15,7 +15,11 @@ describe('the comfyui engine in the engine setup', () => {
       expect(warnings).toEqual([]);
       expect(registry.engineFor('/sd/text2image/v1')?.name).toBe('comfyui');
       expect(registry.engineFor('/bgremover/v1')?.name).toBe('sandbox');
-      expect(registry.describe()[0]!.pipelines).toEqual([...COMFYUI_PIPELINES]);
+      // Training stores its LoRA in COMFYUI_MODELS_DIR: without one, it is not the engine's.
+      expect(registry.describe()[0]!.pipelines).toEqual(
+        COMFYUI_PIPELINES.filter((pipeline) => pipeline !== '/train_model/v1'),
+      );
+      expect(registry.engineFor('/train_model/v1')?.name).toBe('sandbox');
       expect(registry.capacity()).toBe(6);
       expect(registry.serverNames()).toEqual(['gpu-1', '127.0.0.1:9']);
       expect(registry.describe()[0]!.servers!.map((server) => server.state)).toEqual(['unknown', 'unknown']);
@@ -56,7 +60,7 @@ describe('the comfyui engine in the engine setup', () => {
     ).rejects.toThrow('COMFYUI_CHECKPOINTS: "sdxl" is not <model id>=<checkpoint file>');
   });
 
-  it('stores model files with COMFYUI_MODELS_DIR: load_model and sync_model are then its own', async () => {
+  it('stores model files with COMFYUI_MODELS_DIR: load_model, sync_model and training are then its own', async () => {
     const fetchModel = async () => ({ length: 0, body: Readable.from([]) });
     const withFolder = await setUpEngines(
       {
@@ -69,12 +73,15 @@ describe('the comfyui engine in the engine setup', () => {
     );
     expect(withFolder.registry.engineFor('/load_model/v1')?.name).toBe('comfyui');
     expect(withFolder.registry.engineFor('/sync_model/v1')?.name).toBe('comfyui');
+    expect(withFolder.registry.engineFor('/train_model/v1')?.name).toBe('comfyui');
     const without = await setUpEngines({
       COMFYUI_URLS: 'gpu-1=http://127.0.0.1:9',
       IMAGEGEN_ENGINES: 'comfyui',
     });
-    // Without a folder the engine stores nothing: the worker registers the model row alone.
+    // Without a folder the engine stores nothing: the worker registers the model row alone, and
+    // no engine of this list trains.
     expect(without.registry.engineFor('/load_model/v1')).toBeUndefined();
+    expect(without.registry.engineFor('/train_model/v1')).toBeUndefined();
     await expect(
       setUpEngines(
         { COMFYUI_URLS: 'http://a:8188', COMFYUI_MODELS_DIR: 'gpu-1=/m', IMAGEGEN_ENGINES: 'comfyui' },

@@ -142,6 +142,16 @@ export const MINIMAL_REQUESTS: Readonly<Record<string, Record<string, unknown>>>
     scale_factor: 2,
     tile: 128,
   },
+  '/train_model/v1': {
+    model_name: 'my face',
+    base_model: 'sd1.5',
+    max_train_steps: 10,
+    validation_prompt: 'a photo of sks person at the beach',
+    instance_prompt: 'a photo of sks person',
+    images: [url('control-0.png'), url('control-1.png'), url('init.png')],
+    description: '',
+    visibility: 'private',
+  },
 };
 
 /** The LoRA, embedding and picture files the test requests name, beside the usual model files. */
@@ -226,6 +236,8 @@ export interface CompileOptions {
   readonly seed?: number;
   readonly filenamePrefix?: string;
   readonly checkpoints?: Readonly<Record<string, string>>;
+  readonly imageSizes?: CompileContext['imageSizes'];
+  readonly submission?: string;
 }
 
 /** Compiles a request body (minimal request + `extra`) the way the engine will. */
@@ -243,6 +255,8 @@ export function compileRequest(
     images: uploadsOf(pipeline, input),
     filenamePrefix: options.filenamePrefix ?? 'imagegen/task-1/img',
     checkpoints: options.checkpoints ?? {},
+    ...(options.imageSizes ? { imageSizes: options.imageSizes } : {}),
+    ...(options.submission ? { submission: options.submission } : {}),
   });
 }
 

@@ -158,6 +158,16 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
       out[`${operation} at two points`] = { operation, input_coords: [10, 20, 30, 40] };
     }
   }
+  if (pipeline === '/train_model/v1') {
+    out['one step'] = { max_train_steps: 1 };
+    out['the most steps'] = { max_train_steps: 300 };
+    out.sdxl = { base_model: 'sdxl' };
+    out.flux = { base_model: 'flux' };
+    out['one photo'] = { images: [url('init.png')] };
+    out['no photo'] = { images: [] };
+    out['no validation prompt'] = { validation_prompt: '' };
+    out['an empty instance prompt'] = { instance_prompt: '' };
+  }
   if (pipeline === '/upscaler/v1') {
     out.deblur = { type: 'deblur' };
     out.variation = { type: 'variation' };
@@ -186,15 +196,30 @@ function declaredRefusal(compiler: PipelineCompiler, compile: () => unknown): st
   }
 }
 
+/** The SaveLoRANode of a training graph: an output node whose file is the workflow's `modelFile`. */
+function savedModels(workflow: CompiledWorkflow): string[] {
+  const ids = Object.keys(workflow.prompt).filter((id) => workflow.prompt[id]?.class_type === 'SaveLoRANode');
+  expect(ids.length).toBe(workflow.modelFile ? 1 : 0);
+  for (const id of ids) {
+    expect(workflow.prompt[id]!.inputs['prefix']).toBe(`${workflow.modelFile!.subfolder}/lora`);
+    expect(workflow.modelFile).toMatchObject({ filename: 'lora_00001_.safetensors', type: 'output' });
+  }
+  return ids;
+}
+
 function expectWellFormed(workflow: CompiledWorkflow) {
   const ids = Object.keys(workflow.prompt);
-  expect(workflow.outputNodes.length).toBeGreaterThan(0);
-  // Images are saved; a text (image2prompt's caption) is shown.
+  // Images are saved, a text (image2prompt's caption) is shown, or a model (training) saved.
+  expect(workflow.outputNodes.length + savedModels(workflow).length).toBeGreaterThan(0);
   for (const id of workflow.outputNodes)
     expect(['SaveImage', 'PreviewAny']).toContain(workflow.prompt[id]?.class_type);
+  if (workflow.runningFrom) expect(workflow.samplingSteps[0]?.node).toBe(workflow.runningFrom);
   for (const { node, steps } of workflow.samplingSteps) {
     const sampler = workflow.prompt[node];
-    if (sampler?.class_type === 'KSamplerAdvanced') {
+    if (sampler?.class_type === 'TrainLoraNode') {
+      expect(sampler.inputs['steps']).toBe(steps);
+      expect(sampler.inputs['grad_accumulation_steps']).toBe(1);
+    } else if (sampler?.class_type === 'KSamplerAdvanced') {
       const { start_at_step: start, end_at_step: end } = sampler.inputs as Record<string, number>;
       expect(steps).toBe(Math.min(end!, Number(sampler.inputs['steps'])) - start!);
       expect(steps).toBeGreaterThan(0);
@@ -204,8 +229,9 @@ function expectWellFormed(workflow: CompiledWorkflow) {
     }
   }
   expect(workflow.samplingSteps.length).toBe(
-    ids.filter((id) => ['KSampler', 'KSamplerAdvanced'].includes(String(workflow.prompt[id]?.class_type)))
-      .length,
+    ids.filter((id) =>
+      ['KSampler', 'KSamplerAdvanced', 'TrainLoraNode'].includes(String(workflow.prompt[id]?.class_type)),
+    ).length,
   );
   if (workflow.checkpoint)
     expect(JSON.stringify(workflow.prompt)).toContain(JSON.stringify(workflow.checkpoint));
@@ -232,11 +258,10 @@ describe('every compiled graph passes ComfyUI validation against the recorded no
             return;
           }
           const workflow = compileRequest(compiler.pipeline, extra, { seed: 2 ** 53 - 1 });
-          expect(validatePrompt(equippedServer, { prompt: workflow.prompt })).toMatchObject({
-            status: 200,
-            nodeErrors: {},
-            outputs: workflow.outputNodes,
-          });
+          const validation = validatePrompt(equippedServer, { prompt: workflow.prompt });
+          expect(validation).toMatchObject({ status: 200, nodeErrors: {} });
+          const outputs = validation.status === 200 ? validation.outputs : [];
+          expect([...outputs].sort()).toEqual([...workflow.outputNodes, ...savedModels(workflow)].sort());
           expectWellFormed(workflow);
           for (const node of Object.values(workflow.prompt)) {
             expect(compiler.requires.nodes, name).toContain(node.class_type);

@@ -28,6 +28,7 @@ const TRIPS: Readonly<Record<string, readonly Record<string, unknown>[]>> = {
   '/outpainting/v1': [{ stretch_area: 2 }],
   '/superresolution/v1': [{ face_enhance: true }],
   '/generate/v2': [{ enhance_prompt: true }, { strength: 0.5 }],
+  '/train_model/v1': [{ base_model: 'flux' }, { images: [] }],
 };
 
 function failure(pipeline: string, extra: Record<string, unknown>): { field: string; reason: string } {

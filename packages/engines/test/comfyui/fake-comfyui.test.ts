@@ -342,6 +342,123 @@ describe('fault switches', () => {
   });
 });
 
+/** Checkpoint 4 and prompt 6 of the recorded graph, trained on latent 5 by node 20; node 21 saves the LoRA. */
+function training(options: { steps?: number; prefix?: string; stepsInName?: boolean } = {}): Graph {
+  const out = graph();
+  for (const id of ['3', '7', '8', '9']) delete out[id];
+  out['20'] = {
+    class_type: 'TrainLoraNode',
+    inputs: {
+      model: ['4', 0],
+      latents: ['5', 0],
+      positive: ['6', 0],
+      batch_size: 1,
+      grad_accumulation_steps: 1,
+      steps: options.steps ?? 3,
+      learning_rate: 0.0005,
+      rank: 8,
+      optimizer: 'AdamW',
+      loss_function: 'MSE',
+      seed: 1,
+      training_dtype: 'bf16',
+      lora_dtype: 'bf16',
+      algorithm: 'LoRA',
+      gradient_checkpointing: true,
+      existing_lora: '[None]',
+    },
+  };
+  out['21'] = {
+    class_type: 'SaveLoRANode',
+    inputs: {
+      lora: ['20', 1],
+      prefix: options.prefix ?? `imagegen/${randomUUID()}/lora`,
+      ...(options.stepsInName ? { steps: ['20', 3] } : {}),
+    },
+  };
+  return out;
+}
+
+/** Every message the socket of `clientId` carries while `run` goes on. */
+async function watching<T>(server: FakeComfyUI, clientId: string, run: () => Promise<T>) {
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/ws?clientId=${clientId}`);
+  const messages: { type: string; data: Record<string, unknown> }[] = [];
+  ws.on('message', (data, isBinary) => !isBinary && messages.push(JSON.parse(String(data))));
+  await new Promise((resolve) => ws.once('open', resolve));
+  const result = await run();
+  ws.close();
+  return { result, messages };
+}
+
+describe('training', () => {
+  it('trains as ComfyUI 0.3.64 does: no progress message, and a LoRA saved under its prefix that nothing reports', async () => {
+    const server = await start();
+    const { result: entry, messages } = await watching(server, 'trainer', () =>
+      runGraph(server, training({ prefix: 'imagegen/t1/lora' }), { client_id: 'trainer' }),
+    );
+    expect(entry.status.status_str).toBe('success');
+    expect(entry.outputs).toEqual({});
+    const started = messages.filter((m) => m.type === 'executing').map((m) => m.data.node);
+    expect(started).toEqual(expect.arrayContaining(['20', '21']));
+    expect(messages.filter((m) => m.type === 'progress')).toEqual([]);
+    expect(messages.filter((m) => m.type === 'executed')).toEqual([]);
+
+    const response = await fetch(
+      `${server.url}/view?filename=lora_00001_.safetensors&subfolder=imagegen/t1&type=output`,
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/octet-stream');
+    expect(response.headers.get('content-disposition')).toBe('filename="lora_00001_.safetensors"');
+    const file = Buffer.from(await response.arrayBuffer());
+    const header = JSON.parse(file.subarray(8, 8 + Number(file.readBigUInt64LE(0))).toString());
+    expect(header['diffusion_model.input_blocks.1.1.proj_in.lora_down.weight']).toMatchObject({
+      dtype: 'BF16',
+      shape: [8, 4],
+    });
+  });
+
+  it("numbers a LoRA after the files under its prefix, as ComfyUI's get_save_image_path does, the step count in the name when linked", async () => {
+    const server = await start();
+    const prefix = 'imagegen/t2/lora';
+    await runGraph(server, training({ prefix }));
+    await runGraph(server, training({ prefix, steps: 4 }));
+    await runGraph(server, training({ prefix, steps: 5, stepsInName: true }));
+    const status = async (name: string) =>
+      (await fetch(`${server.url}/view?filename=${name}&subfolder=imagegen/t2&type=output`)).status;
+    expect(await status('lora_00001_.safetensors')).toBe(200);
+    expect(await status('lora_00002_.safetensors')).toBe(200);
+    expect(await status('lora_5_steps_00003_.safetensors')).toBe(200);
+  });
+
+  it('reports each training step as later releases do, with trainingStepProgress', async () => {
+    const server = await start({ trainingStepProgress: true });
+    const { messages } = await watching(server, 'trainer', () =>
+      runGraph(server, training({ steps: 3 }), { client_id: 'trainer' }),
+    );
+    expect(
+      messages.filter((m) => m.type === 'progress').map((m) => [m.data.node, m.data.value, m.data.max]),
+    ).toEqual([
+      ['20', 1, 3],
+      ['20', 2, 3],
+      ['20', 3, 3],
+    ]);
+  });
+
+  it("sees an interrupt only when 0.3.64's training ends, then stops before the next node", async () => {
+    const server = await start({ stepDelayMs: 100 });
+    const { body } = await post(server, { prompt: training({ steps: 4 }) });
+    const promptId = String(body['prompt_id']);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await fetch(`${server.url}/interrupt`, { method: 'POST', body: JSON.stringify({ prompt_id: promptId }) });
+    const entry = await history(server, promptId);
+    const [ran] = server.executions;
+    expect(ran!.endedAt! - ran!.startedAt).toBeGreaterThanOrEqual(4 * 100 - 20);
+    expect(entry.status.messages.at(-1)).toEqual([
+      'execution_interrupted',
+      expect.objectContaining({ node_id: '21', node_type: 'SaveLoRANode' }),
+    ]);
+  });
+});
+
 describe('routes', () => {
   it('answers under /api/ too, and 404 and 405 as aiohttp does', async () => {
     const server = await start();

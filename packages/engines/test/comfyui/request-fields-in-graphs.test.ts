@@ -27,6 +27,9 @@ const NOT_PICTURE = new Set([
 const NOT_PICTURE_HERE: Readonly<Record<string, readonly string[]>> = {
   // ComfyUI tiles the upscale by itself; the tile size changes memory use, not the picture.
   '/superresolution/v1': ['tile'],
+  // What the trained model's record says about it (its name, description, visibility, tags, the
+  // words that call it up, whether it is NSFW): the worker writes them on the row, not the graph.
+  '/train_model/v1': ['model_name', 'description', 'visibility', 'trigger_words', 'tags', 'nsfw'],
 };
 /** Bases that reach every field: the upscaler's prompt matters only to `variation`. */
 const BASE: Readonly<Record<string, Record<string, unknown>>> = { '/upscaler/v1': { type: 'variation' } };

@@ -1,3 +1,6 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
 import { objectInfoWithPacks } from '../../src/testing/fake-comfyui/captures.ts';
@@ -58,5 +61,38 @@ describe('the pipeline suite against a server', () => {
     // What a server must hold never lists a node's own "none" choice as a file.
     expect(Object.values(await suiteModelFiles(CHECKPOINTS)).flat()).not.toContain('none');
     expect(fake.executions).toHaveLength(4);
+  });
+
+  it('trains a LoRA, stores it, and draws with it where the server reads the models folder', async () => {
+    const training = pick('/train_model/v1');
+    // A folder the server does not read: the LoRA is stored and checked, not used.
+    const elsewhere = await runServerSuite(fake.url, { checkpoints: CHECKPOINTS, cases: [training] });
+    expect(elsewhere.map(({ outcome, detail }) => [outcome, detail])).toEqual([
+      [
+        'ran',
+        expect.stringMatching(
+          /^1 sample image\(s\) of 64x64; the LoRA loras\/[0-9a-f]{32}\.safetensors \(\d+ bytes, sha256 [0-9a-f]{12}…\); the server does not read .+, so it was not used$/,
+        ),
+      ],
+    ]);
+    // The server's own models folder: a text2image naming the LoRA loads it.
+    const modelsDir = await mkdtemp(path.join(tmpdir(), 'imagegen-suite-served-'));
+    const served = await startFakeComfyUI({ modelsDir });
+    try {
+      const runs = await runServerSuite(served.url, {
+        checkpoints: CHECKPOINTS,
+        cases: [training],
+        modelsDir,
+      });
+      expect(runs.map(({ outcome, detail }) => [outcome, detail])).toEqual([
+        ['ran', expect.stringMatching(/; a text2image with it in lora_models drew 1 image\(s\)$/)],
+      ]);
+      const [lora] = await readdir(path.join(modelsDir, 'loras'));
+      const history = JSON.stringify(await (await fetch(`${served.url}/history`)).json());
+      expect(history).toContain(`"lora_name":"${lora}"`);
+    } finally {
+      await served.close();
+      await rm(modelsDir, { recursive: true, force: true });
+    }
   });
 });

@@ -55,6 +55,8 @@ export async function settleSuccess(
             const tags = outcome.model?.tags?.filter((tag) => tag !== '') ?? [];
             const note = outcome.model?.descriptionNote ?? '';
             const { sha256, bytes } = outcome.model ?? {};
+            // A training's pictures are its model's sample images (load_model's come with the request).
+            const samples = task.kind === 'training' ? outcome.outputKeys : [];
             const model = await settleModel(client, {
               ownerId: task.ownerId,
               taskId: task.id,
@@ -62,6 +64,9 @@ export async function settleSuccess(
               ...(tags.length > 0 ? { addTags: tags } : {}),
               ...(note ? { descriptionNote: note } : {}),
               ...(sha256 !== undefined && bytes !== undefined ? { file: { sha256, bytes } } : {}),
+              ...(samples.length > 0
+                ? { sampleImages: samples.map((key) => downloadUrl(ctx.publicUrl, key)) }
+                : {}),
             });
             // sync_model names an existing model in its input; load and train registered a row.
             const named = typeof task.input.model_id === 'string' ? task.input.model_id : null;

@@ -128,37 +128,35 @@ describe('the comfyui engine through the API', () => {
     expect(new Set(PIPELINE_SUITE.map((testCase) => testCase.pipeline))).toEqual(new Set(COMFYUI_PIPELINES));
   });
 
-  it.each(PIPELINE_SUITE.map((testCase, n) => [testCase.name, n] as const))(
-    'runs %s: SUCCESS with images of the right count and size',
-    async (_name, n) => {
-      const testCase = PIPELINE_SUITE[n]!;
-      // The body as the contract reads it, with the pictures' URLs.
-      const { input } = await caseJob(testCase, pictureUrl(n));
-      const body = Object.fromEntries(
-        [...Object.keys(testCase.body), ...Object.keys(testCase.images)].map((field) => [
-          field,
-          input[field],
-        ]),
-      );
-      const id = await submit(testCase.pipeline, body);
-      const status = await settle(testCase.pipeline, id);
-      expect(status.status, JSON.stringify(status)).toBe('SUCCESS');
-      const urls = (status.download_urls ?? status.output ?? []) as string[];
-      expect(urls).toHaveLength(testCase.expect.count);
-      // A describing pipeline answers the text its output node showed.
-      if (testCase.expect.text) expect(status.prompt).toMatch(/^a description by \w+ of a \d+x\d+ picture$/);
-      for (const url of urls) {
-        const file = await fetch(url);
-        expect(file.status).toBe(200);
-        const meta = await sharp(Buffer.from(await file.arrayBuffer())).metadata();
-        expect([meta.format, meta.width, meta.height]).toEqual([
-          'png',
-          testCase.expect.width,
-          testCase.expect.height,
-        ]);
-      }
-    },
-  );
+  // A training's answer is a model, and this engine has no COMFYUI_MODELS_DIR to store it in:
+  // comfyui-training-api.test.ts runs that case.
+  it.each(
+    PIPELINE_SUITE.flatMap((testCase, n) => (testCase.expect.model ? [] : [[testCase.name, n] as const])),
+  )('runs %s: SUCCESS with images of the right count and size', async (_name, n) => {
+    const testCase = PIPELINE_SUITE[n]!;
+    // The body as the contract reads it, with the pictures' URLs.
+    const { input } = await caseJob(testCase, pictureUrl(n));
+    const body = Object.fromEntries(
+      [...Object.keys(testCase.body), ...Object.keys(testCase.images)].map((field) => [field, input[field]]),
+    );
+    const id = await submit(testCase.pipeline, body);
+    const status = await settle(testCase.pipeline, id);
+    expect(status.status, JSON.stringify(status)).toBe('SUCCESS');
+    const urls = (status.download_urls ?? status.output ?? []) as string[];
+    expect(urls).toHaveLength(testCase.expect.count);
+    // A describing pipeline answers the text its output node showed.
+    if (testCase.expect.text) expect(status.prompt).toMatch(/^a description by \w+ of a \d+x\d+ picture$/);
+    for (const url of urls) {
+      const file = await fetch(url);
+      expect(file.status).toBe(200);
+      const meta = await sharp(Buffer.from(await file.arrayBuffer())).metadata();
+      expect([meta.format, meta.width, meta.height]).toEqual([
+        'png',
+        testCase.expect.width,
+        testCase.expect.height,
+      ]);
+    }
+  });
 
   it("reports progress from ComfyUI's sampler steps in the task's status", async () => {
     // Progress is written at most every 500 ms: 25 steps of 100 ms leave room for several writes
@@ -303,7 +301,7 @@ describe('the comfyui engine through the API', () => {
       engines: { name: string; pipelines: string[]; servers: Record<string, unknown>[] }[];
     };
     const comfyui = health.engines.find((entry) => entry.name === 'comfyui')!;
-    expect(comfyui.pipelines).toEqual([...COMFYUI_PIPELINES]);
+    expect(comfyui.pipelines).toEqual(COMFYUI_PIPELINES.filter((pipeline) => pipeline !== '/train_model/v1'));
     expect(comfyui.servers.map((server) => [server.name, server.url, server.state])).toEqual([
       ['gpu-a', fakes['gpu-a'].url, 'up'],
       ['gpu-b', fakes['gpu-b'].url, 'up'],

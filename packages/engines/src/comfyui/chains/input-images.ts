@@ -12,6 +12,7 @@ export const IMAGE_NODES = {
   mask: ['LoadImage', 'ImageScale', 'ImageToMask'],
   encode: ['VAEEncode', 'RepeatLatentBatch'],
   batch: ['LoadImage', 'ImageBatch'],
+  sizedBatch: ['LoadImage', 'ImageScale', 'ImageBatch'],
 } as const satisfies Record<string, readonly NodeClass[]>;
 
 export function loadImage(w: Workflow, uploaded: string): Link<'IMAGE'> {
@@ -20,8 +21,23 @@ export function loadImage(w: Workflow, uploaded: string): Link<'IMAGE'> {
 
 /** Several uploaded pictures as one batch, in order (ImageBatch scales each to the first one's size). */
 export function loadImageBatch(w: Workflow, uploaded: readonly string[]): Link<'IMAGE'> {
-  const [first, ...rest] = uploaded.map((name) => loadImage(w, name));
-  if (!first) throw new Error('loadImageBatch: no pictures');
+  return batchOf(
+    w,
+    uploaded.map((name) => loadImage(w, name)),
+  );
+}
+
+/** Several uploaded pictures, each at `size` (centre crop), as one batch in order. */
+export function loadImageBatchAt(w: Workflow, uploaded: readonly string[], size: Size): Link<'IMAGE'> {
+  return batchOf(
+    w,
+    uploaded.map((name) => loadImageAt(w, name, size)),
+  );
+}
+
+function batchOf(w: Workflow, images: readonly Link<'IMAGE'>[]): Link<'IMAGE'> {
+  const [first, ...rest] = images;
+  if (!first) throw new Error('an image batch needs at least one picture');
   return rest.reduce((batch, next) => w.node('ImageBatch', { image1: batch, image2: next }).out(0), first);
 }
 

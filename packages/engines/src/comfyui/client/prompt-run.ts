@@ -38,6 +38,7 @@ export interface RunOptions {
   readonly outputNodes: readonly string[];
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: PromptProgress) => void;
+  readonly onNodeStart?: (node: string) => void;
 }
 
 export async function runPrompt(
@@ -171,7 +172,10 @@ class PromptFollower {
     if (data.prompt_id !== this.promptId) return;
     this.arm();
     if (type === 'progress') {
-      this.progress({ node: String(data.node), value: Number(data.value), max: Number(data.max) });
+      const progress = { node: String(data.node), value: Number(data.value), max: Number(data.max) };
+      this.report(() => this.options.onProgress?.(progress));
+    } else if (type === 'executing' && data.node !== null && data.node !== undefined) {
+      this.report(() => this.options.onNodeStart?.(String(data.node)));
     } else if (type === 'executed') {
       const node = String(data.node);
       if (this.options.outputNodes.includes(node)) this.shown[node] = data.output as NodeOutput;
@@ -192,9 +196,10 @@ class PromptFollower {
     }
   }
 
-  private progress(progress: PromptProgress): void {
+  /** Tells the caller how the prompt goes; a caller that throws fails the prompt. */
+  private report(tell: () => void): void {
     try {
-      this.options.onProgress?.(progress);
+      tell();
     } catch (error) {
       this.fail(error);
     }

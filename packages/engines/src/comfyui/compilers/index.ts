@@ -27,9 +27,13 @@ import { compiler as sdxlImage2Image } from './sdxl-image2image.ts';
 import { compiler as sdxlInpainting } from './sdxl-inpainting.ts';
 import { compiler as sdxlText2Image } from './sdxl-text2image.ts';
 import { compiler as superresolution } from './superresolution.ts';
+import { compiler as trainModel } from './train-model.ts';
 import { compiler as upscaler } from './upscaler.ts';
 
-/** Every pipeline the comfyui engine compiles to a ComfyUI graph: the pipelines it serves. */
+/**
+ * Every pipeline the comfyui engine compiles to a ComfyUI graph: the pipelines it serves (training
+ * only where COMFYUI_MODELS_DIR lets it store the LoRA).
+ */
 export const COMPILERS: readonly PipelineCompiler[] = [
   sdText2Image,
   sdImage2Image,
@@ -61,6 +65,7 @@ export const COMPILERS: readonly PipelineCompiler[] = [
   fashionDress,
   modelswitch,
   inpaintAnything,
+  trainModel,
 ];
 
 const byPipeline = new Map(COMPILERS.map((compiler) => [compiler.pipeline, compiler]));

@@ -17,6 +17,9 @@ export type LinkType =
   | 'CONTROL_NET'
   | 'UPSCALE_MODEL'
   | 'CLIP_VISION'
+  // Training (comfy_extras/nodes_train.py): the trained weights, and the loss of each step.
+  | 'LORA_MODEL'
+  | 'LOSS_MAP'
   // Node packs' own types (see PACK_NODE_TYPES).
   | 'IPADAPTER'
   | 'PULID'
@@ -33,8 +36,11 @@ export type LinkType =
   | 'INSTANTID'
   | 'SAM2MODEL';
 
-/** Values an output may carry besides LinkType: text (a caption) goes to an output node as is. */
-export type OutputType = LinkType | 'STRING';
+/**
+ * Values an output may carry besides LinkType: text (a caption) goes to an output node as is, a
+ * number (TrainLoraNode's step count) to a forced input.
+ */
+export type OutputType = LinkType | 'STRING' | 'INT';
 
 /** Values written into the graph (widgets); COMBO is one of a list the server declares. */
 export type WidgetType = 'INT' | 'FLOAT' | 'STRING' | 'BOOLEAN' | 'COMBO';
@@ -466,6 +472,34 @@ export const NODE_TYPES = {
   PhotoMakerEncode: {
     inputs: { photomaker: 'PHOTOMAKER', image: 'IMAGE', clip: 'CLIP', text: 'STRING' },
     outputs: ['CONDITIONING'],
+  },
+
+  // Training (comfy_extras/nodes_train.py)
+  TrainLoraNode: {
+    inputs: {
+      model: 'MODEL',
+      latents: 'LATENT',
+      positive: 'CONDITIONING',
+      batch_size: 'INT',
+      grad_accumulation_steps: 'INT',
+      steps: 'INT',
+      learning_rate: 'FLOAT',
+      rank: 'INT',
+      optimizer: 'COMBO',
+      loss_function: 'COMBO',
+      seed: 'INT',
+      training_dtype: 'COMBO',
+      lora_dtype: 'COMBO',
+      algorithm: 'COMBO',
+      gradient_checkpointing: 'BOOLEAN',
+      existing_lora: 'COMBO',
+    },
+    outputs: ['MODEL', 'LORA_MODEL', 'LOSS_MAP', 'INT'],
+  },
+  SaveLoRANode: { inputs: { lora: 'LORA_MODEL', prefix: 'STRING' }, optional: { steps: 'INT' }, outputs: [] },
+  LoraModelLoader: {
+    inputs: { model: 'MODEL', lora: 'LORA_MODEL', strength_model: 'FLOAT' },
+    outputs: ['MODEL'],
   },
 
   ...PACK_NODE_TYPES,

@@ -1,5 +1,6 @@
-import type { CompiledWorkflow } from '../contracts.ts';
-import { Graph, type Link, type NodeInputs } from './graph.ts';
+import path from 'node:path/posix';
+import type { CompiledWorkflow, FileRef } from '../contracts.ts';
+import { Graph, type Link, type NodeHandle, type NodeInputs } from './graph.ts';
 import type { NodeClass } from './node-types.ts';
 
 /**
@@ -24,6 +25,8 @@ export class Workflow extends Graph {
   private readonly sampling: { node: string; steps: number }[] = [];
   private readonly outputNodes: string[] = [];
   private checkpoint: string | undefined;
+  private runningFrom: string | undefined;
+  private modelFile: FileRef | undefined;
 
   constructor(private readonly filenamePrefix: string) {
     super();
@@ -52,6 +55,29 @@ export class Workflow extends Graph {
     return sampler.out(0);
   }
 
+  /**
+   * A TrainLoraNode, counted for progress with its training steps; its start turns the task from
+   * initialising to running.
+   */
+  train(inputs: NodeInputs<'TrainLoraNode'>): NodeHandle<'TrainLoraNode'> {
+    const trainer = this.node('TrainLoraNode', inputs);
+    this.sampling.push({ node: trainer.id, steps: inputs.steps });
+    this.runningFrom ??= trainer.id;
+    return trainer;
+  }
+
+  /**
+   * SaveLoRANode into a folder of the submission's own, beside the task's images: the file is the
+   * task's model. The node tells no one the name it gives (it answers no `ui`), which ComfyUI's
+   * `get_save_image_path` makes `<name>_<counter>_.safetensors` with the counter after the highest
+   * in the folder: 1 in a folder no other submission writes.
+   */
+  saveLora(lora: Link<'LORA_MODEL'>, submission: string): void {
+    const subfolder = path.join(path.dirname(this.filenamePrefix), submission);
+    this.node('SaveLoRANode', { lora, prefix: `${subfolder}/lora` });
+    this.modelFile = { filename: 'lora_00001_.safetensors', subfolder, type: 'output' };
+  }
+
   /** SaveImage under the task's own prefix: its files are the task's result. */
   save(images: Link<'IMAGE'>): void {
     this.outputNodes.push(this.node('SaveImage', { images, filename_prefix: this.filenamePrefix }).id);
@@ -63,12 +89,15 @@ export class Workflow extends Graph {
   }
 
   compiled(): CompiledWorkflow {
-    if (this.outputNodes.length === 0) throw new Error('a workflow saves at least one image or shows a text');
+    if (this.outputNodes.length === 0 && !this.modelFile)
+      throw new Error('a workflow saves at least one image or model, or shows a text');
     return {
       prompt: this.toPrompt(),
       outputNodes: [...this.outputNodes],
       ...(this.checkpoint ? { checkpoint: this.checkpoint } : {}),
       samplingSteps: [...this.sampling],
+      ...(this.runningFrom ? { runningFrom: this.runningFrom } : {}),
+      ...(this.modelFile ? { modelFile: this.modelFile } : {}),
     };
   }
 }

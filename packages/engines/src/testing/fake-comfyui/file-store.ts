@@ -99,6 +99,36 @@ export class FileStore {
     return files;
   }
 
+  /**
+   * SaveLoRANode: one file under the prefix, named as `folder_paths.get_save_image_path` numbers
+   * it (the counter after the highest number read from the folder's names that start with the
+   * prefix's name and `_`), `<name>_<counter>_.safetensors`, or `<name>_<steps>_steps_<counter>_`
+   * when the node is given its step count. Answers where it lies; nothing reports it.
+   */
+  saveModel(prefix: string, steps: number | undefined, bytes: Buffer): FileRef {
+    const normal = path.normalize(prefix);
+    const subfolder = path.dirname(normal) === '.' ? '' : path.dirname(normal);
+    const base = path.basename(normal);
+    const inFolder = `output/${subfolder ? `${subfolder}/` : ''}`;
+    let highest = 0;
+    for (const name of this.files.keys()) {
+      if (!name.startsWith(inFolder) || name.slice(inFolder.length).includes('/')) continue;
+      const file = name.slice(inFolder.length);
+      // map_filename: the name's first `len(base) + 1` characters, and the number after them.
+      if (file.slice(0, base.length + 1) !== `${base}_`) continue;
+      const digits = file.slice(base.length + 1).split('_')[0]!;
+      highest = Math.max(highest, /^\d+$/.test(digits) ? Number(digits) : 0);
+    }
+    const counter = String(highest + 1).padStart(5, '0');
+    const filename =
+      steps === undefined
+        ? `${base}_${counter}_.safetensors`
+        : `${base}_${steps}_steps_${counter}_.safetensors`;
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    this.files.set(key('output', subfolder, filename), { bytes, size: undefined, hash });
+    return { filename, subfolder, type: 'output' };
+  }
+
   /** A file's bytes for `/view`; undefined when there is none. */
   read(folder: Folder, subfolder: string, filename: string): Promise<Buffer> | undefined {
     const stored = this.files.get(key(folder, subfolder, filename));

@@ -234,13 +234,24 @@ async function view(state: RouteState, request: Request): Promise<Reply> {
     bytes,
     headers: {
       'Content-Disposition': `filename="${filename}"`,
-      'Content-Type': /\.jpe?g$/i.test(filename)
-        ? 'image/jpeg'
-        : /\.webp$/i.test(filename)
-          ? 'image/webp'
-          : 'image/png',
+      'Content-Type': contentTypeOf(filename),
     },
   };
+}
+
+/**
+ * What `/view` says a file is: Python's `mimetypes.guess_type` of its name for the files ComfyUI
+ * saves, `application/octet-stream` when it knows none (a `.safetensors` LoRA).
+ */
+function contentTypeOf(filename: string): string {
+  const extension = /\.([^.]*)$/.exec(filename)?.[1]?.toLowerCase();
+  const known: Record<string, string> = {
+    png: 'image/png',
+    jpg: 'image/jpeg',
+    jpeg: 'image/jpeg',
+    webp: 'image/webp',
+  };
+  return (extension && known[extension]) || 'application/octet-stream';
 }
 
 /** Answers one request (the `/api/` prefix is the same routes). */

@@ -61,6 +61,12 @@ export interface FakeComfyOptions {
   readonly stepDelayMs?: number;
   /** Send a preview frame after each sampler step (a server started with `--preview-method`). */
   readonly previews?: boolean;
+  /**
+   * TrainLoraNode reports each training step as a `progress` message and stops at an interrupt
+   * there, as ComfyUI releases after 0.3.64 do. Default: 0.3.64's training, which reports no step
+   * and sees an interrupt only when the training ends.
+   */
+  readonly trainingStepProgress?: boolean;
   readonly name?: string;
 }
 
@@ -83,8 +89,17 @@ export interface FakeFaults {
   die(): void;
   /** Refuses every prompt with this 400 body (default: a recorded unknown-checkpoint refusal); false stops. */
   refuse(body?: unknown): void;
-  /** Makes a node (by id or class) raise when it runs: an `execution_error`; undefined stops. */
-  failNode(match?: { node?: string; classType?: string; exceptionType?: string; message?: string }): void;
+  /**
+   * Makes a node (by id or class) raise when it runs, or after `atStep` of its steps (a sampler's,
+   * a training's): an `execution_error`; undefined stops.
+   */
+  failNode(match?: {
+    node?: string;
+    classType?: string;
+    atStep?: number;
+    exceptionType?: string;
+    message?: string;
+  }): void;
 }
 
 export interface FakeCounters extends FakeCounts {
@@ -135,6 +150,7 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
   const executionFaults: ExecutionFaults = {
     stepDelayMs: options.stepDelayMs ?? 5,
     previews: options.previews ?? false,
+    trainingStepProgress: options.trainingStepProgress ?? false,
     afterStep: undefined,
     failNode: undefined,
   };

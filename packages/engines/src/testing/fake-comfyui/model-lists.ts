@@ -19,6 +19,8 @@ const CORE_MODEL_INPUTS: Readonly<Record<string, Readonly<Record<string, string>
   CreateHookModelAsLoraModelOnly: { ckpt_name: 'checkpoints' },
   LoraLoader: { lora_name: 'loras' },
   LoraLoaderModelOnly: { lora_name: 'loras' },
+  // A LoRA to train further, or `[None]`.
+  TrainLoraNode: { existing_lora: 'loras' },
   CreateHookLora: { lora_name: 'loras' },
   CreateHookLoraModelOnly: { lora_name: 'loras' },
   VAELoader: { vae_name: 'vae' },

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ApiPrompt, FileRef, ObjectInfo } from '../../comfyui/contracts.ts';
 import { ExecutionOrder, linkSource } from './execution-order.ts';
 import { renderPreview } from './fake-images.ts';
+import { fakeLora } from './fake-lora.ts';
 import type { FileStore } from './file-store.ts';
 import { GraphShapes, type Picture, RuntimeFailure } from './graph-shapes.ts';
 import type { HistoryEntry, PromptQueue, QueueItem } from './prompt-queue.ts';
@@ -11,10 +12,17 @@ import { PREVIEW_IMAGE, PREVIEW_IMAGE_WITH_METADATA, type SocketHub } from './so
 /**
  * The fake's prompt worker (main.py prompt_worker + execution.py PromptExecutor): one prompt at a
  * time, in queue order, with the real server's messages in the real server's order. Nodes "run"
- * in no time except samplers, which take `stepDelayMs` per step and report each step. The output
- * cache works as ComfyUI's default one: a node whose class, inputs and ancestors are unchanged
- * since the previous prompt is not run again, and an unchanged output node hands back its old
- * files.
+ * in no time except samplers, which take `stepDelayMs` per step and report each step, and
+ * TrainLoraNode, which takes as long per training step. The output cache works as ComfyUI's
+ * default one: a node whose class, inputs and ancestors are unchanged since the previous prompt is
+ * not run again, and an unchanged output node hands back its old files.
+ *
+ * Training as ComfyUI 0.3.64 runs it (`comfy_extras/nodes_train.py`): its TrainSampler steps under
+ * a console progress bar only, so the node sends no `progress` message and sees no interrupt until
+ * it ends (ComfyUI checks one before each node and at each progress report); an interrupt then
+ * stops the prompt before the next node. `trainingStepProgress` plays a later release, whose
+ * TrainSampler updates a ProgressBar per optimiser step: `progress` messages, and an interrupt
+ * seen at the step. SaveLoRANode writes the LoRA into the output folder and reports nothing.
  */
 
 /**
@@ -27,8 +35,13 @@ export type StepAction = 'drop-websocket' | 'silence' | 'restart' | 'die' | 'sta
 export interface ExecutionFaults {
   stepDelayMs: number;
   previews: boolean;
+  /** TrainLoraNode reports each step (a later ComfyUI) instead of none (0.3.64). */
+  trainingStepProgress: boolean;
   afterStep: { step: number; action: StepAction } | undefined;
-  failNode: { classType?: string; node?: string; exceptionType: string; message: string } | undefined;
+  /** The node raises as it starts, or after `atStep` of its steps (a training that fails midway). */
+  failNode:
+    | { classType?: string; node?: string; atStep?: number; exceptionType: string; message: string }
+    | undefined;
 }
 
 export interface ExecutionRecord {
@@ -60,6 +73,8 @@ export class PromptExecutor {
   stalled = false;
   private interruptFlag = false;
   private wake: (() => void) | undefined;
+  /** Whether the step being slept checks for interrupts (a 0.3.64 training step does not). */
+  private wakeOnInterrupt = true;
   private generation = 0;
   private busy = false;
 
@@ -96,7 +111,7 @@ export class PromptExecutor {
   /** `nodes.interrupt_processing()`: stops the running prompt at its next step or node. */
   interrupt(): void {
     this.interruptFlag = true;
-    this.wake?.();
+    if (this.wakeOnInterrupt) this.wake?.();
   }
 
   /** Lets a prompt held at a stalled step go on, as if the step had just ended. */
@@ -120,13 +135,13 @@ export class PromptExecutor {
     this.records.push(record);
     this.interruptFlag = false;
     this.clientId = sid;
-    const run = new PromptRun(item, sid, this.hub);
     const { prompt, promptId } = item;
-
-    run.add('execution_start', { prompt_id: promptId }, false);
     const signatures = signaturesOf(prompt, (id) =>
       prompt[id]?.class_type === 'LoadImage' ? this.files.inputHash(String(prompt[id]?.inputs['image'])) : '',
     );
+    const run = new PromptRun(item, sid, this.hub, signatures);
+
+    run.add('execution_start', { prompt_id: promptId }, false);
     const cached = Object.keys(prompt).filter((id) => this.cache.has(signatures[id]!));
     const live = new Set(Object.values(signatures));
     for (const signature of this.cache.keys()) if (!live.has(signature)) this.cache.delete(signature);
@@ -233,21 +248,27 @@ export class PromptExecutor {
     }
     this.checkInterrupt();
     const failure = this.faults.failNode;
-    if (failure && (failure.node === id || failure.classType === node.class_type)) {
-      throw new RuntimeFailure(failure.exceptionType, failure.message);
+    const failing =
+      failure && (failure.node === id || failure.classType === node.class_type) ? failure : undefined;
+    if (failing && failing.atStep === undefined) {
+      throw new RuntimeFailure(failing.exceptionType, failing.message);
     }
     shapes.outputs(id);
 
     const steps = samplerSteps(prompt, id);
+    const reports = node.class_type !== 'TrainLoraNode' || this.faults.trainingStepProgress;
     for (let step = 1; step <= steps; step++) {
-      await this.sleep(this.faults.stepDelayMs, generation);
-      this.checkInterrupt();
-      run.progressState(id, { value: step, max: steps, state: 'running' });
-      const preview = this.faults.previews ? await this.preview(shapes, id, step, generation) : undefined;
-      const withMetadata = this.hub.wantsPreviewMetadata(run.sid);
-      if (preview && withMetadata) run.previewWithMetadata(id, preview);
-      run.send('progress', { value: step, max: steps, prompt_id: run.item.promptId, node: id });
-      if (preview && !withMetadata) run.preview(preview);
+      await this.sleep(this.faults.stepDelayMs, generation, reports);
+      if (reports) {
+        this.checkInterrupt();
+        run.progressState(id, { value: step, max: steps, state: 'running' });
+        const preview = this.faults.previews ? await this.preview(shapes, id, step, generation) : undefined;
+        const withMetadata = this.hub.wantsPreviewMetadata(run.sid);
+        if (preview && withMetadata) run.previewWithMetadata(id, preview);
+        run.send('progress', { value: step, max: steps, prompt_id: run.item.promptId, node: id });
+        if (preview && !withMetadata) run.preview(preview);
+      }
+      if (failing?.atStep === step) throw new RuntimeFailure(failing.exceptionType, failing.message);
       const trigger = this.faults.afterStep;
       if (trigger && trigger.step === step) {
         this.faults.afterStep = undefined;
@@ -267,7 +288,8 @@ export class PromptExecutor {
 
     const entry: CacheEntry = {};
     const definition = this.objectInfo()[node.class_type];
-    if (definition?.output_node) {
+    if (node.class_type === 'SaveLoRANode') this.saveLora(run, node);
+    else if (definition?.output_node) {
       const images = shapes.input(id, 'images');
       const ui = images
         ? { images: this.saveImages(node.class_type, node.inputs['filename_prefix'], images) }
@@ -281,8 +303,20 @@ export class PromptExecutor {
         }
       }
     }
-    run.progressState(id, { value: steps || 1, max: steps || 1, state: 'finished' });
+    // A node that reported no step finishes at the 1 of 1 it started with.
+    const reported = reports ? steps || 1 : 1;
+    run.progressState(id, { value: reported, max: reported, state: 'finished' });
     this.cache.set(signature, entry);
+  }
+
+  /** SaveLoRANode: the trained LoRA into the output folder; it answers no `ui`, so no one is told. */
+  private saveLora(run: PromptRun, node: ApiPrompt[string]): void {
+    const trainer = linkSource(node.inputs['lora']);
+    const inputs = trainer === undefined ? {} : (run.item.prompt[trainer]?.inputs ?? {});
+    const stepsFrom = linkSource(node.inputs['steps']);
+    const steps = stepsFrom === undefined ? undefined : Number(run.item.prompt[stepsFrom]?.inputs['steps']);
+    const lora = fakeLora(trainer === undefined ? '' : run.signatures[trainer]!, Number(inputs['rank'] ?? 8));
+    this.files.saveModel(String(node.inputs['prefix']), steps, lora);
   }
 
   private saveImages(classType: string, prefix: unknown, images: Picture): FileRef[] {
@@ -304,9 +338,10 @@ export class PromptExecutor {
     throw new Interrupted();
   }
 
-  /** A step's time; an interrupt or a restart cuts it short. */
-  private async sleep(ms: number, generation: number): Promise<void> {
+  /** A step's time; a restart cuts it short, and an interrupt too where the step checks for one. */
+  private async sleep(ms: number, generation: number, interruptible = true): Promise<void> {
     if (ms > 0) {
+      this.wakeOnInterrupt = interruptible;
       await new Promise<void>((resolve) => {
         const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
         function done() {
@@ -316,6 +351,7 @@ export class PromptExecutor {
         this.wake = done;
       });
       this.wake = undefined;
+      this.wakeOnInterrupt = true;
     }
     if (generation !== this.generation || this.dead()) throw new Abandoned();
   }
@@ -330,6 +366,8 @@ class PromptRun {
     readonly item: QueueItem,
     readonly sid: string | undefined,
     private readonly hub: SocketHub,
+    /** Every node's cache signature: what a saved file's content is made from. */
+    readonly signatures: Readonly<Record<string, string>>,
   ) {}
 
   /** add_message: history always; the socket when there is a client or the event is broadcast. */
@@ -392,8 +430,9 @@ class PromptRun {
 }
 
 /**
- * How many steps a sampler reports: KSampler its `steps`, KSamplerAdvanced the steps between
- * start and end, the custom samplers the steps of the scheduler that makes their sigmas.
+ * How many steps a sampler takes: KSampler its `steps`, KSamplerAdvanced the steps between
+ * start and end, the custom samplers the steps of the scheduler that makes their sigmas,
+ * TrainLoraNode its `steps` times its gradient accumulation (its TrainSampler's `total_steps`).
  */
 export function samplerSteps(prompt: ApiPrompt, id: string): number {
   const node = prompt[id]!;
@@ -405,6 +444,8 @@ export function samplerSteps(prompt: ApiPrompt, id: string): number {
       const end = Math.min(Number(inputs['end_at_step']), Number(inputs['steps']));
       return Math.max(0, end - Number(inputs['start_at_step']));
     }
+    case 'TrainLoraNode':
+      return Number(inputs['steps']) * Number(inputs['grad_accumulation_steps'] ?? 1);
     case 'SamplerCustom':
     case 'SamplerCustomAdvanced': {
       const scheduler = linkSource(inputs['sigmas']);

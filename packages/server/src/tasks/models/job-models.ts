@@ -6,11 +6,14 @@ import { listJobModels } from './sql/listJobModels.ts';
 /** The request fields that may name the owner's models by model id. */
 const MODEL_FIELDS = ['model_id', 'lora_models', 'embeddings'] as const;
 
+/** The model tasks whose engine gets the row their submission registered: the model it makes. */
+const REGISTERING = new Set(['/load_model/v1', '/train_model/v1']);
+
 /**
  * The owner's models a task hands its engine (`EngineJob.models`), read in one statement: the
- * ready models its model fields name by id, and for a load_model the row it registered. Only the
- * task owner's rows are read, so another owner's model id resolves to nothing and the engine
- * refuses it. Absent when the task names none.
+ * ready models its model fields name by id, and for a load_model or a training the row it
+ * registered. Only the task owner's rows are read, so another owner's model id resolves to nothing
+ * and the engine refuses it. Absent when the task names none.
  */
 export async function jobModels(db: Queryable, task: TaskRecord): Promise<EngineJob['models']> {
   const ids = new Set<string>();
@@ -19,7 +22,7 @@ export async function jobModels(db: Queryable, task: TaskRecord): Promise<Engine
       if (typeof value === 'string' && USER_MODEL_ID.test(value)) ids.add(value);
     }
   }
-  const taskId = task.endpoint === '/load_model/v1' ? task.id : null;
+  const taskId = REGISTERING.has(task.endpoint) ? task.id : null;
   if (ids.size === 0 && taskId === null) return undefined;
   const rows = await listJobModels(db, { ownerId: task.ownerId, modelIds: [...ids], taskId });
   return Object.fromEntries(

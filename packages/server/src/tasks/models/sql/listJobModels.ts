@@ -10,7 +10,8 @@ export interface JobModelRow {
 
 /**
  * The owner's models a task hands its engine, in one statement: the ready ones among `modelIds`
- * (another owner's id matches nothing), and the row a load_model task registered (`taskId`).
+ * (another owner's id matches nothing), and the row a load_model or train_model task registered
+ * (`taskId`).
  */
 export async function listJobModels(
   db: Queryable,
