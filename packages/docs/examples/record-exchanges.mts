@@ -8,7 +8,7 @@
  * The stage, all on loopback:
  * - the engines as `setUpEngines` builds them for `IMAGEGEN_ENGINES=cpu,comfyui,sandbox`: the cpu engine
  *   for what it runs for real, the comfyui engine (against the repository's fake ComfyUI, in
- *   no-time mode) for the diffusion pipelines, the sandbox for training, which nothing else serves;
+ *   no-time mode) for the diffusion pipelines and training (its models folder is a temporary one);
  * - a stand-in for the public web that serves the example bodies' `https://` links (input images,
  *   the model file of load_model) from `/<host>/<path>`: faces where the pipeline checks for one;
  * - an enterprise owner with a ComfyUI server of its own, `gpu-1`, so that sync_model's example

@@ -28,8 +28,8 @@ export interface StageEngines {
 
 /**
  * The engines as `setUpEngines` builds them for `IMAGEGEN_ENGINES=cpu,comfyui,sandbox` and these
- * ComfyUI settings, except that the sandbox trains in no time: its training takes
- * `max_train_steps` × 20 ms, seconds the recording would only wait through.
+ * ComfyUI settings. With a models folder the comfyui engine serves training; the sandbox, last,
+ * serves nothing here, and would train in no time if it did.
  */
 export async function stageEngines(comfyui: Readonly<Record<string, string>>): Promise<StageEngines> {
   const cpu = await import('@imagegen/engines/cpu');
