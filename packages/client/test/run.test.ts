@@ -127,7 +127,9 @@ describe('run', () => {
   it('cancels the task at the deadline when asked', async () => {
     const client = createClient({ apiKey: api.key, baseUrl: api.url });
     const error = await client
-      .run('/sd/text2image/v1', prompt, { timeoutMs: 300, cancelOnTimeout: true })
+      // The deadline passes while the engine works (1.5 s): late enough that a busy machine has
+      // answered the submission by then, early enough that the task is still running.
+      .run('/sd/text2image/v1', prompt, { timeoutMs: 800, cancelOnTimeout: true })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     const timeout = error as TimeoutError;
