@@ -16,6 +16,11 @@ import { type WorkerRoutes, workerRoutes } from './worker-routes.ts';
 
 /** Cancels remembered for tasks this worker may have claimed but not yet registered. */
 const RECENT_CANCELS = 256;
+/**
+ * Claims one worker has in flight at once, at most: each holds a connection of the worker's
+ * pool (WORKER_POOL_SIZE, 6 by default, of which one or two listen) for its round trip.
+ */
+const CLAIMS_IN_FLIGHT = 3;
 
 /**
  * The worker's loop: keeps up to `concurrency` attempts running, claiming the next task (fairly,
@@ -101,34 +106,55 @@ export class ClaimLoop {
     }
   }
 
+  /**
+   * Claims tasks while slots are free, several at once: a claim is a round trip to PostgreSQL,
+   * and one at a time a worker whose tasks end quickly (a pool of ComfyUI servers, each
+   * finishing prompts every few milliseconds) could start no more tasks a second than one over
+   * that round trip. A wave starts one claim per free slot, at most CLAIMS_IN_FLIGHT; a wave
+   * that comes back short found the queue empty, and the loop waits to be woken.
+   *
+   * Claims of one wave rank owners from the same moment, so two may take one owner's first and
+   * second task where one at a time would have given the second to the next owner: fairness
+   * holds per wave, not per claim, and a task behind another owner's backlog still waits for at
+   * most one claim per slot.
+   */
   private async fillSlots(): Promise<void> {
-    while (this.running.size < this.ctx.concurrency && !this.ctx.signal.aborted) {
-      const leaseOwner = `${this.ctx.id}/${randomBytes(6).toString('hex')}`;
-      let row: TaskRow | null;
-      try {
-        row = await claimTask(this.ctx.pool, {
-          leaseOwner,
-          routes: this.routing.routes,
-          leaseMs: this.ctx.leaseMs,
-        });
-      } catch (error) {
-        this.ctx.log(`claim failed: ${(error as Error).message}`);
-        return;
-      }
-      if (!row) return;
-      const task = toTaskRecord(row);
-      this.ctx.metrics?.tasksClaimed.inc(taskLabels(this.ctx, task));
-      this.ctx.log('task claimed', { ...taskFields(task, 'info'), worker: this.ctx.id });
-      const controller = new AbortController();
-      if (this.recentCancels.has(task.id)) controller.abort(new Error(CANCELLED));
-      const done = this.attempt(task, leaseOwner, controller)
-        .catch((error) => this.ctx.log(`task ${task.id}: ${(error as Error).message}`, taskFields(task)))
-        .finally(() => {
-          this.running.delete(task.id);
-          this.wake();
-        });
-      this.running.set(task.id, { controller, done });
+    while (!this.ctx.signal.aborted) {
+      const wave = Math.min(this.ctx.concurrency - this.running.size, CLAIMS_IN_FLIGHT);
+      if (wave <= 0) return;
+      const claimed = await Promise.all(Array.from({ length: wave }, () => this.claimOne()));
+      if (!claimed.every(Boolean)) return;
     }
+  }
+
+  /** One claim; when it took a task, its attempt is started. False when there was none (or it failed). */
+  private async claimOne(): Promise<boolean> {
+    const leaseOwner = `${this.ctx.id}/${randomBytes(6).toString('hex')}`;
+    let row: TaskRow | null;
+    try {
+      row = await claimTask(this.ctx.pool, {
+        leaseOwner,
+        routes: this.routing.routes,
+        leaseMs: this.ctx.leaseMs,
+      });
+    } catch (error) {
+      this.ctx.log(`claim failed: ${(error as Error).message}`);
+      return false;
+    }
+    if (!row) return false;
+    const task = toTaskRecord(row);
+    this.ctx.metrics?.tasksClaimed.inc(taskLabels(this.ctx, task));
+    this.ctx.log('task claimed', { ...taskFields(task, 'info'), worker: this.ctx.id });
+    const controller = new AbortController();
+    if (this.recentCancels.has(task.id)) controller.abort(new Error(CANCELLED));
+    const done = this.attempt(task, leaseOwner, controller)
+      .catch((error) => this.ctx.log(`task ${task.id}: ${(error as Error).message}`, taskFields(task)))
+      .finally(() => {
+        this.running.delete(task.id);
+        this.wake();
+      });
+    this.running.set(task.id, { controller, done });
+    return true;
   }
 
   /** One attempt of a claimed task: run under a held lease, then settled either way. */

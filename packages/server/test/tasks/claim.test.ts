@@ -109,6 +109,50 @@ describe('claiming tasks', () => {
     }
   });
 
+  it('keeps several claims in flight when several slots are free, three at most', async () => {
+    const owner = await createOwner(db.pool);
+    await Promise.all(Array.from({ length: 40 }, (_, n) => submit(owner, n)));
+    const image = await png(8, 8);
+    const engine = fakeEngine('quick', ['/sd/text2image/v1'], async () => ({ images: [image] }));
+    // Every claim takes 30 ms longer than its statement, as over a slow network: one at a time, a
+    // worker could start at most one task per 30 ms whatever its slots.
+    let inFlight = 0;
+    let most = 0;
+    const pool = Object.create(db.pool) as typeof db.pool;
+    pool.query = (async (config: unknown, ...rest: unknown[]) => {
+      const claim = (config as { name?: string } | undefined)?.name === 'claimTask';
+      if (claim) most = Math.max(most, ++inFlight);
+      try {
+        if (claim) await new Promise((resolve) => setTimeout(resolve, 30));
+        return await (db.pool.query as (...args: unknown[]) => unknown)(config, ...rest);
+      } finally {
+        if (claim) inFlight--;
+      }
+    }) as typeof pool.query;
+    const stop = new AbortController();
+    const worker = startWorker({
+      pool,
+      engines: createEngineRegistry([engine], { enabled: ['quick'], pinned: {} }),
+      fetcher: new FakeImageFetcher(),
+      store: new FakeBlobStore(),
+      publicUrl: 'http://api.test',
+      signal: stop.signal,
+      concurrency: 6,
+    });
+    try {
+      await eventually(async () => (engine.jobs.length >= 40 ? true : undefined));
+      expect(most).toBe(3);
+      const runs = await db.pool.query(
+        `SELECT count(*)::int AS n, max(attempts)::int AS attempts FROM tasks WHERE owner_id = $1`,
+        [owner],
+      );
+      expect(runs.rows[0]).toEqual({ n: 40, attempts: 1 });
+    } finally {
+      stop.abort();
+      await worker.stopped;
+    }
+  });
+
   for (const concurrency of [1, 2]) {
     it(`runs a single task behind another owner's 1,000 queued ones next (${concurrency} slot(s))`, async () => {
       const busy = await createOwner(db.pool);
