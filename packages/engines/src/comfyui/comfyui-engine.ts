@@ -161,7 +161,12 @@ interface RunPlan extends TaskPlan {
   readonly progress: ProgressFollower;
 }
 
-function compile(task: TaskPlan, images: CompileContext['images'], submission?: string): CompiledWorkflow {
+function compile(
+  task: TaskPlan,
+  images: CompileContext['images'],
+  submission?: string,
+  device?: string,
+): CompiledWorkflow {
   return task.compiler.compile({
     input: task.job.input,
     seed: task.job.seed,
@@ -169,6 +174,7 @@ function compile(task: TaskPlan, images: CompileContext['images'], submission?: 
     imageSizes: imageSizes(task.job.images),
     filenamePrefix: `imagegen/${task.key}/img`,
     ...(submission ? { submission } : {}),
+    ...(device ? { device } : {}),
     checkpoints: task.checkpoints,
     ...(task.uses ? { models: task.uses } : {}),
   });
@@ -197,7 +203,8 @@ async function runOn(
       Object.keys(task.job.images).length === 0 ? requestedNames(task) : await upload(client, task, signal);
     // The prompt id names the submission: files no one reports go to a folder of its own.
     const promptId = randomUUID();
-    const workflow = compile(task, names, promptId);
+    // For the server it goes to: a pack node may take that server's device by name.
+    const workflow = compile(task, names, promptId, lease.device);
     const outputs = await client.run(workflow.prompt, {
       promptId,
       outputNodes: workflow.outputNodes,

@@ -86,6 +86,12 @@ export interface CompileContext {
   /** The request's model ids to checkpoint file names on the server (COMFYUI_CHECKPOINTS). */
   readonly checkpoints: Readonly<Record<string, string>>;
   /**
+   * The torch device type of the server the graph is submitted to (`cuda`, `cpu`, `mps`…), as its
+   * `/system_stats` says, for the pack nodes that take a device by name. Absent before a server is
+   * picked, or when it named none.
+   */
+  readonly device?: string;
+  /**
    * The owner's models the request names, by model id (the job's `models`): their files are
    * `<model_id>.<ext>` in the folder of their type. Absent: none.
    */
@@ -192,6 +198,11 @@ export interface ComfyServerStats {
   readonly comfyuiVersion: string;
   /** Prompts running plus pending on the server, from `/queue` or `/prompt`. */
   readonly queueRemaining: number;
+  /**
+   * The torch device type the server computes on (`cuda`, `cpu`, `mps`…): the first of
+   * `/system_stats` `devices`. Absent when it names none.
+   */
+  readonly device?: string;
 }
 
 export interface ComfyClient {

@@ -38,6 +38,8 @@ export interface SlotRequest {
 /** A slot on one server, held from submission until ComfyUI is done with the prompt. */
 export interface ServerLease {
   readonly client: ComfyClient;
+  /** The torch device type the server said it computes on at its last check (`cuda`, `cpu`…). */
+  readonly device?: string;
   /** The prompt left the server's queue: the slot is free again. */
   release(): void;
   /** The server failed while we used it: the slot is freed and the server skipped until a check passes. */
@@ -51,6 +53,8 @@ interface Member {
   /** Others' prompts on the server at its last check. */
   foreign: number;
   checkpoint: string | null;
+  /** The device type its last check named. */
+  device?: string;
   failures: number;
   error?: string;
   /** Order of the last assignment, for least-recently-used ties. */
@@ -220,6 +224,7 @@ export class ServerPool {
     };
     return {
       client: member.client,
+      ...(member.device ? { device: member.device } : {}),
       release: () => {
         if (giveBack()) this.dispatch();
       },
@@ -275,6 +280,7 @@ export class ServerPool {
       member.failures = 0;
       member.error = undefined;
       member.foreign = Math.max(0, stats.queueRemaining - member.inFlight);
+      member.device = stats.device;
       this.schedule(member, this.o.checkEveryMs);
     } catch (error) {
       if (this.closed) return;

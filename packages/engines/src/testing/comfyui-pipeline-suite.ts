@@ -439,17 +439,33 @@ export function compileCase(
   });
 }
 
-/** The model files a compiled graph loads, by model folder (what a server must hold to run it). */
-export function modelFilesOf(prompt: ApiPrompt): Record<string, string[]> {
-  const files = new FolderFiles();
+/** A model file a node of a graph loads: the node's class, its input, the model folder and the file. */
+export interface ModelInput {
+  readonly classType: string;
+  readonly input: string;
+  readonly folder: string;
+  readonly file: string;
+}
+
+/** The model files the nodes of a compiled graph load, one entry per node input. */
+export function modelInputsOf(prompt: ApiPrompt): ModelInput[] {
+  const loads: ModelInput[] = [];
   for (const node of Object.values(prompt)) {
     for (const [input, folder] of Object.entries(MODEL_INPUTS[node.class_type] ?? {})) {
       const value = node.inputs[input];
       // "No model" in a model list is not a file: packs offer "none" (ReActor's face restorer),
       // TrainLoraNode "[None]" (no LoRA to train further).
-      if (typeof value === 'string' && value !== 'none' && value !== '[None]') files.add(folder, value);
+      if (typeof value === 'string' && value !== 'none' && value !== '[None]')
+        loads.push({ classType: node.class_type, input, folder, file: value });
     }
   }
+  return loads;
+}
+
+/** The model files a compiled graph loads, by model folder (what a server must hold to run it). */
+export function modelFilesOf(prompt: ApiPrompt): Record<string, string[]> {
+  const files = new FolderFiles();
+  for (const { folder, file } of modelInputsOf(prompt)) files.add(folder, file);
   return files.sorted();
 }
 

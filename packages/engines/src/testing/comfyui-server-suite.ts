@@ -5,19 +5,21 @@ import path from 'node:path';
 import { createComfyClient } from '../comfyui/client/index.ts';
 import { createComfyuiEngine } from '../comfyui/comfyui-engine.ts';
 import { compilerFor } from '../comfyui/compilers/index.ts';
-import type { ComfyClient } from '../comfyui/contracts.ts';
+import type { ComfyClient, ObjectInfo } from '../comfyui/contracts.ts';
 import type { Engine, EngineJob, EngineResult, JobModel, RunContext } from '../engine.ts';
 import {
   caseJob,
   compileCase,
   modelFilesOf,
+  modelInputsOf,
   PIPELINE_SUITE,
   type PipelineCase,
 } from './comfyui-pipeline-suite.ts';
+import { inputOptions } from './fake-comfyui/model-lists.ts';
 
 /**
  * The pipeline suite against a ComfyUI server: each case whose graph the server can run (its node
- * classes installed, its model files present, as `/object_info` and `/models/*` tell) runs through
+ * classes installed, its model files offered by their loaders, as `/object_info` tells) runs through
  * the comfyui engine and must answer images of the right count and size; the others are skipped,
  * saying what the server lacks.
  */
@@ -187,22 +189,35 @@ async function useTrainedLora(
   };
 }
 
-/** The node classes and model files the case's graph needs and the server has not got. */
+/**
+ * The node classes and model files the case's graph needs and the server has not got. A file is
+ * there when the loader's input offers it in `/object_info`: that list is what the server checks a
+ * graph against, and `/models/<folder>` cannot stand for it (it answers 404 for a legacy folder
+ * name such as IC-Light's `unet`, and for a folder a pack globs without registering it, such as
+ * ReActor's `insightface`). Only for a node class the server lacks is the folder asked.
+ */
 async function missingOnServer(
   testCase: PipelineCase,
   job: EngineJob,
   checkpoints: Readonly<Record<string, string>>,
-  objectInfo: Readonly<Record<string, unknown>>,
+  objectInfo: ObjectInfo,
   filesIn: (folder: string) => Promise<Set<string>>,
 ): Promise<string[]> {
   const { prompt } = compileCase(testCase, job, checkpoints);
   const nodes = [...new Set(Object.values(prompt).map((node) => node.class_type))]
     .filter((classType) => !(classType in objectInfo))
     .map((classType) => `node class ${classType}`);
-  const files: string[] = [];
-  for (const [folder, names] of Object.entries(modelFilesOf(prompt))) {
-    const present = await filesIn(folder);
-    for (const name of names) if (!present.has(name)) files.push(`${folder}/${name}`);
+  const lacking = new Set<string>();
+  for (const { classType, input, folder, file } of modelInputsOf(prompt)) {
+    const offered =
+      classType in objectInfo
+        ? inputOptions(objectInfo, classType, input).includes(file)
+        : (await filesIn(folder)).has(file);
+    if (!offered) lacking.add(`${folder}/${file}`);
   }
+  // In the order of modelFilesOf: by folder, then by name.
+  const files = Object.entries(modelFilesOf(prompt)).flatMap(([folder, names]) =>
+    names.map((name) => `${folder}/${name}`).filter((file) => lacking.has(file)),
+  );
   return [...nodes, ...files];
 }

@@ -144,7 +144,8 @@ describe('the ComfyUI client', () => {
 
   it('answers server stats, node definitions and model folders', async () => {
     const { client } = await setUp({ models: { checkpoints: ['sd_xl_base_1.0.safetensors'] } });
-    expect(await client.stats()).toEqual({ comfyuiVersion: '0.3.64', queueRemaining: 0 });
+    // The recording's server computes on the CPU (its /system_stats devices[0].type).
+    expect(await client.stats()).toEqual({ comfyuiVersion: '0.3.64', queueRemaining: 0, device: 'cpu' });
     expect(Object.keys(await client.objectInfo())).toContain('KSampler');
     expect(await client.models('checkpoints')).toEqual(['sd_xl_base_1.0.safetensors']);
     expect(await client.models('upscale_models')).toEqual(['random-esrgan-x4-tiny.safetensors']);

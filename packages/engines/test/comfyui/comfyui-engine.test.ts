@@ -174,6 +174,16 @@ describe('the comfyui engine', () => {
     expect(after!.checkpoints).toEqual({ 'sd1.5': 'sd15.safetensors', other: 'other.safetensors' });
   });
 
+  it("compiles each submission for its server's device, as the server's last check named it", async () => {
+    const log: Submission[] = [];
+    const mac = server('mac', log);
+    mac.stats = async () => ({ comfyuiVersion: '0.3.64', queueRemaining: 0, device: 'mps' });
+    const engine = await startEngine([mac]);
+    await engine.run(await job(), context().ctx);
+    // The first compile only inspects the graph: no server, so no device.
+    expect(compiled.map((ctx) => ctx.device)).toEqual([undefined, 'mps']);
+  });
+
   it('gives every task its own filename_prefix and prompt id, so ComfyUI never answers from another task', async () => {
     const log: Submission[] = [];
     const engine = await startEngine([server('a', log)]);

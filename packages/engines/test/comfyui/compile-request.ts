@@ -238,6 +238,7 @@ export interface CompileOptions {
   readonly checkpoints?: Readonly<Record<string, string>>;
   readonly imageSizes?: CompileContext['imageSizes'];
   readonly submission?: string;
+  readonly device?: string;
 }
 
 /** Compiles a request body (minimal request + `extra`) the way the engine will. */
@@ -257,6 +258,7 @@ export function compileRequest(
     checkpoints: options.checkpoints ?? {},
     ...(options.imageSizes ? { imageSizes: options.imageSizes } : {}),
     ...(options.submission ? { submission: options.submission } : {}),
+    ...(options.device ? { device: options.device } : {}),
   });
 }
 

@@ -260,6 +260,22 @@ describe('the queue', () => {
     };
     expect(info.CheckpointLoaderSimple.input.required.ckpt_name[0]).toEqual(['sd_xl_base_1.0.safetensors']);
   });
+
+  it('lists a legacy model folder under its current name, as ComfyUI does', async () => {
+    const server = await start({ models: { unet: ['iclight_sd15_fc.safetensors'] } });
+    // folder_paths maps `unet` to `diffusion_models`; the /models route knows only the latter.
+    expect((await fetch(`${server.url}/models/unet`)).status).toBe(404);
+    expect(await (await fetch(`${server.url}/models/diffusion_models`)).json()).toContain(
+      'iclight_sd15_fc.safetensors',
+    );
+    expect(await (await fetch(`${server.url}/models`)).json()).not.toContain('unet');
+    const info = (await (await fetch(`${server.url}/object_info/LoadAndApplyICLightUnet`)).json()) as {
+      LoadAndApplyICLightUnet: { input: { required: { model_path: [string[]] } } };
+    };
+    expect(info.LoadAndApplyICLightUnet.input.required.model_path[0]).toEqual([
+      'iclight_sd15_fc.safetensors',
+    ]);
+  });
 });
 
 describe('fault switches', () => {

@@ -543,6 +543,25 @@ describe('the graph of a request', () => {
     expect(nodesOf(remove, 'GrowMask')[0]!.inputs['expand']).toBe(15);
   });
 
+  it("loads SAM 2 on the server's own device: fp16 on CUDA, fp32 where the loader refuses fp16 or MPS", () => {
+    const loader = (device?: string) => {
+      const graph = compileRequest(
+        '/inpaint_anything/v1',
+        { input_coords: [10, 20] },
+        device ? { device } : {},
+      );
+      const { device: on, precision } = nodesOf(graph, 'DownloadAndLoadSAM2Model')[0]!.inputs;
+      return [on, precision];
+    };
+    // Before a server is picked (or one that never said), a CUDA server is assumed.
+    expect(loader()).toEqual(['cuda', 'fp16']);
+    expect(loader('cuda')).toEqual(['cuda', 'fp16']);
+    expect(loader('cpu')).toEqual(['cpu', 'fp32']);
+    expect(loader('mps')).toEqual(['mps', 'fp32']);
+    // A device the node has no name for (an Intel XPU): the CPU, which every server has.
+    expect(loader('xpu')).toEqual(['cpu', 'fp32']);
+  });
+
   it('keeps the subject of bgchanger and modelswitch pixel for pixel, repainting only around it', () => {
     for (const pipeline of ['/bgchanger/v1', '/modelswitch/v1']) {
       const workflow = compileRequest(pipeline);

@@ -45,6 +45,9 @@ describe('the pipeline suite against a server', () => {
         pick('/upscaler/v1 deblur'),
         // ReActor's "none" face restorer is a choice of the node, not a file the server must hold.
         pick('/faceswap/v1'),
+        // IC-Light lists `unet`, a legacy folder name `/models/unet` answers 404 for: the loader's
+        // own list in /object_info says the file is there.
+        pick('/relight/v1'),
         { ...t2i, name: 'a case expecting three images', expect: { ...t2i.expect, count: 3 } },
       ],
       onOutcome: (outcome) => seen.push(outcome.name),
@@ -55,12 +58,13 @@ describe('the pipeline suite against a server', () => {
       ['/sdxl/text2image/v1', 'skipped', 'the server lacks checkpoints/sd_xl_base_1.0.safetensors'],
       ['/upscaler/v1 deblur', 'ran', '1 image(s) of 192x128'],
       ['/faceswap/v1', 'ran', expect.stringMatching(/^1 image\(s\) of \d+x\d+$/)],
+      ['/relight/v1', 'ran', '2 image(s) of 128x192'],
       ['a case expecting three images', 'failed', 'expected 3 image(s) of 128x192, got 128x192, 128x192'],
     ]);
     expect(seen).toEqual(outcomes.map((outcome) => outcome.name));
     // What a server must hold never lists a node's own "none" choice as a file.
     expect(Object.values(await suiteModelFiles(CHECKPOINTS)).flat()).not.toContain('none');
-    expect(fake.executions).toHaveLength(4);
+    expect(fake.executions).toHaveLength(5);
   });
 
   it('trains a LoRA, stores it, and draws with it where the server reads the models folder', async () => {

@@ -49,12 +49,17 @@ export function createComfyClient(options: ComfyClientOptions): ComfyClient {
 
     async stats(signal): Promise<ComfyServerStats> {
       const [system, prompt] = await Promise.all([
-        http.json<{ system?: { comfyui_version?: string } }>('GET', '/system_stats', { signal }),
+        http.json<{ system?: { comfyui_version?: string }; devices?: { type?: unknown }[] }>(
+          'GET',
+          '/system_stats',
+          { signal },
+        ),
         http.json<{ exec_info?: { queue_remaining?: number } }>('GET', '/prompt', { signal }),
       ]);
       return {
         comfyuiVersion: system.system?.comfyui_version ?? 'unknown',
         queueRemaining: prompt.exec_info?.queue_remaining ?? 0,
+        ...(typeof system.devices?.[0]?.type === 'string' ? { device: system.devices[0].type } : {}),
       };
     },
 

@@ -18,8 +18,22 @@ import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
  */
 const PIPELINE = '/inpaint_anything/v1';
 
-/** SAM 2.1 large, which the pack fetches into `models/sam2` on first use. */
+/**
+ * SAM 2.1 large, which the pack fetches into `models/sam2` on first use: the node names it so, and
+ * reads `-fp16` in its name at fp16.
+ */
 const SAM2_MODEL = 'sam2.1_hiera_large.safetensors';
+const SAM2_FP16_MODEL = 'sam2.1_hiera_large-fp16.safetensors';
+
+/**
+ * The device and precision kijai's loader takes by name, for the server's device: fp16 on CUDA (the
+ * pack's `-fp16` file), fp32 on Apple's MPS, and the CPU (where the loader refuses fp16) for any
+ * other device. A server that never said is taken for a CUDA one.
+ */
+export function sam2Device(device: string | undefined): { device: string; precision: string } {
+  if (device === undefined || device === 'cuda') return { device: 'cuda', precision: 'fp16' };
+  return { device: device === 'mps' ? 'mps' : 'cpu', precision: 'fp32' };
+}
 
 /** Inpaint-Anything's mask dilation per operation (its README's `--dilate_kernel_size`). */
 const DILATION = { fill: 50, remove: 15 } as const;
@@ -42,7 +56,10 @@ export const compiler: PipelineCompiler = {
     packs: packNeeds('ComfyUI-segment-anything-2', 'ComfyUI-RMBG'),
     models: [
       REPAINT_MODEL_NEED,
-      { folder: 'sam2', what: `\`${SAM2_MODEL}\` (the pack fetches it on first use)` },
+      {
+        folder: 'sam2',
+        what: `\`${SAM2_FP16_MODEL}\` on a CUDA server, \`${SAM2_MODEL}\` on others (the pack fetches it on first use)`,
+      },
       { folder: 'RMBG/Lama', what: '`big-lama.pt` for `remove` (ComfyUI-RMBG fetches it on first use)' },
     ],
     refuses: [
@@ -65,8 +82,7 @@ export const compiler: PipelineCompiler = {
           .node('DownloadAndLoadSAM2Model', {
             model: SAM2_MODEL,
             segmentor: 'single_image',
-            device: 'cuda',
-            precision: 'fp16',
+            ...sam2Device(ctx.device),
           })
           .out(0),
         image: picture,

@@ -4,6 +4,7 @@ import path from 'node:path/posix';
 import type { ObjectInfo } from '../../comfyui/contracts.ts';
 import { SERVER_ERROR_TEXT, validatePrompt } from '../../comfyui/validation/validate-prompt.ts';
 import type { FileStore } from './file-store.ts';
+import { LEGACY_MODEL_FOLDERS } from './model-lists.ts';
 import type { PromptExecutor } from './prompt-executor.ts';
 import type { PromptQueue } from './prompt-queue.ts';
 
@@ -139,7 +140,7 @@ const PARAM_ROUTES: readonly [RegExp, string, (state: RouteState, param: string)
   [
     /^\/models\/([^/]+)$/,
     'GET',
-    (state, folder) => (state.folders.includes(folder) ? ok(state.models[folder] ?? []) : empty(404)),
+    (state, folder) => (state.folders.includes(folder) ? ok(listedFiles(state.models, folder)) : empty(404)),
   ],
   [
     /^\/object_info\/([^/]+)$/,
@@ -297,4 +298,10 @@ function route(state: RouteState, request: Request): Reply | Promise<Reply> {
     return handler(state, decodeURIComponent(match[1]!));
   }
   return { status: 404, text: '404: Not Found' };
+}
+
+/** `GET /models/<folder>`: the folder's files, and those of the legacy names that stand for it. */
+function listedFiles(models: RouteState['models'], folder: string): string[] {
+  const legacy = Object.keys(LEGACY_MODEL_FOLDERS).filter((name) => LEGACY_MODEL_FOLDERS[name] === folder);
+  return [...new Set([folder, ...legacy].flatMap((name) => models[name] ?? []))];
 }

@@ -13,7 +13,7 @@ import {
 } from './captures.ts';
 import { FileStore } from './file-store.ts';
 import { answer, type FakeCounts, type RouteState } from './http-routes.ts';
-import { withModelLists } from './model-lists.ts';
+import { LEGACY_MODEL_FOLDERS, withModelLists } from './model-lists.ts';
 import { listModelsDir } from './models-dir.ts';
 import {
   type ExecutionFaults,
@@ -200,9 +200,15 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
     get models() {
       return modelFiles();
     },
-    // A folder a node pack adds (`ipadapter`) exists once the fake is given files for it.
+    // A folder a node pack adds (`ipadapter`) exists once the fake is given files for it; a legacy
+    // name (`unet`) is listed under its current one, as ComfyUI's `/models` does.
     get folders() {
-      return [...new Set([...capturedModelFolders(), ...Object.keys(modelFiles())])];
+      return [
+        ...new Set([
+          ...capturedModelFolders(),
+          ...Object.keys(modelFiles()).map((folder) => LEGACY_MODEL_FOLDERS[folder] ?? folder),
+        ]),
+      ];
     },
     systemStats: {
       ...capturedSystemStats(),

@@ -102,6 +102,22 @@ export function withModelLists(
   return patched;
 }
 
+/**
+ * ComfyUI's legacy model folder names (`folder_paths.map_legacy`): a loader that lists `unet` gets
+ * the files of `diffusion_models` (which reads `models/unet/` too), but `GET /models/unet` answers
+ * 404: the route knows only the current names.
+ */
+export const LEGACY_MODEL_FOLDERS: Readonly<Record<string, string>> = {
+  unet: 'diffusion_models',
+  clip: 'text_encoders',
+};
+
+/** The values a node's input offers in `/object_info` (what the server validates a graph against). */
+export function inputOptions(info: ObjectInfo, classType: string, input: string): readonly unknown[] {
+  const inputs = info[classType]?.input;
+  return listOf(inputs?.required?.[input] ?? inputs?.optional?.[input]);
+}
+
 /** A COMBO's allowed values, in either declaration form: `[[values], opts]` or `["COMBO", {options}]`. */
 function listOf(spec: InputSpec | undefined): readonly unknown[] {
   if (!spec) return [];
