@@ -19,8 +19,6 @@ export interface TaskControlOptions extends TaskRouteOptions {
   enqueueWebhook?: EnqueueWebhook;
   /** How often an idle status stream sends a keep-alive comment (default 15 s). */
   keepAliveMs?: number;
-  /** How often a stream re-estimates a waiting task's place in line and eta (default 2 s). */
-  reestimateMs?: number;
   /** Open status streams: the API ends them when it closes. */
   streams: Set<() => void>;
 }
@@ -29,7 +27,7 @@ const KEEP_ALIVE_MS = 15_000;
 /** How long a browser's EventSource waits before it reconnects, in ms (the stream's `retry`). */
 const RECONNECT_MS = 2_000;
 /**
- * How often a stream looks again at a waiting task's place in line (default 2 s). The task does
+ * How often a stream looks again at a waiting task's place in line. The task does
  * not change while it waits, but the tasks ahead of it do: without a second look the first
  * event's `queue_position` would stand until the task starts. The look reads the process's queue
  * snapshot in memory (retaken at most every 2 s for every stream together), never the database.
@@ -78,11 +76,11 @@ export function registerCancelEndpoint(
 
 /**
  * GET <status path>/events: the task's status as Server-Sent Events. The current status at once
- * (unless Last-Event-ID says the client has it), a new event at each change of state or progress,
- * and, while the task waits, whenever its place in line or eta moves (such an event repeats the
- * id of the change it estimates), the final status last, then the stream ends. Event ids are the task's change counter, so a
- * client that reconnects with Last-Event-ID gets only what is newer, and 204 once it has the final
- * event (which stops a browser's EventSource from reconnecting).
+ * (unless Last-Event-ID says the client has it), a new event at each change of state or progress
+ * and, while the task waits, whenever its place in line or eta moves (such an event repeats the id
+ * of the change it estimates), the final status last, then the stream ends. Event ids are the
+ * task's change counter, so a client that reconnects with Last-Event-ID gets only what is newer,
+ * and 204 once it has the final event (which stops a browser's EventSource from reconnecting).
  */
 export function registerEventsEndpoint(
   app: FastifyInstance,
@@ -91,7 +89,6 @@ export function registerEventsEndpoint(
 ): void {
   const taskPath = endpoint.taskPath!;
   const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
-  const reestimateMs = options.reestimateMs ?? REESTIMATE_MS;
   app.get(
     fastifyPath(endpoint.path),
     // A HEAD would hold a stream open that can never carry anything.
@@ -114,7 +111,7 @@ export function registerEventsEndpoint(
         watching.stop();
         return reply.code(204).send();
       }
-      stream = new EventStream(reply, options, keepAliveMs, reestimateMs, watching.stop);
+      stream = new EventStream(reply, options, keepAliveMs, watching.stop);
       if (lastSeen === undefined || first.version > lastSeen) await stream.send(first);
       else stream.skipUpTo(lastSeen, first);
       for (const task of pending) await stream.send(task);
@@ -148,7 +145,6 @@ class EventStream {
     private readonly reply: FastifyReply,
     private readonly options: TaskControlOptions,
     keepAliveMs: number,
-    private readonly reestimateMs: number,
     stopWatching: () => void,
   ) {
     reply.hijack();
@@ -221,7 +217,7 @@ class EventStream {
   /** Looks at the estimates again every few seconds while the task waits; not once it runs. */
   private followEstimates(task: TaskStatus): void {
     if (task.state !== 'queued') this.stopReestimating();
-    else this.reestimate ??= setInterval(() => this.sendEstimates(), this.reestimateMs);
+    else this.reestimate ??= setInterval(() => this.sendEstimates(), REESTIMATE_MS);
   }
 
   private stopReestimating(): void {
