@@ -5,8 +5,6 @@
  */
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import {
-  createEngineRegistry,
-  createSandboxEngine,
   type Engine,
   EngineInputError,
   type EngineJob,
@@ -14,8 +12,9 @@ import {
   type Preflight,
   type RunContext,
   type SafetyChecker,
+  setUpEngines,
 } from '@imagegen/engines';
-import { type ApiPrompt, COMPILERS, comfyuiEngineFromEnv } from '@imagegen/engines/comfyui';
+import { type ApiPrompt, COMPILERS } from '@imagegen/engines/comfyui';
 import { modelFilesOf } from '@imagegen/engines/testing';
 import { createModelFetcher } from '@imagegen/server';
 
@@ -27,23 +26,21 @@ export interface StageEngines {
 }
 
 /**
- * The engines as `setUpEngines` builds them for `IMAGEGEN_ENGINES=cpu,comfyui,sandbox` and these
- * ComfyUI settings. With a models folder the comfyui engine serves training; the sandbox, last,
- * serves nothing here, and would train in no time if it did.
+ * The engines exactly as `npm start` builds them (`setUpEngines`) for
+ * `IMAGEGEN_ENGINES=cpu,comfyui,sandbox` and these ComfyUI settings; with a models folder the
+ * comfyui engine serves training too. The one difference: model downloads may reach the stand-in
+ * for the public web on loopback (every other private address is still refused).
  */
 export async function stageEngines(comfyui: Readonly<Record<string, string>>): Promise<StageEngines> {
-  const cpu = await import('@imagegen/engines/cpu');
-  const engines = [
-    cpu.createCpuEngine(),
-    // The stand-in for the public web is on loopback; every other private address is still refused.
-    comfyuiEngineFromEnv(comfyui, undefined, createModelFetcher({ allowPrivate: true })),
-    createSandboxEngine({ training: { stepMs: 0 } }),
-  ];
-  return {
-    registry: createEngineRegistry(engines, { enabled: ['cpu', 'comfyui', 'sandbox'], pinned: {} }),
-    preflights: [cpu.facePreflight],
-    safety: cpu.createSafetyChecker(),
-  };
+  const setup = await setUpEngines(
+    { IMAGEGEN_ENGINES: 'cpu,comfyui,sandbox', ...comfyui },
+    undefined,
+    createModelFetcher({ allowPrivate: true }),
+  );
+  if (setup.warnings.length > 0 || !setup.safety) {
+    throw new Error(`the stage's engines did not all start: ${setup.warnings.join('; ')}`);
+  }
+  return { registry: setup.registry, preflights: setup.preflights, safety: setup.safety };
 }
 
 /** The engine registry of the stage, whose engines wait at their door for the recorder. */
