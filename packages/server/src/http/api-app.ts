@@ -23,6 +23,7 @@ import { type HealthSource, registerServiceInfoRoutes } from './routes/service-i
 import { registerCancelEndpoint, registerEventsEndpoint } from './routes/task-control.ts';
 import { registerTaskEndpoint } from './routes/tasks.ts';
 import { registerUploadEndpoint } from './routes/uploads.ts';
+import { answerUnroutedPaths } from './slash-redirects.ts';
 
 /** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -101,6 +102,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done();
   });
+  // After the hook above, so a redirect and a 404 carry its headers too.
+  answerUnroutedPaths(app);
   app.options('*', async (_request, reply) =>
     reply
       .code(204)

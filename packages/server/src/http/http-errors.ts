@@ -64,5 +64,4 @@ export function installErrorHandlers(app: FastifyInstance, limits: BodyLimits): 
     request.log.error({ err: error }, 'request failed');
     return reply.code(500).send({ detail: 'Internal server error' });
   });
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not Found' }));
 }
