@@ -144,7 +144,7 @@ export interface ImagegenClient {
    * or a missing model: ApiError 404; one still loading or named by a task not ended: ApiError 409.
    */
   deleteModel(modelId: string, options?: { signal?: AbortSignal }): Promise<DeletedModelAnswer>;
-  /** Uploads images (`/upload_images/v1`); answers their URLs, in order, to use as inputs. */
+  /** Uploads images (`POST /upload_images`); answers their URLs, in order, to use as inputs. */
   uploadImages(files: readonly UploadFile[], options?: { signal?: AbortSignal }): Promise<string[]>;
   /** The bytes behind an output link (`download_urls`). */
   download(url: string, options?: { signal?: AbortSignal }): Promise<Uint8Array>;
@@ -327,7 +327,7 @@ function untypedClient(transport: Transport) {
         });
         const answer = await json<UploadAnswer>({
           method: 'POST',
-          path: '/upload_images/v1',
+          path: '/upload_images',
           form,
           signal: uploadOptions.signal,
           retry: false,

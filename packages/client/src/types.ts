@@ -79,10 +79,10 @@ export type FailureState = 'FAILURE' | 'failed';
 export type AnyStatus = Statuses[TaskPath];
 
 /** One entry of the 422 `detail` list, as FastAPI writes it. */
-export type ValidationIssue = Static<Rows['/upload_images/v1']['responses'][422]>['detail'][number];
+export type ValidationIssue = Static<Rows['/upload_images']['responses'][422]>['detail'][number];
 
-/** What `/upload_images/v1` answers: the URLs of the uploaded images, in order. */
-export type UploadAnswer = Static<Rows['/upload_images/v1']['responses'][200]>;
+/** What `/upload_images` answers: the URLs of the uploaded images, in order. */
+export type UploadAnswer = Static<Rows['/upload_images']['responses'][200]>;
 
 /** What `DELETE /models/v1/{model_id}` answers: `{model_id, deleted: true}`. */
 export type DeletedModelAnswer = Static<typeof DeletedModel>;

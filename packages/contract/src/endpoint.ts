@@ -45,6 +45,18 @@ export interface Endpoint {
   readonly headers?: readonly HeaderParameter[];
   /** The media type of the success answer when it is not JSON (`text/event-stream`). */
   readonly responseMedia?: string;
+  /** Other paths that serve this operation exactly (see PathAlias). */
+  readonly aliases?: readonly PathAlias[];
+}
+
+/**
+ * Another path of an operation: same request, answer and key, served and listed in openapi.json
+ * under an operation id of its own. It exists for clients of the original service, whose frontend
+ * and docs send paths this API's table writes otherwise (`/upload_images`, `/load_model/status/…`).
+ */
+export interface PathAlias {
+  readonly path: string;
+  readonly operationId: string;
 }
 
 export interface HeaderParameter {
@@ -80,6 +92,8 @@ export interface StatusOperation {
   readonly summary: string;
   readonly description: string;
   readonly responses: Readonly<Record<number, TSchema>>;
+  /** Other paths of this status (see PathAlias). */
+  readonly aliases?: readonly PathAlias[];
 }
 
 /** The part of a request a schema describes; every error's `loc` starts with it, as FastAPI's does. */

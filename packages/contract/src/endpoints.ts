@@ -1,5 +1,5 @@
 import Type, { type TObject, type TSchema } from 'typebox';
-import type { Endpoint, EndpointKind, HeaderParameter, StatusOperation } from './endpoint.ts';
+import type { Endpoint, EndpointKind, HeaderParameter, PathAlias, StatusOperation } from './endpoint.ts';
 import {
   BGREMOVER_CPU_NOTE,
   faceCheckNote,
@@ -166,11 +166,27 @@ function withParams<const P extends string>(path: P): { path: P; params: TSchema
   return { path, params };
 }
 
+/** An alias of a path (PathAlias), named by its own operation id. */
+function alias(path: string): PathAlias {
+  return { path, operationId: operationId(path) };
+}
+
 /** What a status path answers while the task runs, when it succeeded, when it failed. */
-function taskStatus<const P extends string, S extends TSchema>(path: P, success: S, what: string) {
+function taskStatus<const P extends string, S extends TSchema>(
+  path: P,
+  success: S,
+  what: string,
+  aliases: readonly string[] = [],
+) {
+  const own = withParams(`${path}/status/{task_id}` as const);
+  for (const other of aliases) {
+    if (pathParams(other) === undefined || !other.endsWith('/{task_id}')) {
+      throw new Error(`${other}: a status alias ends in {task_id}, as ${own.path} does`);
+    }
+  }
   return {
     operationId: `${operationId(path)}_status`,
-    ...withParams(`${path}/status/{task_id}` as const),
+    ...own,
     summary: `Status of a ${what} task`,
     description:
       'Answers `PENDING` while the task waits or runs, `SUCCESS` with `download_urls` when it is done, ' +
@@ -180,6 +196,7 @@ function taskStatus<const P extends string, S extends TSchema>(path: P, success:
       ...auth,
       404: HTTPError,
     },
+    ...(aliases.length > 0 ? { aliases: aliases.map(alias) } : {}),
   } satisfies StatusOperation;
 }
 
@@ -194,6 +211,8 @@ interface TaskRow<P extends string, R extends TSchema, K extends TaskKind, S ext
   request: R;
   kind?: K;
   success?: S;
+  /** Other paths of its status: the forms the original service's docs print. */
+  statusAliases?: readonly string[];
 }
 
 /** What `successShape` answers, as a type: the synchronous shape when the request has `base64`. */
@@ -236,7 +255,7 @@ function task<
     ...(requestName ? { requestName } : {}),
     responses: submitResponses,
     headers: SUBMIT_HEADERS,
-    status: taskStatus(row.path, success as S, row.summary.toLowerCase()),
+    status: taskStatus(row.path, success as S, row.summary.toLowerCase(), row.statusAliases),
     imageFields: imageFieldsOf(row.request),
     example: EXAMPLES[row.path],
   } satisfies Endpoint;
@@ -522,6 +541,8 @@ const generations = [
       '`model_extension` is required with `model_url`; `revision` for checkpoint and controlnet models.',
     request: LoadModelPrompt,
     success: LoadModelCompletedResponse,
+    // The original service's docs print the status path without its version.
+    statusAliases: ['/load_model/status/{task_id}'],
   }),
   task({
     path: '/sync_model/v1',
@@ -572,15 +593,17 @@ const training = {
 const taskEndpoints: readonly Endpoint[] = [...generations, training];
 
 const upload = {
-  operationId: 'upload_images_v1',
+  operationId: 'upload_images',
   method: 'POST',
-  path: '/upload_images/v1' as const,
+  path: '/upload_images' as const,
   kind: 'upload',
   tag: 'Utilities',
   summary: 'Upload images',
   description:
-    'Designed path (the original API names the upload but no path). multipart/form-data with one ' +
-    '`image_files` part per image; answers the public URLs to use in other requests.',
+    "The path the original service's frontend uploads to; `/upload_images/v1` serves the same. " +
+    'multipart/form-data with one `image_files` part per image; answers the public URLs to use in ' +
+    'other requests.',
+  aliases: [alias('/upload_images/v1')],
   multipart: UploadImagesBody,
   requestName: 'Body_upload_images',
   responses: { 200: UploadImagesResponse, ...auth, 422: HTTPValidationError },
@@ -760,9 +783,14 @@ export type TypedEndpoint =
   | typeof upload
   | (typeof records)[number];
 
-// A path with two methods (`/models/v1/{model_id}`: GET and DELETE) is found by its first row.
+// A path with two methods (`/models/v1/{model_id}`: GET and DELETE) is found by its first row; an
+// alias path finds the row it serves.
 const byPath = new Map<string, Endpoint>();
-for (const endpoint of endpoints) if (!byPath.has(endpoint.path)) byPath.set(endpoint.path, endpoint);
+for (const endpoint of endpoints) {
+  for (const path of [endpoint.path, ...(endpoint.aliases ?? []).map((other) => other.path)]) {
+    if (!byPath.has(path)) byPath.set(path, endpoint);
+  }
+}
 
 export function endpointByPath(path: string): Endpoint | undefined {
   return byPath.get(path);

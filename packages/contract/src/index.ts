@@ -5,6 +5,7 @@
 export type {
   Endpoint,
   HeaderParameter,
+  PathAlias,
   RequestPart,
   StatusOperation,
   ValidationErrorEntry,

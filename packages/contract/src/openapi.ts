@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import type { Endpoint } from './endpoint.ts';
+import type { Endpoint, PathAlias } from './endpoint.ts';
 import { endpoints, TAGS } from './endpoints.ts';
 import { RESPONSE_EXAMPLES } from './response-examples.ts';
 import * as named from './schemas/index.ts';
@@ -156,18 +156,47 @@ function readOperation(endpoint: Endpoint, components: Map<string, TSchema>) {
   };
 }
 
+/**
+ * An operation and its aliases: the operation at its own path, saying where else it is served,
+ * and at each alias the same operation under the alias's operation id, saying whose alias it is.
+ */
+function withAliases(
+  paths: OpenApiDocument['paths'],
+  method: string,
+  path: string,
+  operation: { operationId: string; description: string },
+  aliases: readonly PathAlias[] = [],
+): void {
+  const verb = method.toUpperCase();
+  const elsewhere = aliases.map((other) => `\`${verb} ${other.path}\``).join(', ');
+  paths[path] = {
+    ...paths[path],
+    [method]: aliases.length
+      ? { ...operation, description: `${operation.description}\n\nAlso served at ${elsewhere}.` }
+      : operation,
+  };
+  for (const other of aliases) {
+    paths[other.path] = {
+      ...paths[other.path],
+      [method]: {
+        ...operation,
+        operationId: other.operationId,
+        description: `The same operation as \`${verb} ${path}\`.\n\n${operation.description}`,
+      },
+    };
+  }
+}
+
 export function buildOpenApi(options: { serverUrl?: string } = {}): OpenApiDocument {
   const components = componentSchemas();
   const paths: OpenApiDocument['paths'] = {};
   for (const endpoint of endpoints) {
     const method = endpoint.method.toLowerCase();
-    paths[endpoint.path] = {
-      ...paths[endpoint.path],
-      [method]:
-        endpoint.request || endpoint.multipart
-          ? submitOperation(endpoint, components)
-          : readOperation(endpoint, components),
-    };
+    const operation =
+      endpoint.request || endpoint.multipart
+        ? submitOperation(endpoint, components)
+        : readOperation(endpoint, components);
+    withAliases(paths, method, endpoint.path, operation, endpoint.aliases);
     const status = endpoint.status;
     if (status) {
       const statusResponses = responses(status.responses, components);
@@ -176,16 +205,15 @@ export function buildOpenApi(options: { serverUrl?: string } = {}): OpenApiDocum
         (title) => title !== 'AcceptedResponse' && JSON.stringify(ok).includes(`/${title}"`),
       );
       if (successTitle) ok.content['application/json'].example = RESPONSE_EXAMPLES[successTitle];
-      paths[status.path] = {
-        get: {
-          tags: [endpoint.tag],
-          operationId: status.operationId,
-          summary: status.summary,
-          description: status.description,
-          parameters: parameters(status.params, 'path'),
-          responses: statusResponses,
-        },
+      const statusOperation = {
+        tags: [endpoint.tag],
+        operationId: status.operationId,
+        summary: status.summary,
+        description: status.description,
+        parameters: parameters(status.params, 'path'),
+        responses: statusResponses,
       };
+      withAliases(paths, 'get', status.path, statusOperation, status.aliases);
     }
   }
   const schemas: Record<string, unknown> = {};

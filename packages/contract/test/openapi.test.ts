@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApi, endpoints } from '../src/index.ts';
+import { buildOpenApi, endpointByPath, endpoints } from '../src/index.ts';
 import { SPEC_PATHS } from './spec-tables.ts';
 
 const run = promisify(execFile);
@@ -95,6 +95,25 @@ describe('the OpenAPI document', () => {
     }
     for (const endpoint of endpoints)
       expect(doc.paths[endpoint.path]?.[endpoint.method.toLowerCase()]).toBeDefined();
+  });
+
+  it('lists each alias path as the same operation under an operation id of its own', () => {
+    const upload = doc.paths['/upload_images']?.post as Operation;
+    const uploadV1 = doc.paths['/upload_images/v1']?.post as Operation;
+    expect([upload.operationId, uploadV1.operationId]).toEqual(['upload_images', 'upload_images_v1']);
+    expect(upload.description).toContain('Also served at `POST /upload_images/v1`.');
+    expect(uploadV1.description).toMatch(/^The same operation as `POST \/upload_images`\./);
+    expect(uploadV1.requestBody).toEqual(upload.requestBody);
+    expect(uploadV1.responses).toEqual(upload.responses);
+
+    const status = doc.paths['/load_model/v1/status/{task_id}']?.get as Operation;
+    const printed = doc.paths['/load_model/status/{task_id}']?.get as Operation;
+    expect(printed.operationId).toBe('load_model_status_by_task_id');
+    expect(printed.responses).toEqual(status.responses);
+    expect(endpointByPath('/upload_images/v1')).toBe(endpointByPath('/upload_images'));
+
+    const ids = operations.map((operation) => operation.operationId);
+    expect(new Set(ids).size, 'an operation id is used twice').toBe(ids.length);
   });
 
   it('holds every schema the issue names as a component', () => {

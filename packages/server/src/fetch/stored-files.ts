@@ -8,7 +8,7 @@ import {
 } from './image-fetcher.ts';
 
 /**
- * The API's own links (`<public url>/files/<key>`: uploads from /upload_images/v1, earlier outputs)
+ * The API's own links (`<public url>/files/<key>`: uploads from /upload_images, earlier outputs)
  * are read from the blob store instead of over HTTP. Fetched over the network they would go back
  * to this very server, which on a single machine is a loopback address the SSRF guard refuses:
  * an uploaded image could not be used as an input on `npm start`. Read directly they cost no

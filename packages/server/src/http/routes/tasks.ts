@@ -1,6 +1,6 @@
 import type { Endpoint } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Metrics } from '../../observability/metrics.ts';
 import {
   hasEnded,
@@ -93,14 +93,18 @@ export function registerTaskEndpoint(
   const status = endpoint.status;
   if (!status) return;
   const param = /\{([^}]+)\}/.exec(status.path)?.[1] ?? 'task_id';
-  app.get(fastifyPath(status.path), { schema: routeSchema(status) }, async (request) => {
+  const readStatus = async (request: FastifyRequest) => {
     const caller = callerOf(request);
     const taskId = (request.params as Record<string, string>)[param] ?? '';
     const task = await options.statusReader.read(caller.ownerId, taskId);
     // A task polled on another endpoint's status path is not found there either.
     if (!task || task.endpoint !== endpoint.path) throw new HttpError(404, TASK_NOT_FOUND);
     return statusAnswer(options, task);
-  });
+  };
+  // Its aliases (the forms the original service's docs print) answer exactly as it does.
+  for (const path of [status.path, ...(status.aliases ?? []).map((alias) => alias.path)]) {
+    app.get(fastifyPath(path), { schema: routeSchema(status) }, readStatus);
+  }
 }
 
 /**

@@ -100,7 +100,7 @@ function endsEarly(error: unknown): boolean {
 export async function registerUploadEndpoint(
   app: FastifyInstance,
   endpoint: Endpoint,
-  options: { pool: Pool; store: BlobStore; publicUrl: string },
+  options: UploadOptions,
 ): Promise<void> {
   await app.register(async (uploads) => {
     await uploads.register(multipart, {
@@ -110,38 +110,51 @@ export async function registerUploadEndpoint(
   });
 }
 
-function registerUploadRoute(
-  app: FastifyInstance,
-  endpoint: Endpoint,
-  options: { pool: Pool; store: BlobStore; publicUrl: string },
-): void {
-  app.post(endpoint.path, { schema: routeSchema(endpoint), preValidation: readForm }, async (request) => {
-    const ownerId = callerOf(request).ownerId;
-    const problems: ValidationErrorEntry[] = [];
-    const images: Omit<InputImage, 'url'>[] = [];
-    for (const [n, data] of (uploadedFiles.get(request) ?? []).entries()) {
-      try {
-        images.push(await inspectImage(data, `image_files[${n}]`));
-      } catch (error) {
-        if (!(error instanceof InputFetchError)) throw error;
-        problems.push({ loc: ['body', 'image_files', n], msg: error.reason, type: 'value_error.image' });
-      }
-    }
-    if (problems.length > 0) throw new HttpError(422, problems);
+interface UploadOptions {
+  pool: Pool;
+  store: BlobStore;
+  publicUrl: string;
+}
 
-    const urls: string[] = [];
-    const keys = newBlobKeys(images.map((image, n) => `upload${n}.${extensionFor(image.contentType)}`));
-    for (const [n, image] of images.entries()) {
-      const key = keys[n]!;
-      await options.store.put(key, image.data, image.contentType);
-      await insertUpload(options.pool, {
-        ownerId,
-        blobKey: key,
-        contentType: image.contentType,
-        sizeBytes: image.data.length,
-      });
-      urls.push(downloadUrl(options.publicUrl, key));
+/** The upload at its path and at each alias (PathAlias): one handler, one validation. */
+function registerUploadRoute(app: FastifyInstance, endpoint: Endpoint, options: UploadOptions): void {
+  const paths = [endpoint.path, ...(endpoint.aliases ?? []).map((alias) => alias.path)];
+  for (const path of paths) {
+    app.post(path, { schema: routeSchema(endpoint), preValidation: readForm }, (request) =>
+      storeUpload(request, options),
+    );
+  }
+}
+
+async function storeUpload(
+  request: FastifyRequest,
+  options: UploadOptions,
+): Promise<{ image_urls: string[] }> {
+  const ownerId = callerOf(request).ownerId;
+  const problems: ValidationErrorEntry[] = [];
+  const images: Omit<InputImage, 'url'>[] = [];
+  for (const [n, data] of (uploadedFiles.get(request) ?? []).entries()) {
+    try {
+      images.push(await inspectImage(data, `image_files[${n}]`));
+    } catch (error) {
+      if (!(error instanceof InputFetchError)) throw error;
+      problems.push({ loc: ['body', 'image_files', n], msg: error.reason, type: 'value_error.image' });
     }
-    return { image_urls: urls };
-  });
+  }
+  if (problems.length > 0) throw new HttpError(422, problems);
+
+  const urls: string[] = [];
+  const keys = newBlobKeys(images.map((image, n) => `upload${n}.${extensionFor(image.contentType)}`));
+  for (const [n, image] of images.entries()) {
+    const key = keys[n]!;
+    await options.store.put(key, image.data, image.contentType);
+    await insertUpload(options.pool, {
+      ownerId,
+      blobKey: key,
+      contentType: image.contentType,
+      sizeBytes: image.data.length,
+    });
+    urls.push(downloadUrl(options.publicUrl, key));
+  }
+  return { image_urls: urls };
 }
