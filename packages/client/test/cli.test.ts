@@ -220,7 +220,11 @@ describe('imagegen status, cancel, tasks, models', () => {
     const lines = table.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^ID\s+PIPELINE\s+STATE\s+CREATED\s+FINISHED$/);
     expect(lines.slice(1)).toHaveLength(2);
-    expect(table.stderr).toMatch(/^more: imagegen tasks --cursor \S+\n$/);
+    expect(table.stderr).toMatch(
+      new RegExp(
+        `^more: imagegen tasks --batch-id ${batch} --pipeline sd/text2image --limit 2 --cursor \\S+\\n$`,
+      ),
+    );
     const json = await imagegen(['tasks', '--batch-id', batch, '--all', '--json'], { env });
     const tasks = json.stdout
       .trim()
@@ -232,9 +236,60 @@ describe('imagegen status, cancel, tasks, models', () => {
     expect(wrong.stderr).toContain('--status: value is not a valid enumeration member');
   });
 
-  it('models lists the models (none yet)', async () => {
-    const result = await imagegen(['models', '--json'], { env });
-    expect([result.code, result.stdout]).toEqual([0, '']);
+  it('tasks: the more line keeps every filter, and following it lists the same pipeline only', async () => {
+    const batch = `more ${Date.now()}`;
+    // Newest first: superresolution, text2image, superresolution, text2image. A second page that
+    // dropped the filters would start with a text2image task.
+    const superresolution = {
+      model_name: 'RealESRGAN_x4plus',
+      init_image: `${api.imagesUrl}/photo.png`,
+      scale_factor: 2,
+      tile: 128,
+      batch_id: batch,
+    } as const;
+    for (let n = 0; n < 2; n++) {
+      await client.submit('/sd/text2image/v1', { prompt: 'x', negative_prompt: '', batch_id: batch });
+      await client.submit('/superresolution/v1', superresolution);
+    }
+    const first = await imagegen(
+      ['tasks', '--pipeline', 'superresolution', '--batch-id', batch, '--limit', '1', '--json'],
+      { env },
+    );
+    expect(first.code).toBe(0);
+    const more = /^more: (.+)\n$/.exec(first.stderr)?.[1];
+    expect(more).toMatch(
+      new RegExp(
+        `^imagegen tasks --pipeline superresolution --batch-id '${batch}' --limit 1 --json --cursor \\S+$`,
+      ),
+    );
+    // The line as a shell would split it (the batch id is quoted: it holds a space).
+    const words = [...more!.matchAll(/'([^']*)'|(\S+)/g)].map((match) => match[1] ?? match[2]!);
+    const second = await imagegen(words.slice(1), { env });
+    expect(second.code).toBe(0);
+    const pipelines = [first.stdout, second.stdout].map(
+      (out) => (JSON.parse(out) as { pipeline: string }).pipeline,
+    );
+    expect(pipelines).toEqual(['/superresolution/v1', '/superresolution/v1']);
+    expect(second.stderr).toBe('');
+  });
+
+  it('tasks and models say so in one line when there is nothing to list; --json prints nothing', async () => {
+    const none = await imagegen(['tasks', '--batch-id', `none-${Date.now()}`, '--status', 'running'], {
+      env,
+    });
+    expect([none.code, none.stdout, none.stderr]).toEqual([
+      0,
+      expect.stringMatching(/^No tasks match --status running --batch-id none-\d+\.\n$/),
+      '',
+    ]);
+    const models = await imagegen(['models'], { env });
+    expect([models.code, models.stdout, models.stderr]).toEqual([
+      0,
+      'No models yet: load one with /load_model/v1 or train one with /train_model/v1.\n',
+      '',
+    ]);
+    const json = await imagegen(['models', '--json'], { env });
+    expect([json.code, json.stdout]).toEqual([0, '']);
   });
 });
 

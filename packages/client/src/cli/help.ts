@@ -163,13 +163,17 @@ Filters (GET /tasks/v1):
 ${fieldRows(TASK_LIST_FIELDS)}
 ${row('--all', 'every page, not only the first')}
 ${row('--json', 'one JSON object per task')}
+
+No task to list prints one line saying so (--json prints nothing). When there are more tasks than
+one page, stderr ends with the command that lists the next page: the same flags and a --cursor.
 `;
 }
 
 export function modelsHelp(): string {
   return `Usage: imagegen models [--json]
 
-Lists your models: id, name, base model, type.
+Lists your models: id, name, base model, type; one line saying so when there are none (--json
+prints nothing).
 `;
 }
 

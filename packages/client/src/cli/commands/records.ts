@@ -1,5 +1,5 @@
 import type { TaskListEntry, TaskListQuery } from '../../types.ts';
-import { parseArgs } from '../args.ts';
+import { type FlagSpec, type ParsedArgs, parseArgs } from '../args.ts';
 import { type CliContext, clientFor, single, switchOn } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
 import { modelsHelp, tasksHelp } from '../help.ts';
@@ -20,14 +20,38 @@ function columns(rows: readonly (readonly string[])[]): string {
     .join('\n');
 }
 
+const TASKS_FLAGS: readonly FlagSpec[] = [
+  ...TASK_LIST_FIELDS.map((field) => ({ flag: field.flag, takesValue: true })),
+  { flag: '--all', takesValue: false },
+  { flag: '--json', takesValue: false },
+  { flag: '--base-url', takesValue: true },
+  { flag: '--help', takesValue: false },
+];
+
+/** A word as a POSIX shell reads it back: plain when it is safe, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The command line that lists the next page: every flag as it was given (the filters, `--json`,
+ * `--base-url`), in its order, with the next page's cursor in place of the last one.
+ */
+function nextPageCommand(values: ParsedArgs['values'], cursor: string): string {
+  const switches = new Set(TASKS_FLAGS.filter((spec) => !spec.takesValue).map((spec) => spec.flag));
+  const words = ['imagegen', 'tasks'];
+  for (const [flag, given] of values) {
+    if (flag === '--cursor') continue;
+    for (const value of given) {
+      if (!switches.has(flag)) words.push(flag, shellWord(value));
+      else if (value === 'true') words.push(flag);
+    }
+  }
+  return [...words, '--cursor', shellWord(cursor)].join(' ');
+}
+
 export async function tasksCommand(argv: readonly string[], context: CliContext): Promise<number> {
-  const { values } = parseArgs(argv, [
-    ...TASK_LIST_FIELDS.map((field) => ({ flag: field.flag, takesValue: true })),
-    { flag: '--all', takesValue: false },
-    { flag: '--json', takesValue: false },
-    { flag: '--base-url', takesValue: true },
-    { flag: '--help', takesValue: false },
-  ]);
+  const { values } = parseArgs(argv, TASKS_FLAGS);
   if (switchOn(values, '--help')) {
     context.stdout.write(tasksHelp());
     return EXIT.ok;
@@ -62,8 +86,16 @@ export async function tasksCommand(argv: readonly string[], context: CliContext)
       task.finished_at ?? '',
     ]);
     context.stdout.write(`${columns([['ID', 'PIPELINE', 'STATE', 'CREATED', 'FINISHED'], ...rows])}\n`);
+  } else {
+    // The filters that chose no task (a page's size and place choose none).
+    const filters = TASK_LIST_FIELDS.filter(
+      (field) => field.name !== 'cursor' && field.name !== 'limit' && values.has(field.flag),
+    )
+      .map((field) => `${field.flag} ${shellWord(single(values, field.flag)!)}`)
+      .join(' ');
+    context.stdout.write(filters ? `No tasks match ${filters}.\n` : 'No tasks yet.\n');
   }
-  if (next) context.stderr.write(`more: imagegen tasks --cursor ${next}\n`);
+  if (next) context.stderr.write(`more: ${nextPageCommand(values, next)}\n`);
   return EXIT.ok;
 }
 
@@ -89,6 +121,8 @@ export async function modelsCommand(argv: readonly string[], context: CliContext
       model.model_type,
     ]);
     context.stdout.write(`${columns([['ID', 'NAME', 'BASE', 'TYPE'], ...rows])}\n`);
+  } else {
+    context.stdout.write('No models yet: load one with /load_model/v1 or train one with /train_model/v1.\n');
   }
   return EXIT.ok;
 }
