@@ -27,11 +27,36 @@ export const USAGE = `usage: npm run --silent cli -- <command> [options]
   analytics page-views [--days 7] [--limit 50]             the documentation pages viewed most
   migrate                                                 apply pending database migrations (every command
                                                           does on start) and list what the schema has
+  help [COMMAND]                                          this text, or a command's (also: COMMAND --help)
 
 Plans: ${PLANS.join(', ')} (EP plans are enterprise: they may route with server_id).
 Add --json for machine-readable output. Database: DATABASE_URL, else the bundled one under IMAGEGEN_DATA_DIR.`;
 
 export class UsageError extends Error {}
+
+/**
+ * What `help [command...]` and `[command...] --help` print: the whole usage, or the usage lines of
+ * the commands the words name (`owners`, `keys revoke`) with the notes below them.
+ */
+export function helpText(words: readonly string[]): string {
+  if (words.length === 0) return USAGE;
+  const [head, table = '', ...notes] = USAGE.split('\n\n');
+  const topic = words.join(' ');
+  const lines = table.split('\n');
+  const chosen: string[] = [];
+  let taking = false;
+  for (const line of lines) {
+    // A line that starts with spaces only continues the command above it.
+    if (/^ {3,}/.test(line)) {
+      if (taking) chosen.push(line);
+      continue;
+    }
+    taking = line.startsWith(`  ${topic} `) || line === `  ${topic}`;
+    if (taking) chosen.push(line);
+  }
+  if (chosen.length === 0) throw new UsageError(`unknown command "${topic}"`);
+  return [head, chosen.join('\n'), ...notes].join('\n\n');
+}
 
 export type Options = Record<string, string | boolean | undefined>;
 

@@ -3,7 +3,7 @@
  * running `npm start` (it reuses the bundled PostgreSQL) or alone (it starts it for the command).
  */
 import { parseArgs } from 'node:util';
-import { runCommand, USAGE, UsageError } from './commands.ts';
+import { helpText, runCommand, USAGE, UsageError } from './commands.ts';
 import { openDatabase } from './database.ts';
 import { readStartConfig } from './start-config.ts';
 
@@ -25,9 +25,14 @@ async function main(): Promise<number> {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help || positionals.length === 0) {
+  // `help [command]` is `[command] --help`; neither needs the database.
+  if (positionals[0] === 'help' || values.help) {
+    console.log(helpText(positionals[0] === 'help' ? positionals.slice(1) : positionals));
+    return 0;
+  }
+  if (positionals.length === 0) {
     console.log(USAGE);
-    return values.help ? 0 : 2;
+    return 2;
   }
   const config = readStartConfig(process.env);
   const db = await openDatabase({
