@@ -257,6 +257,8 @@ function untypedClient(transport: Transport) {
     const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = readOptions.params?.[name];
       if (value === undefined) throw new TypeError(`${path}: the parameter ${name} is missing`);
+      // The API reads `/models/v1/` as the list's path with a trailing slash and redirects there.
+      if (value === '') throw new TypeError(`${path}: the parameter ${name} is empty`);
       return encodeURIComponent(value);
     });
     return json<T>({

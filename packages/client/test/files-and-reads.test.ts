@@ -109,6 +109,10 @@ describe('reads', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(404);
+    // An empty id names no record: it is refused before any request.
+    expect(() => client.get('/models/v1/{model_id}', { params: { model_id: '' } })).toThrow(
+      new TypeError('/models/v1/{model_id}: the parameter model_id is empty'),
+    );
   });
 
   it('deletes a model, and answers a second delete with a 404 ApiError', async () => {
