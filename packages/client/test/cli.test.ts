@@ -293,6 +293,22 @@ describe('imagegen status, cancel, tasks, models', () => {
   });
 });
 
+describe('imagegen help', () => {
+  it('answers `help` and `help COMMAND` as `--help` and `COMMAND --help`, exit 0', async () => {
+    const [help, dashHelp, helpTasks, tasksHelp] = await Promise.all(
+      [['help'], ['--help'], ['help', 'tasks'], ['tasks', '--help']].map((args) => imagegen(args, { env })),
+    );
+    expect(help).toEqual({ code: 0, stdout: expect.stringContaining('imagegen help [command]'), stderr: '' });
+    expect(dashHelp).toEqual(help);
+    expect(helpTasks).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(/^Usage: imagegen tasks /),
+      stderr: '',
+    });
+    expect(tasksHelp).toEqual(helpTasks);
+  });
+});
+
 describe('imagegen webhook verify', () => {
   it('exits 0 and prints the body for a genuine delivery, 1 for a tampered one', async () => {
     const secret = (await client.get('/webhook_secret/v1')).secret;
