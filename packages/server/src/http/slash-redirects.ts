@@ -64,6 +64,8 @@ function slashRedirect(request: FastifyRequest, isRoute: (path: string) => boole
   } catch {
     return undefined;
   }
+  // A path that is a route for another method is Starlette's 405 (here the 404 as before), never
+  // a redirect: the router looks at the other form only when no route has this path.
   if (path === '/' || isRoute(rawPath)) return undefined;
   const other = path.endsWith('/') ? path.replace(/\/+$/, '') : `${path}/`;
   if (other === '' || !isRoute(other.split('/').map(encodeURIComponent).join('/'))) return undefined;
