@@ -40,7 +40,6 @@ const ROUTES: [string, string][] = [
   ['/Optimised-base-models/Stable-Diffusion-1', 'Stable Diffusion 1.5'],
   ['/Optimised-base-models/Stable-Difusion-3.5', 'Stable Diffusion 3.5'],
   ['/Optimised-base-models/Stable-Difusion-XL', 'Stable Diffusion XL'],
-  ['/Optimised-base-models/Stable-Cascade', 'Stable Cascade'],
   ['/Parameters/Hi-res Fix', 'Hi-res Fix'],
   ['/Parameters/Hidiffusion', 'HiDiffusion'],
   ['/Parameters/NSFW-check', 'NSFW check'],

@@ -44,7 +44,7 @@ describe('the flags of the pipelines', () => {
   it('are found by short name, path, or path without its slash', () => {
     expect(pipelineNamed('sd/text2image').path).toBe('/sd/text2image/v1');
     expect(pipelineNamed('/sd/text2image/v1').path).toBe('/sd/text2image/v1');
-    expect(pipelineNamed('generate/v2').path).toBe('/generate/v2');
+    expect(pipelineNamed('generate/v3').path).toBe('/generate/v3');
     expect(pipelineNamed('generate').path).toBe('/generate/v1');
     expect(() => pipelineNamed('text2image/v9')).toThrow(/did you mean sd\/text2image, sdxl\/text2image/);
   });

@@ -9,7 +9,7 @@ import {
 } from './engine-notes.ts';
 import { EXAMPLES } from './examples.ts';
 import { imageFieldsOf } from './image-fields.ts';
-import { SD35Prompt, StableCascadePrompt, StylePrompt } from './schemas/base-models.ts';
+import { SD35Prompt, StylePrompt } from './schemas/base-models.ts';
 import { Enum, Int } from './schemas/common.ts';
 import { FaceLockPrompt, FaceSwapPrompt, InstamodelPrompt, PhotomakerPrompt } from './schemas/face.ts';
 import {
@@ -56,6 +56,7 @@ import {
   Image2ImagePromptSDXL,
   InpaintingPromptSD,
   InpaintingPromptSDXL,
+  SDGenPrompt,
   SDXLGenPrompt,
   Text2ImagePromptSD,
   Text2ImagePromptSDXL,
@@ -83,7 +84,7 @@ export const TAGS = [
   { name: 'SDXL', description: 'Stable Diffusion XL pipelines.' },
   {
     name: 'Optimised base models',
-    description: 'Generate, Flux, Stable Diffusion 3 and 3.5, Stable Cascade.',
+    description: 'Generate (SD1.5, SDXL, Flux) and Stable Diffusion 3 and 3.5.',
   },
   { name: 'Face control', description: 'Face swap, face lock, instant model and Photomaker.' },
   { name: 'Fashion', description: 'Virtual try-on and model switch.' },
@@ -346,29 +347,32 @@ const generations = [
   task({
     path: '/generate/v1',
     tag: 'Optimised base models',
-    summary: 'Generate (SDXL)',
+    summary: 'Generate (Stable Diffusion 1.5)',
     description:
-      'The one-call SDXL generator. Served by `SDXLGenPrompt` (the original API leaves the path implicit), with ' +
-      'the Generate v1 defaults: 4 samples, 30 steps, clip_skip 2.',
-    request: SDXLGenPrompt,
+      'The one-call SD1.5 generator: a prompt and a `style` preset (`realistic_portrait`, `fantasy_art`, ' +
+      '`cartoon_anime`). Served by `SDGenPrompt`, the fields of its page, with the Generate v1 defaults: ' +
+      '4 samples, 30 steps, clip_skip 2, 512 × 512.',
+    request: SDGenPrompt,
   }),
   task({
     path: '/generate/v2',
     tag: 'Optimised base models',
-    summary: 'Generate (Flux)',
+    summary: 'Generate (SDXL)',
     description:
-      'Flux text and image generation with style, palette and prompt enhancement. Served by the ' +
-      'original API\'s "Flux/StylePrompt" (`StylePrompt`); sizes up to 1440, 30 steps by default.',
-    request: StylePrompt,
+      'The one-call SDXL generator. Served by `SDXLGenPrompt`: only `prompt` is required; ' +
+      '`negative_prompt`, the LoRA lists, `embeddings` and the adapter fields may be null. 1024 × 1024, ' +
+      '20 steps by default.',
+    request: SDXLGenPrompt,
   }),
   task({
     path: '/generate/v3',
     tag: 'Optimised base models',
-    summary: 'Generate (Stable Cascade)',
+    summary: 'Generate (Flux)',
     description:
-      'Stable Cascade generation. Served by `StableCascadePrompt`: the original API names the schema but no ' +
-      'path, and Generate v3 is the generate path no other schema takes. At most 2 samples.',
-    request: StableCascadePrompt,
+      'Flux (schnell unless the server maps dev) text and image generation with a style. Served by the ' +
+      'original API\'s "Flux/StylePrompt" (`StylePrompt`): only `prompt` is required; 2 samples of ' +
+      '1024 × 1024 by default, sizes up to 1440.',
+    request: StylePrompt,
   }),
   task({
     path: '/sd3/v1',

@@ -27,14 +27,18 @@ export const EXAMPLES: Readonly<Record<string, Record<string, unknown>>> = {
   '/sdxl/image2image/v1': { ...sd, init_image: img('sketch') },
   '/sdxl/inpainting/v1': { ...sd, init_image: img('room'), mask_image: img('room-mask') },
   '/sdxl/controlnet/v1': { ...sd, init_images: [img('edges')] },
-  '/generate/v1': { prompt: 'a red fox in the snow, photograph' },
-  '/generate/v2': { prompt: 'a minimalist poster of a mountain in deep blue and red' },
+  '/generate/v1': {
+    prompt: 'cat wizard, gandalf, lord of the rings, detailed, fantasy, cute, adorable, Pixar, Disney, 8k',
+    style: 'realistic_portrait',
+  },
+  '/generate/v2': {
+    prompt: 'cat wizard, gandalf, lord of the rings, detailed, fantasy, cute, adorable, Pixar, Disney, 8k',
+  },
   '/generate/v3': {
-    prompt: 'a cosy cabin in a pine forest',
-    negative_prompt: 'people',
-    num_inference_steps: 20,
-    samples: 1,
-    guidance_scale: 4,
+    prompt:
+      'High end wildlife photography, beautiful colourful toucan sitting on a tree branch, trending on artstation',
+    width: 1024,
+    height: 1024,
   },
   '/sd3/v1': {
     prompt: 'a glass sculpture of a whale',

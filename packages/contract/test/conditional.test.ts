@@ -71,7 +71,7 @@ describe("the API reference's conditional rules", () => {
   });
 
   describe('palette', () => {
-    const style = validator('/generate/v2');
+    const style = validator('/generate/v3');
     const palette = (colours: unknown[]) => style({ prompt: 'a poster', palette: colours });
 
     it('accepts up to 5 hex colours, short and long form', () => {

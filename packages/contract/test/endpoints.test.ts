@@ -105,9 +105,9 @@ describe('the endpoint table', () => {
 
   it('says which schema serves the paths the API reference leaves implicit', () => {
     const implicit: Record<string, string> = {
-      '/generate/v1': 'SDXLGenPrompt',
-      '/generate/v2': 'StylePrompt',
-      '/generate/v3': 'StableCascadePrompt',
+      '/generate/v1': 'SDGenPrompt',
+      '/generate/v2': 'SDXLGenPrompt',
+      '/generate/v3': 'StylePrompt',
       '/facelock/v1': 'FaceLockPrompt',
       '/facelock/v2': 'FaceLockPrompt',
       '/sd3/v1': 'SD35Prompt',

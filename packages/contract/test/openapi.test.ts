@@ -34,6 +34,7 @@ const NAMED_SCHEMAS = [
   'InpaintingPromptSDXL',
   'ControlnetPromptSD',
   'ControlnetPromptSDXL',
+  'SDGenPrompt',
   'SDXLGenPrompt',
   'SD35Prompt',
   'StableCascadePrompt',

@@ -19,7 +19,13 @@ export interface BoundRow {
   except?: readonly string[];
 }
 
-const SD15 = ['Text2ImagePromptSD', 'Image2ImagePromptSD', 'InpaintingPromptSD', 'ControlnetPromptSD'];
+const SD15 = [
+  'Text2ImagePromptSD',
+  'Image2ImagePromptSD',
+  'InpaintingPromptSD',
+  'ControlnetPromptSD',
+  'SDGenPrompt',
+];
 const SDXL = [
   'Text2ImagePromptSDXL',
   'Image2ImagePromptSDXL',
@@ -49,7 +55,8 @@ export const BOUNDS: readonly BoundRow[] = [
   { field: 'starting_control_steps', ge: 0, le: 1, each: true },
   { field: 'ending_control_steps', ge: 0, le: 1, each: true },
   { field: 'ip_adapter_scale', ge: 0, le: 1, each: true },
-  { field: 'style', ge: 0, le: 1, only: [...SD15, ...SDXL] },
+  // SDGenPrompt's `style` is a preset name (its own row under ENUMS).
+  { field: 'style', ge: 0, le: 1, only: [...SD15, ...SDXL], except: ['SDGenPrompt'] },
   { field: 'id_scale', gt: 0, le: 1 },
   { field: 'expansion', gt: 0, le: 256, each: true, only: ['OutpaintingPrompt'] },
   { field: 'overlap', gt: 0, le: 0.05, only: ['OutpaintingPrompt'] },
@@ -108,6 +115,8 @@ export const ENUMS: readonly EnumRow[] = [
     only: SDXL,
   },
   { field: 'controlnets', members: ['openpose', 'canny', 'depth'], each: true, only: [...SD15, ...SDXL] },
+  // The presets the Stable Diffusion 1.5 page lists for /generate/v1.
+  { field: 'style', members: ['realistic_portrait', 'fantasy_art', 'cartoon_anime'], only: ['SDGenPrompt'] },
   { field: 'operation', members: ['fill', 'replace', 'remove'], only: ['InpaintAnythingPrompt'] },
   { field: 'light', members: ['left', 'right', 'top', 'bottom'], only: ['RelightPrompt'] },
   { field: 'direction', members: ['left', 'right', 'up', 'down'], each: true, only: ['OutpaintingPrompt'] },
@@ -127,14 +136,20 @@ const SIZE_1024 = [...SDXL, 'StylePrompt', 'PhotomakerPrompt', 'RelightPrompt', 
 
 // "API defaults", plus the defaults the reference writes beside a field.
 export const DEFAULTS: readonly DefaultRow[] = [
-  { field: 'samples', value: 4, only: ['SDXLGenPrompt'] },
+  // "Generate v1" is the body of /generate/v1; the Flux Schnell page gives Generate v3 two samples.
+  { field: 'samples', value: 4, only: ['SDGenPrompt'] },
+  { field: 'samples', value: 2, only: ['StylePrompt'] },
   {
     field: 'samples',
     value: 1,
-    only: [...SD15, ...SDXL.filter((s) => s !== 'SDXLGenPrompt'), 'StylePrompt', 'InstamodelPrompt'],
+    only: [...SD15.filter((s) => s !== 'SDGenPrompt'), ...SDXL, 'InstamodelPrompt'],
   },
-  { field: 'num_inference_steps', value: 20, only: ['Text2ImagePromptSD', 'Text2ImagePromptSDXL'] },
-  { field: 'num_inference_steps', value: 30, only: ['SDXLGenPrompt', 'StylePrompt'] },
+  {
+    field: 'num_inference_steps',
+    value: 20,
+    only: ['Text2ImagePromptSD', 'Text2ImagePromptSDXL', 'SDXLGenPrompt'],
+  },
+  { field: 'num_inference_steps', value: 30, only: ['SDGenPrompt', 'StylePrompt'] },
   { field: 'num_inference_steps', value: 9, only: ['InstamodelPrompt'] },
   { field: 'guidance_scale', value: 7.5, only: [...SD15, ...SDXL, 'StylePrompt'] },
   { field: 'guidance_scale', value: 8, only: ['RelightPrompt'] },
@@ -147,11 +162,11 @@ export const DEFAULTS: readonly DefaultRow[] = [
     { field, value: 768, only: ['FaceLockPrompt'] },
   ]),
   { field: 'seed', value: -1, only: [ALL] },
-  { field: 'clip_skip', value: 2, only: ['SDXLGenPrompt'] },
+  { field: 'clip_skip', value: 2, only: ['SDGenPrompt'] },
   { field: 'id_scale', value: 0.8, only: ['FaceLockPrompt'] },
   { field: 'expansion', value: [64], only: ['OutpaintingPrompt'] },
   { field: 'resolution', value: 1024, only: ['OutpaintingPrompt', ...SD15, ...SDXL] },
-  { field: 'style', value: 'realistic_portrait', only: ['StylePrompt'] },
+  { field: 'style', value: 'realistic_portrait', only: ['StylePrompt', 'SDGenPrompt'] },
   { field: 'controlnets', value: ['canny'], only: ['ControlnetPromptSD', 'ControlnetPromptSDXL'] },
   { field: 'type', value: 'deblur', only: ['UpscalerPrompt'] },
   { field: 'operation', value: 'fill', only: ['InpaintAnythingPrompt'] },

@@ -93,7 +93,7 @@ ${[
   row('imagegen help [command]', "this text, or a command's (also: <command> --help)", COMMAND_COLUMN),
 ].join('\n')}
 
-A pipeline is a task path without its slash and /v1: sd/text2image, generate/v2, train_model.
+A pipeline is a task path without its slash and /v1: sd/text2image, generate/v3, train_model.
 \`imagegen run --help\` lists them; \`imagegen run <pipeline> --help\` lists its fields.
 
 Settings:

@@ -5,7 +5,7 @@ import { type FieldFlag, fieldFlags, type JsonSchema } from './schema-fields.ts'
 
 /**
  * The pipelines the command runs, read from the contract's endpoint table: their names on the
- * command line (`sd/text2image` for `/sd/text2image/v1`, `generate/v2` for `/generate/v2`), and
+ * command line (`sd/text2image` for `/sd/text2image/v1`, `generate/v3` for `/generate/v3`), and
  * their request fields as flags. The contract is bundled into the built command (scripts/build.ts),
  * so the flags are those of the API the command was built with.
  */

@@ -43,13 +43,25 @@ export const SD35Prompt = fewSamples(
   'Stable Diffusion 3 and 3.5. guidance_scale 0 is allowed (inclusive minimum).',
 );
 
+/**
+ * Named by the API reference, but no path of the original's takes it (its pages document no Stable
+ * Cascade): kept as a component of openapi.json only.
+ */
 export const StableCascadePrompt = fewSamples('StableCascadePrompt', { gt: 0 }, 'Stable Cascade.');
 
-/** Flux and the style generator ("Flux/StylePrompt" in the API reference), one schema. */
+/**
+ * Flux and the style generator ("Flux/StylePrompt" in the API reference), one schema: Generate v3.
+ * Two samples by default, as the Flux Schnell page says; its sizes stop at the reference's 1440.
+ */
 export const StylePrompt = Type.Object(
   {
     prompt: Type.String(),
-    style: opt(Nullable(Type.String(), { default: 'realistic_portrait' })),
+    style: opt(
+      Nullable(Type.String(), {
+        default: 'realistic_portrait',
+        description: 'A style added to the prompt; null for none.',
+      }),
+    ),
     enhance_prompt: opt(Bool(false, 'Let the service rewrite the prompt before generating.')),
     palette: opt(
       List(Type.String({ pattern: HEX_COLOUR_PATTERN }), {
@@ -62,7 +74,7 @@ export const StylePrompt = Type.Object(
     lora_models: opt(Nullable(List(Type.String()))),
     lora_weights: opt(Nullable(List(Num({ gt: -10, le: 10 })))),
     num_inference_steps: opt(Int({ gt: 0, lt: 41, default: 30 })),
-    samples: opt(Int({ gt: 0, le: 4, default: 1 })),
+    samples: opt(Int({ gt: 0, le: 4, default: 2 })),
     guidance_scale: opt(Num({ gt: 0, le: 20, default: 7.5 })),
     strength: opt(Num({ gt: 0, le: 1, default: 0.8 })),
     height: opt(Int({ gt: 0, le: 1440, default: 1024 })),

@@ -163,19 +163,60 @@ export const InpaintingPromptSDXL = inpainting(diffusionFields('sdxl', uniPC), '
 export const ControlnetPromptSD = controlnet(diffusionFields('sd', uniPC), 'ControlnetPromptSD');
 export const ControlnetPromptSDXL = controlnet(diffusionFields('sdxl', uniPC), 'ControlnetPromptSDXL');
 
-/** Generate v1: the SDXL text2image fields, looser nulls and its own defaults. */
+/** The style presets of `/generate/v1`, as its page lists them; the first is the default. */
+export const SD_GEN_STYLES = ['realistic_portrait', 'fantasy_art', 'cartoon_anime'] as const;
+
+const sdGen = diffusionFields('sd', {
+  scheduler: 'EulerDiscreteScheduler',
+  samples: 4,
+  steps: 30,
+  clipSkip: 2,
+  nullableLists: true,
+});
+
+/**
+ * Generate v1: SD1.5 from a prompt and a style preset, with the Generate v1 defaults (4 samples,
+ * 30 steps, clip_skip 2). Its fields are the ones its page lists: no scheduler, adapters or
+ * controlnets, and `style` is a preset name, not the style-aligned strength of the SD schemas.
+ */
+export const SDGenPrompt = Type.Object(
+  {
+    prompt: Type.String(),
+    style: opt(
+      Nullable(Enum(SD_GEN_STYLES), {
+        default: 'realistic_portrait',
+        description: 'A style preset added to the prompt; null for none.',
+      }),
+    ),
+    negative_prompt: opt(Nullable(Type.String(), { default: null })),
+    model_id: sdGen.model_id,
+    num_inference_steps: sdGen.num_inference_steps,
+    samples: sdGen.samples,
+    clip_skip: sdGen.clip_skip,
+    strength: sdGen.strength,
+    guidance_scale: sdGen.guidance_scale,
+    height: sdGen.height,
+    width: sdGen.width,
+    lora_models: sdGen.lora_models,
+    lora_weights: sdGen.lora_weights,
+    embeddings: sdGen.embeddings,
+    safety_checker: sdGen.safety_checker,
+    upscale: sdGen.upscale,
+    ...CommonFields,
+  },
+  {
+    title: 'SDGenPrompt',
+    description: 'Generate v1: Stable Diffusion 1.5 from a prompt and a style preset.',
+  },
+);
+
+/** Generate v2: the SDXL text2image fields with looser nulls; negative_prompt may be left out. */
 export const SDXLGenPrompt = Type.Object(
   {
     prompt: Type.String(),
     negative_prompt: opt(Nullable(Type.String(), { default: null })),
-    ...diffusionFields('sdxl', {
-      scheduler: 'UniPCMultistepScheduler',
-      samples: 4,
-      steps: 30,
-      clipSkip: 2,
-      nullableLists: true,
-    }),
+    ...diffusionFields('sdxl', { scheduler: 'UniPCMultistepScheduler', nullableLists: true }),
     ...CommonFields,
   },
-  { title: 'SDXLGenPrompt' },
+  { title: 'SDXLGenPrompt', description: 'Generate v2: SDXL from a prompt.' },
 );

@@ -8,6 +8,7 @@ import { createComfyuiEngine } from './comfyui-engine.ts';
 import { parseCheckpoints, parseModelMaxBytes, parseModelsDir, parseServerList } from './comfyui-settings.ts';
 import { COMPILERS } from './compilers/index.ts';
 
+export { PROMPT_STYLES, type PromptStyle } from './chains/prompt-styles.ts';
 export { type ComfyClientOptions, createComfyClient } from './client/index.ts';
 export { type ComfyuiEngineOptions, createComfyuiEngine } from './comfyui-engine.ts';
 export {

@@ -69,7 +69,7 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
     for (const upscale of ['2x', '4x', '1.5x', '1x']) out[`upscale ${upscale}`] = { upscale };
     out['hires and upscale'] = { hires: true, upscale: '2x', samples: 2 };
   }
-  if (has['strength'] && has['init_image'] && pipeline !== '/generate/v2') {
+  if (has['strength'] && has['init_image'] && pipeline !== '/generate/v3') {
     out['strength low'] = { strength: 0.01 };
     out['strength 1'] = { strength: 1 };
   }
@@ -104,7 +104,7 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
     out['hidiffusion at a large size'] = { hidiffusion: true, width: 1536, height: 1280 };
   }
   if (has['ip_adapter']) {
-    const family = pipeline.startsWith('/sdxl') || pipeline === '/generate/v1' ? 'sdxl' : 'sd15';
+    const family = pipeline.startsWith('/sdxl') || pipeline === '/generate/v2' ? 'sdxl' : 'sd15';
     const adapters = Object.keys(IP_ADAPTER_FILES).filter((name) => name.includes(family));
     out['ip adapters'] = {
       ip_adapter: adapters,
@@ -126,7 +126,13 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
       };
     }
   }
-  if (pipeline === '/generate/v2') {
+  if (pipeline === '/generate/v3') {
+    out['dev: defaults'] = {};
+    out['dev: the strongest guidance, image to image'] = {
+      guidance_scale: 20,
+      init_image: url('init.png'),
+      strength: 0.6,
+    };
     out['image to image'] = { init_image: url('init.png'), strength: 0.6 };
     out.inpainting = { init_image: url('init.png'), mask_image: url('mask.png'), strength: 1, samples: 4 };
     out['style null'] = { style: null };
@@ -181,6 +187,13 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
     }
   }
   return out;
+}
+
+/** The checkpoint map a variant is compiled with: Flux Dev's cases map `flux-dev`. */
+function checkpointsOf(pipeline: string, name: string): Record<string, string> {
+  return pipeline === '/generate/v3' && name.startsWith('dev: ')
+    ? { 'flux-dev': 'flux1-dev.safetensors' }
+    : {};
 }
 
 /** The field a compile refuses (EngineInputError `field: why`), or undefined when it compiles. */
@@ -248,7 +261,8 @@ describe('every compiled graph passes ComfyUI validation against the recorded no
       const cases = Object.entries(variants(compiler.pipeline));
       for (const [name, extra] of cases) {
         it(`compiles ${name} to a graph ComfyUI accepts without node errors`, () => {
-          const refused = declaredRefusal(compiler, () => compileRequest(compiler.pipeline, extra));
+          const options = { checkpoints: checkpointsOf(compiler.pipeline, name) };
+          const refused = declaredRefusal(compiler, () => compileRequest(compiler.pipeline, extra, options));
           if (refused) {
             // A variant the contract allows but the engine refuses: a refusal the compiler declares.
             expect(
@@ -257,7 +271,7 @@ describe('every compiled graph passes ComfyUI validation against the recorded no
             ).toContain(refused);
             return;
           }
-          const workflow = compileRequest(compiler.pipeline, extra, { seed: 2 ** 53 - 1 });
+          const workflow = compileRequest(compiler.pipeline, extra, { ...options, seed: 2 ** 53 - 1 });
           const validation = validatePrompt(equippedServer, { prompt: workflow.prompt });
           expect(validation).toMatchObject({ status: 200, nodeErrors: {} });
           const outputs = validation.status === 200 ? validation.outputs : [];

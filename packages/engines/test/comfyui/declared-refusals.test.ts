@@ -27,7 +27,12 @@ const TRIPS: Readonly<Record<string, readonly Record<string, unknown>[]>> = {
   '/inpaint_anything/v1': [{ input_coords: [] }, { input_coords: [1, 2, 3] }],
   '/outpainting/v1': [{ stretch_area: 2 }],
   '/superresolution/v1': [{ face_enhance: true }],
-  '/generate/v2': [{ enhance_prompt: true }, { strength: 0.5 }],
+  '/generate/v3': [
+    { enhance_prompt: true },
+    { strength: 0.5 },
+    { style: 'baroque' },
+    { guidance_scale: 3.5 },
+  ],
   '/train_model/v1': [{ base_model: 'flux' }, { images: [] }],
 };
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { HIRES_FIX } from '../../src/comfyui/chains/hires-fix.ts';
+import { PROMPT_STYLES } from '../../src/comfyui/chains/prompt-styles.ts';
 import { SCHEDULER_SAMPLING } from '../../src/comfyui/chains/schedulers.ts';
 import { COMPILERS } from '../../src/comfyui/compilers/index.ts';
+import type { CompiledWorkflow } from '../../src/comfyui/contracts.ts';
 import { EngineInputError } from '../../src/engine.ts';
 import { compileRequest, MINIMAL_REQUESTS, nodesOf, requestProperties, url } from './compile-request.ts';
 
@@ -207,7 +209,7 @@ describe('the graph of a request', () => {
     expect(nodesOf(workflow, 'KSampler')[0]?.inputs['model']).toEqual([loras[1]?.id, 0]);
     expect(nodesOf(workflow, 'CLIPTextEncode')[0]?.inputs['clip']).toEqual([loras[1]?.id, 1]);
     expect(
-      nodesOf(compileRequest('/generate/v2', { lora_models: ['flux-style'] }), 'LoraLoaderModelOnly')[0]
+      nodesOf(compileRequest('/generate/v3', { lora_models: ['flux-style'] }), 'LoraLoaderModelOnly')[0]
         ?.inputs,
     ).toMatchObject({
       lora_name: 'flux-style.safetensors',
@@ -338,11 +340,9 @@ describe('the graph of a request', () => {
     expect(nodesOf(compileRequest('/sd/text2image/v1', { width: 512, height: 512 }), 'ImageScale')).toEqual(
       [],
     );
-    const cascade = compileRequest('/generate/v3', { width: 100, height: 1024 });
-    expect(nodesOf(cascade, 'StableCascade_EmptyLatentImage')[0]?.inputs).toMatchObject({
-      width: 256,
-      height: 1024,
-    });
+    const flux = compileRequest('/generate/v3', { width: 100, height: 1000 });
+    expect(nodesOf(flux, 'EmptySD3LatentImage')[0]?.inputs).toMatchObject({ width: 96, height: 1008 });
+    expect(nodesOf(flux, 'ImageScale')[0]?.inputs).toMatchObject({ width: 100, height: 1000 });
   });
 
   it('runs hires as a second pass at part strength on an enlarged latent, and counts its steps', () => {
@@ -375,15 +375,6 @@ describe('the graph of a request', () => {
     expect(nodesOf(sr, 'ImageScaleBy')[0]?.inputs['scale_by']).toBe(1.5);
   });
 
-  it('runs Flux on its own loaders, its guidance in FluxGuidance and the sampler at cfg 1', () => {
-    const workflow = compileRequest('/generate/v2', { guidance_scale: 3.5 });
-    expect(nodesOf(workflow, 'UNETLoader')[0]?.inputs['unet_name']).toBe('flux1-dev.safetensors');
-    expect(nodesOf(workflow, 'DualCLIPLoader')[0]?.inputs['type']).toBe('flux');
-    expect(nodesOf(workflow, 'FluxGuidance')[0]?.inputs['guidance']).toBe(3.5);
-    expect(nodesOf(workflow, 'KSampler')[0]?.inputs['cfg']).toBe(1);
-    expect(workflow.checkpoint).toBe('flux1-dev.safetensors');
-  });
-
   it('runs SD3 and SD3.5 on their checkpoints with three text encoders and the SD3 shift', () => {
     for (const [pipeline, file] of [
       ['/sd3/v1', 'sd3_medium.safetensors'],
@@ -397,10 +388,97 @@ describe('the graph of a request', () => {
     }
   });
 
-  it('runs Stable Cascade as stage C then stage B, counting both for progress', () => {
-    const workflow = compileRequest('/generate/v3', { num_inference_steps: 20, samples: 2 });
-    expect(workflow.samplingSteps.map((s) => s.steps)).toEqual([20, 10]);
-    expect(nodesOf(workflow, 'StableCascade_EmptyLatentImage')[0]?.inputs['batch_size']).toBe(2);
+  it('runs Flux Schnell at /generate/v3 by default: its loaders, 4 steps, cfg 1, euler on simple, no guidance', () => {
+    const workflow = compileRequest('/generate/v3');
+    expect(nodesOf(workflow, 'UNETLoader')[0]?.inputs).toMatchObject({
+      unet_name: 'flux1-schnell.safetensors',
+      weight_dtype: 'default',
+    });
+    expect(nodesOf(workflow, 'DualCLIPLoader')[0]?.inputs).toMatchObject({
+      clip_name1: 't5xxl_fp16.safetensors',
+      clip_name2: 'clip_l.safetensors',
+      type: 'flux',
+    });
+    expect(nodesOf(workflow, 'VAELoader')[0]?.inputs['vae_name']).toBe('ae.safetensors');
+    expect(nodesOf(workflow, 'CheckpointLoaderSimple')).toEqual([]);
+    expect(nodesOf(workflow, 'FluxGuidance')).toEqual([]);
+    expect(nodesOf(workflow, 'KSampler')[0]?.inputs).toMatchObject({
+      steps: 4,
+      cfg: 1,
+      sampler_name: 'euler',
+      scheduler: 'simple',
+    });
+    expect(nodesOf(workflow, 'EmptySD3LatentImage')[0]?.inputs).toMatchObject({
+      width: 1024,
+      height: 1024,
+      batch_size: 2,
+    });
+    expect(workflow.checkpoint).toBe('flux1-schnell.safetensors');
+    // Steps sent other than the default are run as sent.
+    const two = compileRequest('/generate/v3', { num_inference_steps: 2 });
+    expect(nodesOf(two, 'KSampler')[0]?.inputs['steps']).toBe(2);
+  });
+
+  it('runs Flux Dev once COMFYUI_CHECKPOINTS maps flux-dev, the default guidance_scale becoming its 3.5', () => {
+    const dev = { checkpoints: { 'flux-dev': 'flux1-dev.safetensors' } };
+    const workflow = compileRequest('/generate/v3', {}, dev);
+    expect(nodesOf(workflow, 'UNETLoader')[0]?.inputs['unet_name']).toBe('flux1-dev.safetensors');
+    expect(nodesOf(workflow, 'FluxGuidance')[0]?.inputs['guidance']).toBe(3.5);
+    expect(nodesOf(workflow, 'KSampler')[0]?.inputs).toMatchObject({
+      steps: 30,
+      cfg: 1,
+      sampler_name: 'euler',
+      scheduler: 'simple',
+      positive: [nodesOf(workflow, 'FluxGuidance')[0]?.id, 0],
+    });
+    expect(workflow.checkpoint).toBe('flux1-dev.safetensors');
+    const strong = compileRequest('/generate/v3', { guidance_scale: 15 }, dev);
+    expect(nodesOf(strong, 'FluxGuidance')[0]?.inputs['guidance']).toBe(7);
+    const mapped = compileRequest('/generate/v3', {}, { checkpoints: { 'flux-dev': 'my-dev.safetensors' } });
+    expect(nodesOf(mapped, 'UNETLoader')[0]?.inputs['unet_name']).toBe('my-dev.safetensors');
+    const schnell = compileRequest(
+      '/generate/v3',
+      {},
+      { checkpoints: { 'flux-schnell': 'fast.safetensors' } },
+    );
+    expect(nodesOf(schnell, 'UNETLoader')[0]?.inputs['unet_name']).toBe('fast.safetensors');
+    expect(nodesOf(schnell, 'FluxGuidance')).toEqual([]);
+  });
+
+  it('applies style as a prompt style on Flux and on Generate v1, and null leaves the prompt alone', () => {
+    const texts = (workflow: CompiledWorkflow) =>
+      nodesOf(workflow, 'CLIPTextEncode').map((node) => node.inputs['text']);
+    const portrait = PROMPT_STYLES['realistic_portrait']!;
+    expect(texts(compileRequest('/generate/v3'))).toEqual([`a lighthouse at dusk, ${portrait.positive}`, '']);
+    expect(texts(compileRequest('/generate/v3', { style: null }))).toEqual(['a lighthouse at dusk', '']);
+    expect(texts(compileRequest('/generate/v3', { style: 'ghibli' }))[0]).toBe(
+      `a lighthouse at dusk, ${PROMPT_STYLES['ghibli']!.positive}`,
+    );
+    expect(texts(compileRequest('/generate/v1'))).toEqual([
+      `a lighthouse at dusk, ${portrait.positive}`,
+      portrait.negative,
+    ]);
+    const anime = PROMPT_STYLES['cartoon_anime']!;
+    expect(
+      texts(compileRequest('/generate/v1', { style: 'cartoon_anime', negative_prompt: 'blurry' })),
+    ).toEqual([`a lighthouse at dusk, ${anime.positive}`, `blurry, ${anime.negative}`]);
+  });
+
+  it('runs Generate v1 on SD1.5 (512 px, 4 samples, 30 steps) and Generate v2 on SDXL (1024 px, 1, 20)', () => {
+    for (const [pipeline, checkpoint, side, samples, steps] of [
+      ['/generate/v1', 'v1-5-pruned-emaonly.safetensors', 512, 4, 30],
+      ['/generate/v2', 'sd_xl_base_1.0.safetensors', 1024, 1, 20],
+    ] as const) {
+      const workflow = compileRequest(pipeline);
+      expect(workflow.checkpoint, pipeline).toBe(checkpoint);
+      expect(nodesOf(workflow, 'EmptyLatentImage')[0]?.inputs, pipeline).toMatchObject({
+        width: side,
+        height: side,
+        batch_size: samples,
+      });
+      expect(nodesOf(workflow, 'KSampler')[0]?.inputs, pipeline).toMatchObject({ steps, cfg: 7.5 });
+    }
+    expect(nodesOf(compileRequest('/generate/v2'), 'CLIPSetLastLayer')).toEqual([]);
   });
 
   it('pads outpainting per direction and expansion, and refuses expansions that do not pair up', () => {
@@ -455,9 +533,11 @@ describe('the graph of a request', () => {
       ['/sd/text2image/v1', { strength: 0.5 }, 'strength'],
       ['/sd/text2image/v1', { resolution: 512 }, 'resolution'],
       ['/sd/controlnet/v1', { mask_images: [url('mask.png')] }, 'mask_images'],
-      ['/generate/v2', { palette: ['#fff'] }, 'palette'],
-      ['/generate/v2', { mask_image: url('mask.png') }, 'mask_image'],
-      ['/generate/v2', { enhance_prompt: true }, 'enhance_prompt'],
+      ['/generate/v3', { palette: ['#fff'] }, 'palette'],
+      ['/generate/v3', { mask_image: url('mask.png') }, 'mask_image'],
+      ['/generate/v3', { enhance_prompt: true }, 'enhance_prompt'],
+      ['/generate/v3', { style: 'nsfw' }, 'style'],
+      ['/generate/v3', { guidance_scale: 3.5 }, 'guidance_scale'],
       ['/outpainting/v1', { horizontal_tile: 2 }, 'horizontal_tile'],
       ['/superresolution/v1', { face_enhance: true }, 'face_enhance'],
       ['/superresolution/v1', { model_name: '0123abcd' }, 'model_name'],

@@ -23,8 +23,6 @@ export interface LatentGrid {
 export const SD_GRID: LatentGrid = { multiple: 8, min: 16 };
 /** SD3 and Flux (EmptySD3LatentImage): their transformers patch 2 x 2 latent blocks, so 16 px. */
 export const SD3_GRID: LatentGrid = { multiple: 16, min: 16 };
-/** Stable Cascade (StableCascade_EmptyLatentImage): 8 px steps, at least 256 px. */
-export const CASCADE_GRID: LatentGrid = { multiple: 8, min: 256 };
 
 export function samplingSize(target: Size, grid: LatentGrid): Size {
   const side = (n: number) => Math.max(grid.min, Math.round(n / grid.multiple) * grid.multiple);

@@ -26,9 +26,9 @@ export const DEFAULT_CHECKPOINTS: Readonly<Record<string, string>> = {
 export const FIXED_MODELS = {
   sd3: { folder: 'checkpoints', file: 'sd3_medium.safetensors' },
   'sd3.5': { folder: 'checkpoints', file: 'sd3.5_large.safetensors' },
-  flux: { folder: 'diffusion_models', file: 'flux1-dev.safetensors' },
-  'stable-cascade': { folder: 'checkpoints', file: 'stable_cascade_stage_c.safetensors' },
-  'stable-cascade-b': { folder: 'checkpoints', file: 'stable_cascade_stage_b.safetensors' },
+  // Flux loads a bare diffusion model; /generate/v3 runs schnell unless `flux-dev` is mapped.
+  'flux-schnell': { folder: 'diffusion_models', file: 'flux1-schnell.safetensors' },
+  'flux-dev': { folder: 'diffusion_models', file: 'flux1-dev.safetensors' },
 } as const;
 
 export type FixedModel = keyof typeof FIXED_MODELS;

@@ -26,16 +26,31 @@ import {
   loadCheckpoint,
 } from './model-files.ts';
 import { CLIP_SKIP_NODES, encodePrompts, skipClipLayers, withEmbeddings } from './prompt-encoding.ts';
+import { styledPrompts } from './prompt-styles.ts';
 import { RequestFields, refusals } from './request-fields.ts';
 import { samplingFor } from './schedulers.ts';
 import { applyUpscaleField, GENERAL_UPSCALER, UPSCALE_NODES } from './upscaling.ts';
 
 /**
  * The Stable Diffusion 1.5 and SDXL pipelines (text2image, image2image, inpainting, controlnet and
- * Generate v1) share one request shape and one graph: checkpoint, clip_skip, LoRAs, prompts with
- * embeddings, a starting latent per mode, controlnets, the sampler, hires, exact size, upscale.
+ * the one-call generators) share one request shape and one graph: checkpoint, clip_skip, LoRAs,
+ * prompts with embeddings, a starting latent per mode, controlnets, the sampler, hires, exact
+ * size, upscale.
  */
 export type SdMode = 'text2image' | 'image2image' | 'inpainting' | 'controlnet';
+
+/**
+ * How a pipeline's body differs from the shared shape. `presetStyle`: `style` names a prompt
+ * style (`/generate/v1`) instead of the style-aligned strength, and the body has only the fields
+ * of that generator's page: no scheduler (the text2image default runs), adapters, controlnets,
+ * hires or HiDiffusion, so the servers need none of their nodes, packs or files.
+ */
+export interface SdOptions {
+  readonly presetStyle?: boolean;
+}
+
+/** The sampler of a body without `scheduler`: the text2image default. */
+const DEFAULT_SCHEDULER = 'EulerDiscreteScheduler';
 
 const NODE_PACK = (what: string, pack: string) =>
   `needs ${what} from a ComfyUI node pack (${pack}), which this engine does not use yet`;
@@ -48,6 +63,11 @@ const NOT_SERVED: Readonly<Record<string, string>> = {
   mask_images: 'masks for controlnet inpainting are not served by this engine; use /sd/inpainting/v1',
 };
 
+/** The fields a pipeline refuses: a preset body has none of NOT_SERVED's but `style`, which it applies. */
+function notServed(options: SdOptions): Readonly<Record<string, string>> {
+  return options.presetStyle ? {} : NOT_SERVED;
+}
+
 /** The contract's `base_model` of each family's graphs. */
 const BASE_MODEL_OF_FAMILY: Readonly<Record<Family, string>> = { sd: 'sd1.5', sdxl: 'sdxl' };
 
@@ -59,9 +79,10 @@ export function compileStableDiffusion(
   family: Family,
   mode: SdMode,
   ctx: CompileContext,
+  options: SdOptions = {},
 ): CompiledWorkflow {
   const fields = new RequestFields(pipeline, ctx);
-  fields.refuseUnlessDefault(NOT_SERVED);
+  fields.refuseUnlessDefault(notServed(options));
   const fromPicture = mode === 'image2image' || mode === 'inpainting';
   if (!fromPicture) fields.refuseUnlessDefault({ strength: NO_INIT_IMAGE });
 
@@ -75,12 +96,10 @@ export function compileStableDiffusion(
     { model: checkpoint.model, clip: skipClipLayers(w, checkpoint.clip, fields.optionalNumber('clip_skip')) },
     base,
   );
-  let conditioning = encodePrompts(
-    w,
-    clip,
-    withEmbeddings(fields, fields.string('prompt'), base),
-    fields.string('negative_prompt'),
-  );
+  const prompts = options.presetStyle
+    ? styledPrompts(fields)
+    : { positive: fields.string('prompt'), negative: fields.string('negative_prompt') };
+  let conditioning = encodePrompts(w, clip, withEmbeddings(fields, prompts.positive, base), prompts.negative);
 
   const target = { width: fields.number('width'), height: fields.number('height') };
   const size = samplingSize(target, SD_GRID);
@@ -114,7 +133,7 @@ export function compileStableDiffusion(
     seed: ctx.seed,
     steps: fields.number('num_inference_steps'),
     cfg: fields.number('guidance_scale'),
-    ...samplingFor(fields.string('scheduler')),
+    ...samplingFor(fields.string('scheduler') || DEFAULT_SCHEDULER),
     ...conditioning,
   };
   latent = w.sample({
@@ -137,8 +156,13 @@ export function compileStableDiffusion(
 }
 
 /** What the SD pipelines of one family and mode need on the server. */
-export function stableDiffusionRequirements(family: Family, mode: SdMode): ServerRequirements {
+export function stableDiffusionRequirements(
+  family: Family,
+  mode: SdMode,
+  options: SdOptions = {},
+): ServerRequirements {
   const defaultModel = family === 'sd' ? 'sd1.5' : 'sdxl';
+  const full = !options.presetStyle;
   const start = {
     text2image: ['EmptyLatentImage'],
     controlnet: ['EmptyLatentImage'],
@@ -149,23 +173,24 @@ export function stableDiffusionRequirements(family: Family, mode: SdMode): Serve
     CHECKPOINT_DIFFUSION_NODES,
     CLIP_SKIP_NODES,
     LORA_NODES,
-    CONTROLNET_NODES,
-    ipAdapterNodes(family),
-    HIDIFFUSION_NODES,
+    full ? CONTROLNET_NODES : [],
+    full ? ipAdapterNodes(family) : [],
+    full ? HIDIFFUSION_NODES : [],
     start[mode],
-    HIRES_NODES,
+    full ? HIRES_NODES : [],
     EXACT_SIZE_NODES,
     family === 'sd' ? UPSCALE_NODES : [],
   );
   const fromPicture = mode === 'image2image' || mode === 'inpainting';
   return {
     nodes,
-    packs: packNeeds('comfyui_controlnet_aux', 'ComfyUI_IPAdapter_plus', 'comfyui_jankhidiffusion'),
+    ...(full
+      ? { packs: packNeeds('comfyui_controlnet_aux', 'ComfyUI_IPAdapter_plus', 'comfyui_jankhidiffusion') }
+      : {}),
     refuses: [
-      ...refusals(NOT_SERVED),
+      ...refusals(notServed(options)),
       ...(fromPicture ? [] : refusals({ strength: NO_INIT_IMAGE })),
-      ...IP_ADAPTER_REFUSALS,
-      ...CONTROLNET_REFUSALS,
+      ...(full ? [...IP_ADAPTER_REFUSALS, ...CONTROLNET_REFUSALS] : []),
     ],
     models: [
       {
@@ -177,17 +202,21 @@ export function stableDiffusionRequirements(family: Family, mode: SdMode): Serve
         what: 'each file `lora_models` names (`.safetensors` added to a name without extension)',
       },
       { folder: 'embeddings', what: 'each textual inversion `embeddings` names' },
-      {
-        folder: 'controlnet',
-        what: Object.entries(CONTROLNET_FILES[family])
-          .map(([name, file]) => `\`${file}\` for \`controlnets: ["${name}"]\``)
-          .join(', '),
-      },
-      {
-        folder: 'ipadapter',
-        what: `the adapter \`ip_adapter\` names: ${ipAdapterFiles(family, 'file')}`,
-      },
-      { folder: 'clip_vision', what: `its image encoder: ${ipAdapterFiles(family, 'clipVision')}` },
+      ...(full
+        ? [
+            {
+              folder: 'controlnet',
+              what: Object.entries(CONTROLNET_FILES[family])
+                .map(([name, file]) => `\`${file}\` for \`controlnets: ["${name}"]\``)
+                .join(', '),
+            },
+            {
+              folder: 'ipadapter',
+              what: `the adapter \`ip_adapter\` names: ${ipAdapterFiles(family, 'file')}`,
+            },
+            { folder: 'clip_vision', what: `its image encoder: ${ipAdapterFiles(family, 'clipVision')}` },
+          ]
+        : []),
       ...(family === 'sd'
         ? [{ folder: 'upscale_models', what: `\`${GENERAL_UPSCALER.file}\` for \`upscale\`` }]
         : []),
@@ -205,10 +234,15 @@ function ipAdapterFiles(family: Family, which: 'file' | 'clipVision'): string {
 }
 
 /** The compiler of one SD pipeline: its family, its mode, and the one graph they share. */
-export function stableDiffusionCompiler(pipeline: Pipeline, family: Family, mode: SdMode): PipelineCompiler {
+export function stableDiffusionCompiler(
+  pipeline: Pipeline,
+  family: Family,
+  mode: SdMode,
+  options: SdOptions = {},
+): PipelineCompiler {
   return {
     pipeline,
-    requires: stableDiffusionRequirements(family, mode),
-    compile: (ctx) => compileStableDiffusion(pipeline, family, mode, ctx),
+    requires: stableDiffusionRequirements(family, mode, options),
+    compile: (ctx) => compileStableDiffusion(pipeline, family, mode, ctx, options),
   };
 }

@@ -1,4 +1,7 @@
 import { stableDiffusionCompiler } from '../chains/stable-diffusion.ts';
 
-/** `/generate/v1`: Generate v1: SDXL text to image with its own defaults (4 samples, 30 steps, clip_skip 2) and nullable lists. */
-export const compiler = stableDiffusionCompiler('/generate/v1', 'sdxl', 'text2image');
+/**
+ * `/generate/v1`: the one-call SD1.5 generator. The SD1.5 text2image graph on the fields of its
+ * page, with its `style` preset applied to the prompts (chains/prompt-styles.ts).
+ */
+export const compiler = stableDiffusionCompiler('/generate/v1', 'sd', 'text2image', { presetStyle: true });
