@@ -25,7 +25,14 @@ export class ThreadPool<Request, Result> {
     readonly size = 1,
   ) {}
 
-  run(request: Request, options: { transfer?: ArrayBuffer[]; signal?: AbortSignal } = {}): Promise<Result> {
+  /**
+   * Runs one request on a thread. `onStart` is called when a thread takes it; `transfer` lists
+   * buffers of the request to move to the thread rather than copy.
+   */
+  run(
+    request: Request,
+    options: { transfer?: ArrayBuffer[]; signal?: AbortSignal; onStart?: () => void } = {},
+  ): Promise<Result> {
     if (this.closed) return Promise.reject(new Error('the thread pool is closed'));
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -34,6 +41,7 @@ export class ThreadPool<Request, Result> {
         id: this.nextId++,
         request,
         transfer: options.transfer ?? [],
+        ...(options.onStart ? { onStart: options.onStart } : {}),
         resolve,
         reject,
       };
@@ -69,6 +77,7 @@ export class ThreadPool<Request, Result> {
       if (!thread) return;
       const job = this.queue.shift()!;
       thread.busy = job;
+      job.onStart?.();
       thread.worker.ref();
       thread.worker.postMessage({ id: job.id, request: job.request }, job.transfer);
     }
@@ -111,6 +120,7 @@ interface Job<Request, Result> {
   readonly id: number;
   readonly request: Request;
   readonly transfer: ArrayBuffer[];
+  readonly onStart?: () => void;
   resolve(result: Result): void;
   reject(error: unknown): void;
 }
