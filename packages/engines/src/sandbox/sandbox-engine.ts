@@ -2,8 +2,9 @@ import { endpointByPath } from '@imagegen/contract';
 import sharp from 'sharp';
 import { drawingPipelines, SANDBOX_TRAINING_PIPELINE, sandboxPipelines } from '../catalog.ts';
 import type { Engine, EngineJob, EngineResult, OutputImage, RunContext } from '../engine.ts';
+import { ThreadPool } from '../threads/thread-pool.ts';
 import { sleep } from './abortable-sleep.ts';
-import { drawLabel, layoutLabel } from './sandbox-label.ts';
+import type { SamplePixels, SampleRequest } from './sandbox-pixels.ts';
 import { type SandboxTrainingOptions, sandboxTraining } from './sandbox-training.ts';
 
 /**
@@ -32,6 +33,10 @@ export { drawingPipelines };
 
 export function createSandboxEngine(options: SandboxEngineOptions = {}): Engine {
   const pipelines = options.pipelines ?? sandboxPipelines();
+  // One drawing thread: placeholders are cheap, and a burst of them never takes more than a core.
+  const drawing = new ThreadPool<SampleRequest, SamplePixels>(
+    new URL('./sandbox-thread.ts', import.meta.url),
+  );
   return {
     name: 'sandbox',
     pipelines,
@@ -44,11 +49,21 @@ export function createSandboxEngine(options: SandboxEngineOptions = {}): Engine 
       for (let sample = 0; sample < samples; sample++) {
         if (options.delayMs) await sleep(options.delayMs / samples, ctx.signal);
         ctx.signal.throwIfAborted();
-        images.push(await drawSample(job, sample, samples, width, height));
+        const request = {
+          pipeline: job.pipeline,
+          input: job.input,
+          seed: job.seed,
+          sample,
+          samples,
+          width,
+          height,
+        };
+        images.push(await encodeSample(await drawing.run(request, { signal: ctx.signal }), width, height));
         ctx.progress((sample + 1) / samples, `sandbox sample ${sample + 1} of ${samples}`);
       }
       return { images, meta: { engine: 'sandbox', sandbox: true, seed: job.seed, width, height } };
     },
+    close: () => drawing.close(),
   };
 }
 
@@ -66,93 +81,19 @@ function sampleCount(job: EngineJob): number {
   return Math.min(MAX_SAMPLES, positiveInteger(job.input.samples) ?? 1);
 }
 
-async function drawSample(
-  job: EngineJob,
-  sample: number,
-  samples: number,
-  width: number,
-  height: number,
-): Promise<OutputImage> {
-  const layout = layoutLabel(width, height, facts(job, sample, samples, width, height));
-  const data = await sharp(background(width, height, job.seed, sample), {
-    raw: { width, height, channels: 3 },
-  })
-    .composite([{ input: drawLabel(width, height, layout), raw: { width, height, channels: 4 } }])
+/** The sample as a PNG (sharp encodes on libuv's threads, off the event loop too). */
+async function encodeSample(pixels: SamplePixels, width: number, height: number): Promise<OutputImage> {
+  const data = await sharp(asBuffer(pixels.background), { raw: { width, height, channels: 3 } })
+    .composite([{ input: asBuffer(pixels.overlay), raw: { width, height, channels: 4 } }])
     .png({ compressionLevel: 6, adaptiveFiltering: false })
     .toBuffer();
   return { data, contentType: 'image/png', width, height };
 }
 
-/** What the label lists under its title. */
-export function facts(
-  job: EngineJob,
-  sample: number,
-  samples: number,
-  width: number,
-  height: number,
-): string[] {
-  const { prompt, negative_prompt: negative, ...rest } = job.input;
-  const lines = [`pipeline: ${job.pipeline}`];
-  if (typeof prompt === 'string') lines.push(`prompt: ${prompt}`);
-  if (typeof negative === 'string' && negative !== '') lines.push(`negative_prompt: ${negative}`);
-  lines.push(`seed: ${job.seed}   sample ${sample + 1} of ${samples}   ${width}x${height}`);
-  const parameters = Object.entries(rest)
-    .filter(([name, value]) => value !== null && value !== undefined && name !== 'seed')
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, value]) => `${name}=${shorten(typeof value === 'string' ? value : JSON.stringify(value))}`);
-  if (parameters.length > 0) lines.push(`parameters: ${parameters.join('  ')}`);
-  return lines;
-}
-
-/**
- * A diagonal gradient between two colours drawn from the seed, with a faint grid: different
- * seeds and samples look different, the same seed always gives the same pixels.
- */
-function background(width: number, height: number, seed: number, sample: number): Buffer {
-  const random = mulberry32(hashSeed(seed, sample));
-  const from = [random(), random(), random()].map((v) => 40 + Math.floor(v * 150));
-  const to = [random(), random(), random()].map((v) => 40 + Math.floor(v * 150));
-  const cell = Math.max(8, Math.floor(Math.min(width, height) / 8));
-  const pixels = Buffer.alloc(width * height * 3);
-  const span = Math.max(1, width + height - 2);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const t = (x + y) / span;
-      const shade = (Math.floor(x / cell) + Math.floor(y / cell)) % 2 === 0 ? 10 : -10;
-      const at = (y * width + x) * 3;
-      for (let c = 0; c < 3; c++) {
-        pixels[at + c] = Math.round((from[c] as number) * (1 - t) + (to[c] as number) * t) + shade;
-      }
-    }
-  }
-  return pixels;
-}
-
-function hashSeed(seed: number, sample: number): number {
-  // FNV-1a over the decimal text: seeds may exceed 32 bits.
-  let hash = 0x811c9dc5;
-  for (const char of `${seed}:${sample}`) {
-    hash ^= char.charCodeAt(0);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
-}
-
-function mulberry32(state: number): () => number {
-  let a = state >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function positiveInteger(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
-}
-
-function shorten(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -26,9 +26,18 @@ export function layoutLabel(width: number, height: number, facts: readonly strin
   const fitsDouble = Array.from(SANDBOX_TITLE).length * ADVANCE * scale * 2 <= width - 2 * margin;
   const titleScale = fitsDouble ? scale * 2 : scale;
   const perLine = Math.max(1, Math.floor((width - 2 * margin) / (ADVANCE * scale)));
-  const wrapped = facts.flatMap((fact) => wrap(fact, perLine));
-  const room = Math.floor((height - 2 * margin - LINE_HEIGHT * titleScale) / (LINE_HEIGHT * scale));
-  const lines = wrapped.length <= room ? wrapped : wrapped.slice(0, Math.max(0, room));
+  const room = Math.max(
+    0,
+    Math.floor((height - 2 * margin - LINE_HEIGHT * titleScale) / (LINE_HEIGHT * scale)),
+  );
+  // Wrap one line past the room at most: enough to know the text goes on, and a prompt of a
+  // megabyte costs what the few lines drawn cost, not a pass per line over the rest of it.
+  const wrapped: string[] = [];
+  for (const fact of facts) {
+    if (wrapped.length > room) break;
+    wrapped.push(...wrap(fact, perLine, room + 1 - wrapped.length));
+  }
+  const lines = wrapped.length <= room ? wrapped : wrapped.slice(0, room);
   if (lines.length < wrapped.length && lines.length > 0) {
     const last = lines.length - 1;
     lines[last] = `${(lines[last] as string).slice(0, Math.max(0, perLine - 3))}...`;
@@ -58,17 +67,38 @@ export function drawLabel(width: number, height: number, layout: LabelLayout): B
   return overlay.data;
 }
 
-/** Splits text into lines of at most `width` characters, at spaces where it can. */
-function wrap(text: string, width: number): string[] {
+/**
+ * Splits text into at most `maxLines` lines of at most `width` characters, at spaces where it can.
+ * Only the start of the text that those lines can show is read: a prompt of a megabyte costs what
+ * its first lines cost.
+ */
+function wrap(text: string, width: number, maxLines: number): string[] {
+  // Each line takes at most `width` characters and the one space it was cut at.
+  const chars = collapsedStart(text, maxLines * (width + 1) + 2);
   const lines: string[] = [];
-  let rest = Array.from(text.replace(/\s+/g, ' ').trim());
-  while (rest.length > width) {
-    let cut = rest.lastIndexOf(' ', width);
-    if (cut <= 0) cut = width;
-    lines.push(rest.slice(0, cut).join('').trimEnd());
-    rest = rest.slice(cut);
-    while (rest[0] === ' ') rest.shift();
+  let start = 0;
+  while (chars.length - start > width && lines.length < maxLines) {
+    let cut = start + width;
+    while (cut > start && chars[cut] !== ' ') cut--;
+    if (cut === start) cut = start + width;
+    lines.push(chars.slice(start, cut).join('').trimEnd());
+    start = cut;
+    while (chars[start] === ' ') start++;
   }
-  if (rest.length > 0) lines.push(rest.join(''));
+  if (start < chars.length && lines.length < maxLines) lines.push(chars.slice(start).join(''));
   return lines;
+}
+
+/**
+ * The characters (code points) of the text with each run of white space made one space and the
+ * ends trimmed: all of them, or at least `count` from the start when the text is longer.
+ */
+function collapsedStart(text: string, count: number): string[] {
+  for (let take = Math.max(64, 2 * count); ; take *= 4) {
+    const whole = take >= text.length;
+    const start = (whole ? text : text.slice(0, take)).replace(/\s+/g, ' ').trimStart();
+    const chars = Array.from(whole ? start.trimEnd() : start);
+    // Past `count`, the last character may be half of a pair cut at `take`: it is never used.
+    if (whole || chars.length > count) return chars;
+  }
 }

@@ -7,6 +7,7 @@ import {
 } from '@imagegen/contract';
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { HttpError } from './http-errors.ts';
+import { ValidatedBody } from './large-bodies.ts';
 import { ReceivedBody } from './request-bodies.ts';
 
 /**
@@ -35,6 +36,7 @@ export const contractValidatorCompiler: FastifySchemaCompiler<ContractSchema> = 
   if (!part) throw new Error(`${method} ${url}: the contract describes no ${httpPart} schema`);
   const validate = compileValidator(schema, part);
   return (data: unknown) => {
+    if (data instanceof ValidatedBody) return { value: data.value };
     if (data instanceof ReceivedBody) {
       const reading = readRequestBody(data.bytes, data.contentType);
       if (!reading.ok) return { error: new HttpError(reading.status, reading.detail) };

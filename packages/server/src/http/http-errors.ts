@@ -14,6 +14,16 @@ export class HttpError extends Error {
   }
 }
 
+/** An error whose answer body is already written as JSON (a long 422 written off the event loop). */
+export class PreparedHttpError extends HttpError {
+  constructor(
+    statusCode: number,
+    readonly json: Uint8Array,
+  ) {
+    super(statusCode, undefined);
+  }
+}
+
 export const TASK_NOT_FOUND = 'Task not found';
 /** What the original service answers, with status 400, for a multipart upload without a boundary. */
 export const MISSING_BOUNDARY = 'Missing boundary in multipart.';
@@ -54,6 +64,13 @@ export interface BodyLimits {
 
 export function installErrorHandlers(app: FastifyInstance, limits: BodyLimits): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof PreparedHttpError) {
+      const { json } = error;
+      return reply
+        .code(error.statusCode)
+        .type('application/json; charset=utf-8')
+        .send(Buffer.from(json.buffer, json.byteOffset, json.byteLength));
+    }
     if (error instanceof HttpError) {
       return reply.code(error.statusCode).send({ detail: error.detail });
     }

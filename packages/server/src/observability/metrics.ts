@@ -67,6 +67,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly largeBodies = new Counter({
+    name: 'imagegen_large_bodies_total',
+    help: 'JSON bodies large enough to be read on a worker thread, by outcome: read, dropped (the client left before the thread took it), abandoned (it left while the thread read it)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   private queueSource: Queryable | undefined;
   private queueReading: { at: number; rows: Promise<QueueDepth[]> } | undefined;
   private engineSource: (() => readonly EngineDescription[]) | undefined;

@@ -97,6 +97,8 @@ describe('npm start and the CLI', () => {
         /^imagegen_tasks_succeeded_total\{pipeline="\/sd\/text2image\/v1",engine="sandbox"\} 1$/m,
       );
       expect(text).toContain('process_cpu_seconds_total');
+      // How long the event loop was held since the last scrape: what a stalled API shows first.
+      expect(text).toMatch(/^nodejs_eventloop_lag_max_seconds [0-9.e-]+$/m);
     }
   });
 

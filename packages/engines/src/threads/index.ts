@@ -1,0 +1,2 @@
+export { serveThread } from './serve-thread.ts';
+export { ThreadPool } from './thread-pool.ts';

@@ -1,0 +1,9 @@
+// Plain-JS entry of a ThreadPool's threads: the server and the tests run TypeScript through tsx or
+// Vitest, whose loaders a worker thread does not inherit, so the thread registers tsx itself
+// (resolved from this file, whatever the current directory) and then loads the module the pool
+// names in workerData.module (a file URL), which answers with serveThread().
+import { workerData } from 'node:worker_threads';
+import { register } from 'tsx/esm/api';
+
+register();
+await import(workerData.module);
