@@ -56,7 +56,7 @@ export const HOSTILE_SHAPES: readonly HostileShape[] = [
     name: 'too-long-list',
     stresses: 'a list over its maxItems whose items all fail too (the length error hides them)',
     method: 'POST',
-    path: '/generate/v2',
+    path: '/generate/v3',
     build: (bytes) => jsonWith({ prompt: 'x' }, 'palette', repeatList('"not-a-colour"', bytes)),
     status: 422,
   },
