@@ -1,0 +1,187 @@
+import { describe, expect, it } from 'vitest';
+import { CONTROLNET_FILES } from '../../src/comfyui/chains/controlnet-stack.ts';
+import { FACE_RESTORER } from '../../src/comfyui/chains/face-swap.ts';
+import { compilerFor } from '../../src/comfyui/compilers/index.ts';
+import type { CompiledWorkflow } from '../../src/comfyui/contracts.ts';
+import { EngineInputError } from '../../src/engine.ts';
+import { compileRequest, nodesOf } from './compile-request.ts';
+
+/**
+ * The graphs follow their model family's reference workflow where a valid graph could still make a
+ * bad picture: where embeddings act, which CLIP layer reads the prompt, the framing and strength of
+ * a picture to start from, and which family's adapters run on which model.
+ */
+
+type Link = [string, number];
+
+/** The node a link comes from. */
+const source = (workflow: CompiledWorkflow, link: unknown) => workflow.prompt[(link as Link)[0]]!;
+
+/** The texts the first sampler reads as its positive and negative prompt. */
+function promptsOf(workflow: CompiledWorkflow): { positive: unknown; negative: unknown } {
+  const [sampler] = nodesOf(workflow, 'KSampler');
+  return {
+    positive: source(workflow, sampler!.inputs['positive']).inputs['text'],
+    negative: source(workflow, sampler!.inputs['negative']).inputs['text'],
+  };
+}
+
+describe('embeddings', () => {
+  it('act in the negative prompt where the request wrote them there', () => {
+    const workflow = compileRequest('/sd/text2image/v1', {
+      prompt: 'a lighthouse at dusk',
+      negative_prompt: 'easynegative, blurry',
+      embeddings: ['easynegative'],
+    });
+    expect(promptsOf(workflow)).toEqual({
+      positive: 'a lighthouse at dusk',
+      negative: 'embedding:easynegative, blurry',
+    });
+  });
+
+  it('act in the positive prompt where written, with weights, any case, with or without the extension', () => {
+    const workflow = compileRequest('/sdxl/text2image/v1', {
+      prompt: 'a cat,(Style-A:1.2) in a hat',
+      negative_prompt: 'bad-hands-5',
+      embeddings: ['style-a', 'bad-hands-5.pt'],
+    });
+    expect(promptsOf(workflow)).toEqual({
+      // ComfyUI reads the brackets' weights first, so the word starts its own segment.
+      positive: 'a cat,(embedding:style-a:1.2) in a hat',
+      negative: 'embedding:bad-hands-5.pt',
+    });
+  });
+
+  it('are added to the positive prompt when written in neither, and never match inside a word', () => {
+    const workflow = compileRequest('/sd/text2image/v1', {
+      prompt: 'a noir street',
+      negative_prompt: 'blurry',
+      embeddings: ['noi'],
+    });
+    expect(promptsOf(workflow)).toEqual({ positive: 'a noir street embedding:noi', negative: 'blurry' });
+  });
+});
+
+describe('clip_skip', () => {
+  const layer = (pipeline: string, clip_skip: number) =>
+    nodesOf(compileRequest(pipeline, { clip_skip }), 'CLIPSetLastLayer').map(
+      (node) => node.inputs['stop_at_clip_layer'],
+    );
+
+  it('reads layer -n on SD1.5, as A1111 and ComfyUI count', () => {
+    expect(layer('/sd/text2image/v1', 1)).toEqual([-1]);
+    expect(layer('/sd/text2image/v1', 2)).toEqual([-2]);
+    expect(layer('/sd/image2image/v1', 4)).toEqual([-4]);
+  });
+
+  it("keeps SDXL's own penultimate layer for 1 and 2, and reads deeper from 3", () => {
+    expect(layer('/sdxl/text2image/v1', 1)).toEqual([]);
+    expect(layer('/sdxl/text2image/v1', 2)).toEqual([]);
+    expect(layer('/sdxl/inpainting/v1', 3)).toEqual([-3]);
+  });
+});
+
+describe('a picture to start from', () => {
+  const landscape = { imageSizes: { init_image: { width: 1200, height: 800 } } };
+
+  /** The size the init image is scaled to before it is encoded. */
+  function initScale(workflow: CompiledWorkflow) {
+    const [loaded] = nodesOf(workflow, 'LoadImage').filter((node) => node.inputs['image'] === 'init.png');
+    return nodesOf(workflow, 'ImageScale').find((node) => (node.inputs['image'] as Link)[0] === loaded!.id)!
+      .inputs;
+  }
+
+  it('keeps its framing: its proportions over the requested area, on the latent grid', () => {
+    const workflow = compileRequest('/sd/image2image/v1', { width: 512, height: 512 }, landscape);
+    const scaled = initScale(workflow);
+    expect(scaled).toMatchObject({ width: 624, height: 416 });
+    expect((scaled['width'] as number) / (scaled['height'] as number)).toBeCloseTo(1.5, 1);
+    // The answer is that framing: nothing scales the decoded picture to a square.
+    const [save] = nodesOf(workflow, 'SaveImage');
+    expect(source(workflow, save!.inputs['images']).class_type).toBe('VAEDecode');
+  });
+
+  it('frames the mask of an inpainting as its picture', () => {
+    const workflow = compileRequest(
+      '/sdxl/inpainting/v1',
+      { width: 1024, height: 1024 },
+      { imageSizes: { init_image: { width: 800, height: 1200 }, mask_image: { width: 800, height: 1200 } } },
+    );
+    const sizes = nodesOf(workflow, 'ImageScale').map((node) => [
+      node.inputs['width'],
+      node.inputs['height'],
+    ]);
+    expect(sizes).toEqual([
+      [840, 1256],
+      [840, 1256],
+    ]);
+  });
+
+  it('is never changed more than strength allows, hires pass included', () => {
+    const denoises = (strength: number) =>
+      nodesOf(compileRequest('/sd/image2image/v1', { strength, hires: true }, landscape), 'KSampler').map(
+        (node) => node.inputs['denoise'],
+      );
+    expect(denoises(0.3)).toEqual([0.3, 0.3]);
+    expect(denoises(0.8)).toEqual([0.8, 0.5]);
+    const text = nodesOf(compileRequest('/sd/text2image/v1', { hires: true }), 'KSampler');
+    expect(text.map((node) => node.inputs['denoise'])).toEqual([1, 0.5]);
+  });
+});
+
+describe('model families', () => {
+  it("runs an SDXL model on an SD path with SDXL's controlnets and CLIP layer", () => {
+    const workflow = compileRequest('/sd/text2image/v1', {
+      model_id: 'sdxl',
+      clip_skip: 2,
+      controlnets: ['canny'],
+      control_image: 'https://images.example/control-0.png',
+    });
+    expect(nodesOf(workflow, 'CheckpointLoaderSimple')[0]?.inputs['ckpt_name']).toBe(
+      'sd_xl_base_1.0.safetensors',
+    );
+    expect(nodesOf(workflow, 'ControlNetLoader')[0]?.inputs['control_net_name']).toBe(
+      CONTROLNET_FILES.sdxl['canny'],
+    );
+    expect(nodesOf(workflow, 'CLIPSetLastLayer')).toEqual([]);
+  });
+
+  it("refuses an SD1.5 IP-Adapter on an SDXL model, naming the family's adapters", () => {
+    expect(() =>
+      compileRequest('/sd/text2image/v1', {
+        model_id: 'sdxl',
+        ip_adapter: ['ip-adapter_sd15'],
+        ip_adapter_image: 'https://images.example/init.png',
+      }),
+    ).toThrow(/^ip_adapter: .*ip-adapter_sdxl/);
+  });
+
+  it('refuses a face lock model of the family its face adapters do not fit', () => {
+    expect(() => compileRequest('/facelock/v1', { model_id: 'sdxl' })).toThrow(EngineInputError);
+    expect(() => compileRequest('/facelock/v1', { model_id: 'sdxl' })).toThrow(
+      /^model_id: 'sdxl' is an SDXL model, .* SD1.5 models only; .*\/facelock\/v2/,
+    );
+    expect(() => compileRequest('/facelock/v2', { model_id: 'sd1.5' })).toThrow(
+      /^model_id: 'sd1.5' is an SD1.5 model, .* SDXL models only; .*\/facelock\/v1/,
+    );
+  });
+});
+
+describe('face swap', () => {
+  it('restores the swapped face with the restorer the servers are told to hold', () => {
+    for (const [pipeline, extra] of [
+      ['/faceswap/v1', {}],
+      ['/modelswitch/v1', { input_face: 'https://images.example/control-0.png' }],
+    ] as const) {
+      const [swap] = nodesOf(compileRequest(pipeline, extra), 'ReActorFaceSwap');
+      expect(swap?.inputs, pipeline).toMatchObject({
+        face_restore_model: FACE_RESTORER,
+        face_restore_visibility: 1,
+      });
+      const needs = compilerFor(pipeline)!.requires.models ?? [];
+      const restorers = needs.find((need) => need.folder === 'facerestore_models');
+      expect(restorers?.what, pipeline).toContain(FACE_RESTORER);
+      expect(restorers?.what).toMatch(/missing from `\/object_info` while this folder is empty/);
+    }
+  });
+});
