@@ -185,3 +185,30 @@ describe('face swap', () => {
     }
   });
 });
+
+describe('outpainting', () => {
+  it("samples the grown canvas at resolution squared, in its own proportions, near SDXL's area", () => {
+    const megapixels = (extra: Record<string, unknown>) =>
+      nodesOf(compileRequest('/outpainting/v1', extra), 'ImageScaleToTotalPixels').map(
+        (node) => node.inputs['megapixels'],
+      );
+    expect(megapixels({})).toEqual([1]);
+    expect(megapixels({ resolution: 512 })).toEqual([0.25]);
+    expect(megapixels({ resolution: 64 })).toEqual([0.01]);
+  });
+
+  it('answers exactly the grown canvas, the old picture laid back through the mask, one per sample', () => {
+    const workflow = compileRequest('/outpainting/v1', { samples: 2 });
+    const [pad] = nodesOf(workflow, 'ImagePadForOutpaint');
+    const [save] = nodesOf(workflow, 'SaveImage');
+    const composite = source(workflow, save!.inputs['images']);
+    expect(composite.class_type).toBe('ImageCompositeMasked');
+    expect(composite.inputs).toMatchObject({ resize_source: true, mask: [pad!.id, 1] });
+    const canvases = source(workflow, composite.inputs['destination']);
+    expect(canvases).toMatchObject({
+      class_type: 'RepeatImageBatch',
+      inputs: { image: [pad!.id, 0], amount: 2 },
+    });
+    expect(source(workflow, composite.inputs['source']).class_type).toBe('VAEDecode');
+  });
+});

@@ -451,6 +451,7 @@ export const NODE_TYPES = {
   Canny: { inputs: { image: 'IMAGE', low_threshold: 'FLOAT', high_threshold: 'FLOAT' }, outputs: ['IMAGE'] },
   SaveImage: { inputs: { images: 'IMAGE', filename_prefix: 'STRING' }, outputs: [] },
   ImageBatch: { inputs: { image1: 'IMAGE', image2: 'IMAGE' }, outputs: ['IMAGE'] },
+  RepeatImageBatch: { inputs: { image: 'IMAGE', amount: 'INT' }, outputs: ['IMAGE'] },
   PreviewAny: { inputs: { source: '*' }, outputs: [] },
   CLIPVisionLoader: { inputs: { clip_name: 'COMBO' }, outputs: ['CLIP_VISION'] },
   ImageScaleToTotalPixels: {
