@@ -212,3 +212,33 @@ describe('outpainting', () => {
     expect(source(workflow, composite.inputs['source']).class_type).toBe('VAEDecode');
   });
 });
+
+describe('the needs table', () => {
+  it('says which request fields need each pack a plain request does not use', () => {
+    const packs = (pipeline: string) =>
+      Object.fromEntries((compilerFor(pipeline)!.requires.packs ?? []).map((pack) => [pack.name, pack.when]));
+    for (const pipeline of ['/sd/text2image/v1', '/sdxl/image2image/v1', '/generate/v1']) {
+      expect(packs(pipeline), pipeline).toEqual({
+        comfyui_controlnet_aux: 'only with `controlnets` naming `openpose` or `depth`',
+        ComfyUI_IPAdapter_plus: 'only with `ip_adapter`',
+        comfyui_jankhidiffusion: 'only with `hidiffusion: true`',
+      });
+    }
+    expect(packs('/faceswap/v1')).toEqual({ 'ComfyUI-ReActor': undefined });
+    expect(packs('/modelswitch/v1')['ComfyUI-ReActor']).toBe('only with `input_face`');
+    expect(packs('/bgchanger/v1')['ComfyUI_IPAdapter_plus']).toBe('only with `style_image`');
+    expect(packs('/inpaint_anything/v1')['ComfyUI-RMBG']).toBe('only with `operation: "remove"`');
+  });
+
+  it('holds no pack class in the graph of a plain request that names its pack optional', () => {
+    const workflow = compileRequest('/sd/text2image/v1');
+    const classes = new Set(Object.values(workflow.prompt).map((node) => node.class_type));
+    for (const optional of [
+      'OpenposePreprocessor',
+      'IPAdapterAdvanced',
+      'ApplyRAUNet',
+      'ApplyMSWMSAAttention',
+    ])
+      expect(classes.has(optional)).toBe(false);
+  });
+});

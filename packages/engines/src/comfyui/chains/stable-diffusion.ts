@@ -169,7 +169,11 @@ export function stableDiffusionRequirements(family: Family, mode: SdMode): Serve
   const fromPicture = mode === 'image2image' || mode === 'inpainting';
   return {
     nodes,
-    packs: packNeeds('comfyui_controlnet_aux', 'ComfyUI_IPAdapter_plus', 'comfyui_jankhidiffusion'),
+    packs: packNeeds(
+      { pack: 'comfyui_controlnet_aux', when: 'only with `controlnets` naming `openpose` or `depth`' },
+      { pack: 'ComfyUI_IPAdapter_plus', when: 'only with `ip_adapter`' },
+      { pack: 'comfyui_jankhidiffusion', when: 'only with `hidiffusion: true`' },
+    ),
     refuses: [
       ...refusals(NOT_SERVED),
       ...(fromPicture ? [] : refusals({ strength: NO_INIT_IMAGE })),
