@@ -242,3 +242,12 @@ describe('the needs table', () => {
       expect(classes.has(optional)).toBe(false);
   });
 });
+
+describe('SD3', () => {
+  it("samples with the sampler of ComfyUI's SD3 examples: euler on sgm_uniform", () => {
+    for (const pipeline of ['/sd3/v1', '/sd3_5/v1']) {
+      const [sampler] = nodesOf(compileRequest(pipeline), 'KSampler');
+      expect(sampler?.inputs, pipeline).toMatchObject({ sampler_name: 'euler', scheduler: 'sgm_uniform' });
+    }
+  });
+});
