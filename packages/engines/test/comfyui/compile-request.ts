@@ -5,7 +5,7 @@ import { IP_ADAPTER_FILES } from '../../src/comfyui/chains/ip-adapter.ts';
 import { FACEID_FILES } from '../../src/comfyui/compilers/facelock-v1.ts';
 import { PULID_MODEL } from '../../src/comfyui/compilers/facelock-v2.ts';
 import { compilerFor } from '../../src/comfyui/compilers/index.ts';
-import { INSTANTID_FILES } from '../../src/comfyui/compilers/instamodel.ts';
+import { INSTAMODEL_CHECKPOINT, INSTANTID_FILES } from '../../src/comfyui/compilers/instamodel.ts';
 import { IC_LIGHT_UNET } from '../../src/comfyui/compilers/relight.ts';
 import type { CompileContext, CompiledWorkflow } from '../../src/comfyui/contracts.ts';
 import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
@@ -175,6 +175,7 @@ export const equippedServer = objectInfoWithFiles(
         'sd3.5_large.safetensors',
         'stable_cascade_stage_c.safetensors',
         'stable_cascade_stage_b.safetensors',
+        INSTAMODEL_CHECKPOINT.file,
       ],
     },
     LoraLoader: { lora_name: TEST_LORAS },

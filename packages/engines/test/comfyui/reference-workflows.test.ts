@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CONTROLNET_FILES } from '../../src/comfyui/chains/controlnet-stack.ts';
 import { FACE_RESTORER } from '../../src/comfyui/chains/face-swap.ts';
 import { compilerFor } from '../../src/comfyui/compilers/index.ts';
+import { INSTAMODEL_CHECKPOINT } from '../../src/comfyui/compilers/instamodel.ts';
 import type { CompiledWorkflow } from '../../src/comfyui/contracts.ts';
 import { EngineInputError } from '../../src/engine.ts';
 import { compileRequest, nodesOf } from './compile-request.ts';
@@ -249,5 +250,28 @@ describe('SD3', () => {
       const [sampler] = nodesOf(compileRequest(pipeline), 'KSampler');
       expect(sampler?.inputs, pipeline).toMatchObject({ sampler_name: 'euler', scheduler: 'sgm_uniform' });
     }
+  });
+});
+
+describe('instamodel', () => {
+  it('draws with the step-distilled SDXL its 9-step, guidance-1 defaults are made for, as its card samples', () => {
+    const workflow = compileRequest('/instamodel/v1');
+    expect(nodesOf(workflow, 'CheckpointLoaderSimple')[0]?.inputs['ckpt_name']).toBe(
+      INSTAMODEL_CHECKPOINT.file,
+    );
+    expect(nodesOf(workflow, 'KSampler')[0]?.inputs).toMatchObject({
+      steps: 9,
+      cfg: 1,
+      sampler_name: 'euler',
+      scheduler: 'sgm_uniform',
+    });
+    const mapped = compileRequest(
+      '/instamodel/v1',
+      {},
+      { checkpoints: { 'sdxl-lightning': 'juggernaut-lightning.safetensors' } },
+    );
+    expect(nodesOf(mapped, 'CheckpointLoaderSimple')[0]?.inputs['ckpt_name']).toBe(
+      'juggernaut-lightning.safetensors',
+    );
   });
 });
