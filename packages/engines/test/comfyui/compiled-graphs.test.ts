@@ -5,6 +5,7 @@ import type { CompiledWorkflow, PipelineCompiler } from '../../src/comfyui/contr
 import { validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
 import { EngineInputError } from '../../src/engine.ts';
 import {
+  type CompileOptions,
   compileRequest,
   equippedServer,
   MINIMAL_REQUESTS,
@@ -171,6 +172,7 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
   if (pipeline === '/upscaler/v1') {
     out.deblur = { type: 'deblur' };
     out.variation = { type: 'variation' };
+    out['variation in tiles'] = { type: 'variation' };
   }
   if (pipeline === '/superresolution/v1') {
     for (const model_name of has['model_name']
@@ -182,6 +184,11 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
   }
   return out;
 }
+
+/** Variants whose graphs follow the sizes of their input pictures, with those sizes. */
+const INPUT_SIZES: Readonly<Record<string, Readonly<Record<string, CompileOptions>>>> = {
+  '/upscaler/v1': { 'variation in tiles': { imageSizes: { input_image: { width: 1200, height: 800 } } } },
+};
 
 /** The field a compile refuses (EngineInputError `field: why`), or undefined when it compiles. */
 function declaredRefusal(compiler: PipelineCompiler, compile: () => unknown): string | undefined {
@@ -248,7 +255,8 @@ describe('every compiled graph passes ComfyUI validation against the recorded no
       const cases = Object.entries(variants(compiler.pipeline));
       for (const [name, extra] of cases) {
         it(`compiles ${name} to a graph ComfyUI accepts without node errors`, () => {
-          const refused = declaredRefusal(compiler, () => compileRequest(compiler.pipeline, extra));
+          const sized = INPUT_SIZES[compiler.pipeline]?.[name] ?? {};
+          const refused = declaredRefusal(compiler, () => compileRequest(compiler.pipeline, extra, sized));
           if (refused) {
             // A variant the contract allows but the engine refuses: a refusal the compiler declares.
             expect(
@@ -257,7 +265,7 @@ describe('every compiled graph passes ComfyUI validation against the recorded no
             ).toContain(refused);
             return;
           }
-          const workflow = compileRequest(compiler.pipeline, extra, { seed: 2 ** 53 - 1 });
+          const workflow = compileRequest(compiler.pipeline, extra, { ...sized, seed: 2 ** 53 - 1 });
           const validation = validatePrompt(equippedServer, { prompt: workflow.prompt });
           expect(validation).toMatchObject({ status: 200, nodeErrors: {} });
           const outputs = validation.status === 200 ? validation.outputs : [];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONTROLNET_FILES } from '../../src/comfyui/chains/controlnet-stack.ts';
 import { FACE_RESTORER } from '../../src/comfyui/chains/face-swap.ts';
+import { tilesOf } from '../../src/comfyui/chains/tiles.ts';
 import { compilerFor } from '../../src/comfyui/compilers/index.ts';
 import { INSTAMODEL_CHECKPOINT } from '../../src/comfyui/compilers/instamodel.ts';
 import type { CompiledWorkflow } from '../../src/comfyui/contracts.ts';
@@ -273,5 +274,69 @@ describe('instamodel', () => {
     expect(nodesOf(mapped, 'CheckpointLoaderSimple')[0]?.inputs['ckpt_name']).toBe(
       'juggernaut-lightning.safetensors',
     );
+  });
+});
+
+describe('upscaler variation', () => {
+  const big = { imageSizes: { input_image: { width: 1200, height: 800 } } };
+
+  it('resamples the enlarged picture in overlapping tiles of at most 1024 px, none larger', () => {
+    const workflow = compileRequest('/upscaler/v1', { type: 'variation' }, big);
+    const crops = nodesOf(workflow, 'ImageCrop').map((node) => node.inputs);
+    expect(crops.map(({ x, y }) => [x, y])).toEqual([
+      [0, 0],
+      [688, 0],
+      [1376, 0],
+      [0, 576],
+      [688, 576],
+      [1376, 576],
+    ]);
+    for (const crop of crops) expect(crop).toMatchObject({ width: 1024, height: 1024 });
+    expect(nodesOf(workflow, 'KSampler')).toHaveLength(6);
+    for (const sampler of nodesOf(workflow, 'KSampler')) {
+      const encoded = source(workflow, sampler.inputs['latent_image']);
+      expect(source(workflow, encoded.inputs['pixels']).class_type).toBe('ImageCrop');
+    }
+    // Each tile after the first blends into the ones before it across the overlap.
+    const feathers = nodesOf(workflow, 'FeatherMask').map(({ inputs }) => [inputs['left'], inputs['top']]);
+    expect(feathers).toEqual([
+      [64, 0],
+      [64, 0],
+      [0, 64],
+      [64, 64],
+      [64, 64],
+    ]);
+    const [save] = nodesOf(workflow, 'SaveImage');
+    expect(source(workflow, save!.inputs['images']).class_type).toBe('ImageCompositeMasked');
+  });
+
+  it('covers every pixel with tiles that overlap by at least the overlap', () => {
+    for (const size of [
+      { width: 192, height: 128 },
+      { width: 1025, height: 3000 },
+      { width: 4096, height: 1024 },
+    ]) {
+      const tiles = tilesOf(size, 1024, 64);
+      for (const tile of tiles) {
+        expect(tile.width).toBeLessThanOrEqual(1024);
+        expect(tile.x + tile.width).toBeLessThanOrEqual(size.width);
+        expect(tile.y + tile.height).toBeLessThanOrEqual(size.height);
+      }
+      const xs = [...new Set(tiles.map((t) => t.x))];
+      expect(xs.at(-1)! + tiles[0]!.width).toBe(size.width);
+      for (let i = 1; i < xs.length; i++)
+        expect(xs[i - 1]! + tiles[0]!.width - xs[i]!).toBeGreaterThanOrEqual(64);
+    }
+  });
+
+  it('samples a small enlargement in one pass, laid over the enlargement at exactly its size', () => {
+    const workflow = compileRequest(
+      '/upscaler/v1',
+      { type: 'variation' },
+      { imageSizes: { input_image: { width: 96, height: 64 } } },
+    );
+    expect(nodesOf(workflow, 'ImageCrop')).toEqual([]);
+    expect(nodesOf(workflow, 'KSampler')).toHaveLength(1);
+    expect(nodesOf(workflow, 'ImageCompositeMasked')).toHaveLength(1);
   });
 });

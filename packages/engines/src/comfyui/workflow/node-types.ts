@@ -444,6 +444,15 @@ export const NODE_TYPES = {
     outputs: ['IMAGE'],
   },
   ImageUpscaleWithModel: { inputs: { upscale_model: 'UPSCALE_MODEL', image: 'IMAGE' }, outputs: ['IMAGE'] },
+  ImageCrop: {
+    inputs: { image: 'IMAGE', width: 'INT', height: 'INT', x: 'INT', y: 'INT' },
+    outputs: ['IMAGE'],
+  },
+  SolidMask: { inputs: { value: 'FLOAT', width: 'INT', height: 'INT' }, outputs: ['MASK'] },
+  FeatherMask: {
+    inputs: { mask: 'MASK', left: 'INT', top: 'INT', right: 'INT', bottom: 'INT' },
+    outputs: ['MASK'],
+  },
   ImagePadForOutpaint: {
     inputs: { image: 'IMAGE', left: 'INT', top: 'INT', right: 'INT', bottom: 'INT', feathering: 'INT' },
     outputs: ['IMAGE', 'MASK'],
