@@ -340,3 +340,32 @@ describe('upscaler variation', () => {
     expect(nodesOf(workflow, 'ImageCompositeMasked')).toHaveLength(1);
   });
 });
+
+describe('relight', () => {
+  it("follows IC-Light's demo: subject on grey, a small first pass from the light, a 0.5 pass at full size", () => {
+    const workflow = compileRequest('/relight/v1', { width: 1024, height: 1024, light: 'right' });
+    const [cut] = nodesOf(workflow, 'RMBG');
+    expect(cut).toBeDefined();
+    const [grey] = nodesOf(workflow, 'EmptyImage');
+    expect(grey?.inputs).toMatchObject({ width: 1024, height: 1024, color: 0x7f7f7f });
+    expect(nodesOf(workflow, 'LightSource')[0]?.inputs).toMatchObject({
+      light_position: 'Right Light',
+      width: 704,
+      height: 704,
+    });
+    const samplers = nodesOf(workflow, 'KSampler').map((node) => node.inputs);
+    expect(samplers.map((inputs) => [inputs['steps'], inputs['denoise']])).toEqual([
+      [25, 0.9],
+      [25, 0.5],
+    ]);
+    // Each pass is conditioned on the cut-out subject at its own size.
+    const foregroundSizes = nodesOf(workflow, 'ICLightConditioning').map((node) => {
+      const encoded = source(workflow, node.inputs['foreground']);
+      const pixels = source(workflow, encoded.inputs['pixels']);
+      return pixels.class_type === 'ImageScale' ? [pixels.inputs['width'], pixels.inputs['height']] : 'full';
+    });
+    expect(foregroundSizes).toEqual([[704, 704], 'full']);
+    const second = source(workflow, samplers[1]!['latent_image']);
+    expect(source(workflow, second.inputs['pixels']).inputs).toMatchObject({ width: 1024, height: 1024 });
+  });
+});

@@ -448,6 +448,10 @@ export const NODE_TYPES = {
     inputs: { image: 'IMAGE', width: 'INT', height: 'INT', x: 'INT', y: 'INT' },
     outputs: ['IMAGE'],
   },
+  EmptyImage: {
+    inputs: { width: 'INT', height: 'INT', batch_size: 'INT', color: 'INT' },
+    outputs: ['IMAGE'],
+  },
   SolidMask: { inputs: { value: 'FLOAT', width: 'INT', height: 'INT' }, outputs: ['MASK'] },
   FeatherMask: {
     inputs: { mask: 'MASK', left: 'INT', top: 'INT', right: 'INT', bottom: 'INT' },
