@@ -219,7 +219,7 @@ describe('the needs table', () => {
   it('says which request fields need each pack a plain request does not use', () => {
     const packs = (pipeline: string) =>
       Object.fromEntries((compilerFor(pipeline)!.requires.packs ?? []).map((pack) => [pack.name, pack.when]));
-    for (const pipeline of ['/sd/text2image/v1', '/sdxl/image2image/v1', '/generate/v1']) {
+    for (const pipeline of ['/sd/text2image/v1', '/sdxl/image2image/v1', '/sdxl/controlnet/v1']) {
       expect(packs(pipeline), pipeline).toEqual({
         comfyui_controlnet_aux: 'only with `controlnets` naming `openpose` or `depth`',
         ComfyUI_IPAdapter_plus: 'only with `ip_adapter`',
