@@ -54,6 +54,18 @@ describe('embeddings', () => {
     });
   });
 
+  it('keep the ComfyUI syntax a request already wrote, in its place', () => {
+    const workflow = compileRequest('/sd/text2image/v1', {
+      prompt: 'a lighthouse',
+      negative_prompt: 'blurry, (embedding:EasyNegative:1.1)',
+      embeddings: ['easynegative'],
+    });
+    expect(promptsOf(workflow)).toEqual({
+      positive: 'a lighthouse',
+      negative: 'blurry, (embedding:easynegative:1.1)',
+    });
+  });
+
   it('are added to the positive prompt when written in neither, and never match inside a word', () => {
     const workflow = compileRequest('/sd/text2image/v1', {
       prompt: 'a noir street',

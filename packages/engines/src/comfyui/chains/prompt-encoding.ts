@@ -56,14 +56,15 @@ export function withEmbeddings(fields: RequestFields, prompts: Prompts, base?: s
 }
 
 /**
- * The name of an embedding as a word of a prompt (with or without its file extension, any case),
- * after the start, a space, an opening bracket or a comma; ComfyUI reads `embedding:` only at the
- * start of a space-separated word, so a comma right before it gets a space.
+ * The name of an embedding as a word of a prompt (with or without its file extension, any case,
+ * or already written as ComfyUI's `embedding:<name>`), after the start, a space, an opening
+ * bracket or a comma; ComfyUI reads `embedding:` only at the start of a space-separated word, so a
+ * comma right before it gets a space.
  */
 function trigger(name: string): RegExp {
   const stem = name.replace(/\.(safetensors|pt|bin|pth|ckpt)$/i, '');
   const names = [...new Set([name, stem])].map((n) => n.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'));
-  return new RegExp(`(^|[\\s(]|,\\s*)(?:${names.join('|')})(?=$|[\\s),:])`, 'gi');
+  return new RegExp(`(^|[\\s(]|,\\s*)(?:embedding:)?(?:${names.join('|')})(?=$|[\\s),:])`, 'gi');
 }
 
 export const PROMPT_NODES: readonly NodeClass[] = ['CLIPTextEncode'];
