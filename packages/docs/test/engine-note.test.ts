@@ -129,7 +129,9 @@ describe('the engine note', () => {
       expect(text, pipeline).toContain('with its servers in COMFYUI_URLS');
       for (const node of need.nodes) expect(text, pipeline).toContain(node);
       for (const pack of need.packs ?? [])
-        expect(text, pipeline).toContain(`${pack.name} (${pack.repository})`);
+        expect(text, pipeline).toContain(
+          `${pack.name} (${pack.repository})${pack.when ? ` ${plainText(pack.when.replaceAll('`', ''))}` : ''}`,
+        );
       for (const model of need.models) {
         expect(text, pipeline).toContain(`in ${model.folder}, ${plainText(model.what.replaceAll('`', ''))}`);
       }
@@ -140,7 +142,11 @@ describe('the engine note', () => {
       else expect(text, pipeline).not.toContain('engine refuses');
     }
     // The pack pipelines name what they refuse.
-    expect(needs['/facelock/v2']?.refuses?.map((r) => r.field)).toEqual(['supp_image1', 'id_mix']);
+    expect(needs['/facelock/v2']?.refuses?.map((r) => r.field)).toEqual([
+      'supp_image1',
+      'id_mix',
+      'model_id',
+    ]);
     expect(needs['/logo/v1']?.refuses?.map((r) => r.field)).toEqual(['logo_prompt']);
     for (const path of Object.keys(catalog.paths).filter((p) => !needs[p])) {
       expect(engineNote(catalog, path).text, path).not.toContain('COMFYUI_URLS');

@@ -23,8 +23,10 @@ describe("the table of what the comfyui engine's servers need", () => {
         .replaceAll('&quot;', '"')
         .replaceAll('&#x27;', "'");
       for (const node of requires.nodes) expect(text).toContain(node);
-      for (const pack of requires.packs ?? [])
+      for (const pack of requires.packs ?? []) {
         expect(row).toContain(`<a href="${pack.repository}"><code>${pack.name}</code></a>`);
+        if (pack.when) expect(text).toContain(`${pack.name} (${unmarked(pack.when)})`);
+      }
       for (const model of requires.models) expect(text).toContain(`${model.folder}: ${unmarked(model.what)}`);
       for (const refusal of requires.refuses ?? [])
         expect(text).toContain(`${refusal.field}: ${unmarked(refusal.why)}`);

@@ -73,14 +73,31 @@ function diffusionFields<F extends Family, N extends boolean = false>(family: F,
     model_id: opt(Type.String({ default: f.modelId, description: `Model id; default ${f.modelId}.` })),
     num_inference_steps: opt(Int({ gt: 0, lt: 41, default: o.steps ?? 20 })),
     samples: opt(Int({ gt: 0, le: 4, default: o.samples ?? 1 })),
-    clip_skip: opt(Int({ gt: 0, le: 12, ...(o.clipSkip === undefined ? {} : { default: o.clipSkip }) })),
+    clip_skip: opt(
+      Int({
+        gt: 0,
+        le: 12,
+        ...(o.clipSkip === undefined ? {} : { default: o.clipSkip }),
+        description: byFamily(family, {
+          sd: 'The text-encoder layer the prompt is read from, counted from the end as A1111 counts: 1 is the last layer (the model reads it by default), 2 the one before it.',
+          sdxl: "The text-encoder layer the prompt is read from, counted from the end: SDXL already reads the one before the last, so 1 and 2 both keep the model's own layer; 3 and more read deeper.",
+        }),
+      }),
+    ),
     strength: opt(Num({ gt: 0, le: 1, default: 0.8 })),
     guidance_scale: opt(Num({ gt: 0, le: 20, default: 7.5 })),
     height: opt(Int({ gt: 0, le: 1536, default: f.size })),
     width: opt(Int({ gt: 0, le: 1536, default: f.size })),
     lora_models: opt(maybeNull(List(Type.String()))),
     lora_weights: opt(maybeNull(List(Num({ gt: -10, le: 10 })))),
-    embeddings: opt(maybeNull(List(Type.String()))),
+    embeddings: opt(
+      maybeNull(
+        List(Type.String(), {
+          description:
+            'Textual inversions; each acts where its name is written, in prompt or negative_prompt (one written in neither is added at the end of prompt).',
+        }),
+      ),
+    ),
     ...SafetyCheckerField,
     ...byFamily(family, {
       sd: { upscale: opt(Type.String({ description: "Upscale factor such as '2x'." })) },

@@ -46,6 +46,12 @@ export function ServerNeedsBody({
                   <a href={pack.repository}>
                     <code>{pack.name}</code>
                   </a>
+                  {pack.when ? (
+                    <>
+                      {' '}
+                      (<InlineCode text={pack.when} />)
+                    </>
+                  ) : null}
                 </p>
               ))}
               <InlineCode text={needs.nodes.map((node) => `\`${node}\``).join(', ')} />

@@ -12,7 +12,12 @@ export type NoteKind = 'real' | 'placeholder' | 'registration' | 'none';
 export interface ServerNeeds {
   readonly nodes: readonly string[];
   /** The custom node packs some of those classes come from. */
-  readonly packs?: readonly { readonly name: string; readonly repository: string }[];
+  readonly packs?: readonly {
+    readonly name: string;
+    readonly repository: string;
+    /** The request fields that need the pack; absent: every request does. */
+    readonly when?: string;
+  }[];
   readonly models: readonly { readonly folder: string; readonly what: string }[];
   /** Request fields the engine refuses on this pipeline, and why (the words of the task's error). */
   readonly refuses?: readonly { readonly field: string; readonly why: string }[];
@@ -49,7 +54,7 @@ function list(items: readonly string[]): string {
 /** "the node packs `P` (repository); the node classes `A` and `B`; in `checkpoints`, …; in `loras`, …" */
 function needsText(needs: ServerNeeds): string {
   const packs = needs.packs?.length
-    ? `the node ${needs.packs.length === 1 ? 'pack' : 'packs'} ${list(needs.packs.map((pack) => `${code(pack.name)} (${pack.repository})`))}; `
+    ? `the node ${needs.packs.length === 1 ? 'pack' : 'packs'} ${list(needs.packs.map((pack) => `${code(pack.name)} (${pack.repository})${pack.when ? ` ${pack.when}` : ''}`))}; `
     : '';
   const models = needs.models.map((model) => `; in ${code(model.folder)}, ${model.what}`).join('');
   return `${packs}the node classes ${list(needs.nodes.map(code))}${models}`;

@@ -135,7 +135,12 @@ export interface ServerRequirements {
   /** Node classes the graphs use (core or from a node pack of `packs`). */
   readonly nodes: readonly string[];
   /** The custom node packs those classes come from, where any does: installed on the servers. */
-  readonly packs?: readonly { readonly name: string; readonly repository: string }[];
+  readonly packs?: readonly {
+    readonly name: string;
+    readonly repository: string;
+    /** The request fields that need the pack; absent: every request does. */
+    readonly when?: string;
+  }[];
   /** Model folders (`checkpoints`, `upscale_models`, `loras`…) and what must be in them. */
   readonly models: readonly { readonly folder: string; readonly what: string }[];
   /**

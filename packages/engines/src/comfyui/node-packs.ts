@@ -49,7 +49,30 @@ export type NodePack = keyof typeof NODE_PACKS;
 
 export const ALL_NODE_PACKS = Object.keys(NODE_PACKS) as NodePack[];
 
-/** The packs a pipeline needs, as `requires.packs` lists them. */
-export function packNeeds(...packs: readonly NodePack[]): { name: NodePack; repository: string }[] {
-  return [...new Set(packs)].map((name) => ({ name, repository: NODE_PACKS[name].repository }));
+/** A pack only some requests use, and which request fields need it. */
+export interface OptionalPack {
+  readonly pack: NodePack;
+  /** The request fields that need it, as the needs table prints them: "only with `hidiffusion: true`". */
+  readonly when: string;
+}
+
+export interface PackNeed {
+  readonly name: NodePack;
+  readonly repository: string;
+  /** Absent: every request of the pipeline needs it. */
+  readonly when?: string;
+}
+
+/**
+ * The packs a pipeline needs, as `requires.packs` lists them: a plain name for a pack every request
+ * uses, an OptionalPack for one only some fields call for, so an operator knows what is optional.
+ */
+export function packNeeds(...packs: readonly (NodePack | OptionalPack)[]): PackNeed[] {
+  const needs = new Map<NodePack, PackNeed>();
+  for (const use of packs) {
+    const name = typeof use === 'string' ? use : use.pack;
+    const when = typeof use === 'string' ? undefined : use.when;
+    needs.set(name, { name, repository: NODE_PACKS[name].repository, ...(when ? { when } : {}) });
+  }
+  return [...needs.values()];
 }

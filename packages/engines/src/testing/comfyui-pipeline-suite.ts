@@ -86,14 +86,16 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     pipeline: '/sd/image2image/v1',
     body: { ...SD, ...SD_SIZE, strength: 0.6 },
     images: { init_image: photo(160, 120) },
-    expect: { count: 1, ...SD_SIZE },
+    // The photo's own 4:3 framing over the requested area, on the latent grid.
+    expect: { count: 1, width: 184, height: 136 },
   },
   {
     name: '/sd/inpainting/v1',
     pipeline: '/sd/inpainting/v1',
     body: { ...SD, ...SD_SIZE },
     images: { init_image: photo(160, 120), mask_image: mask(160, 120) },
-    expect: { count: 1, ...SD_SIZE },
+    // The photo's own 4:3 framing over the requested area, on the latent grid.
+    expect: { count: 1, width: 184, height: 136 },
   },
   {
     name: '/sd/controlnet/v1',

@@ -1,11 +1,11 @@
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import { CONTROLNET_FILES } from '../../src/comfyui/chains/controlnet-stack.ts';
-import { FACE_SWAP_MODEL } from '../../src/comfyui/chains/face-swap.ts';
+import { FACE_RESTORER, FACE_SWAP_MODEL } from '../../src/comfyui/chains/face-swap.ts';
 import { IP_ADAPTER_FILES } from '../../src/comfyui/chains/ip-adapter.ts';
 import { FACEID_FILES } from '../../src/comfyui/compilers/facelock-v1.ts';
 import { PULID_MODEL } from '../../src/comfyui/compilers/facelock-v2.ts';
 import { compilerFor } from '../../src/comfyui/compilers/index.ts';
-import { INSTANTID_FILES } from '../../src/comfyui/compilers/instamodel.ts';
+import { INSTAMODEL_CHECKPOINT, INSTANTID_FILES } from '../../src/comfyui/compilers/instamodel.ts';
 import { IC_LIGHT_UNET } from '../../src/comfyui/compilers/relight.ts';
 import type { CompileContext, CompiledWorkflow } from '../../src/comfyui/contracts.ts';
 import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
@@ -167,6 +167,7 @@ export const equippedServer = objectInfoWithFiles(
         'sd_xl_base_1.0.safetensors',
         'sd3_medium.safetensors',
         'sd3.5_large.safetensors',
+        INSTAMODEL_CHECKPOINT.file,
       ],
     },
     LoraLoader: { lora_name: TEST_LORAS },
@@ -182,7 +183,7 @@ export const equippedServer = objectInfoWithFiles(
     DualCLIPLoader: { clip_name1: ['t5xxl_fp16.safetensors'], clip_name2: ['clip_l.safetensors'] },
     VAELoader: { vae_name: ['ae.safetensors'] },
     LoadImage: { image: UPLOADS },
-    ReActorFaceSwap: { swap_model: [FACE_SWAP_MODEL] },
+    ReActorFaceSwap: { swap_model: [FACE_SWAP_MODEL], face_restore_model: [FACE_RESTORER] },
     PulidModelLoader: { pulid_file: [PULID_MODEL] },
     LoadAndApplyICLightUnet: { model_path: [IC_LIGHT_UNET] },
     IPAdapterModelLoader: {

@@ -5,6 +5,7 @@ import type { CompiledWorkflow, PipelineCompiler } from '../../src/comfyui/contr
 import { validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
 import { EngineInputError } from '../../src/engine.ts';
 import {
+  type CompileOptions,
   compileRequest,
   equippedServer,
   MINIMAL_REQUESTS,
@@ -177,6 +178,7 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
   if (pipeline === '/upscaler/v1') {
     out.deblur = { type: 'deblur' };
     out.variation = { type: 'variation' };
+    out['variation in tiles'] = { type: 'variation' };
   }
   if (pipeline === '/superresolution/v1') {
     for (const model_name of has['model_name']
@@ -195,6 +197,11 @@ function checkpointsOf(pipeline: string, name: string): Record<string, string> {
     ? { 'flux-dev': 'flux1-dev.safetensors' }
     : {};
 }
+
+/** Variants whose graphs follow the sizes of their input pictures, with those sizes. */
+const INPUT_SIZES: Readonly<Record<string, Readonly<Record<string, CompileOptions>>>> = {
+  '/upscaler/v1': { 'variation in tiles': { imageSizes: { input_image: { width: 1200, height: 800 } } } },
+};
 
 /** The field a compile refuses (EngineInputError `field: why`), or undefined when it compiles. */
 function declaredRefusal(compiler: PipelineCompiler, compile: () => unknown): string | undefined {
@@ -261,7 +268,10 @@ describe('every compiled graph passes ComfyUI validation against the recorded no
       const cases = Object.entries(variants(compiler.pipeline));
       for (const [name, extra] of cases) {
         it(`compiles ${name} to a graph ComfyUI accepts without node errors`, () => {
-          const options = { checkpoints: checkpointsOf(compiler.pipeline, name) };
+          const options = {
+            ...(INPUT_SIZES[compiler.pipeline]?.[name] ?? {}),
+            checkpoints: checkpointsOf(compiler.pipeline, name),
+          };
           const refused = declaredRefusal(compiler, () => compileRequest(compiler.pipeline, extra, options));
           if (refused) {
             // A variant the contract allows but the engine refuses: a refusal the compiler declares.

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FACE_SWAP_MODEL } from '../../src/comfyui/chains/face-swap.ts';
+import { FACE_RESTORER, FACE_SWAP_MODEL } from '../../src/comfyui/chains/face-swap.ts';
 import { compilerFor } from '../../src/comfyui/compilers/index.ts';
 import type { ApiNode, ObjectInfo } from '../../src/comfyui/contracts.ts';
 import { NODE_PACKS, type NodePack } from '../../src/comfyui/node-packs.ts';
@@ -85,7 +85,10 @@ describe('the fake ComfyUI with node packs', () => {
   });
 
   it('runs a pack graph whose inputs the pack accepts, and refuses a value outside its list', async () => {
-    fake = await startFakeComfyUI({ stepDelayMs: 0, models: { insightface: [FACE_SWAP_MODEL] } });
+    fake = await startFakeComfyUI({
+      stepDelayMs: 0,
+      models: { insightface: [FACE_SWAP_MODEL], facerestore_models: [FACE_RESTORER] },
+    });
     await upload(fake, 'photo.png');
     await upload(fake, 'face.png');
     expect((await post(fake, faceSwap())).status).toBe(200);

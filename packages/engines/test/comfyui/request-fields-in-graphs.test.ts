@@ -181,16 +181,14 @@ describe('the graph of a request', () => {
     );
   });
 
-  it('skips CLIP layers as clip_skip asks, and Generate v1 skips 2 by default', () => {
+  it('skips CLIP layers as clip_skip asks, and Generate v1 (SDXL) keeps its own layer by default', () => {
     expect(
       nodesOf(compileRequest('/sd/text2image/v1', { clip_skip: 2 }), 'CLIPSetLastLayer')[0]?.inputs,
     ).toMatchObject({
       stop_at_clip_layer: -2,
     });
     expect(nodesOf(compileRequest('/sd/text2image/v1'), 'CLIPSetLastLayer')).toEqual([]);
-    expect(nodesOf(compileRequest('/generate/v1'), 'CLIPSetLastLayer')[0]?.inputs['stop_at_clip_layer']).toBe(
-      -2,
-    );
+    expect(nodesOf(compileRequest('/generate/v1'), 'CLIPSetLastLayer')).toEqual([]);
   });
 
   it('chains one LoraLoader per LoRA with its weight, and the sampler uses the last', () => {

@@ -23,12 +23,16 @@ function roundHalfEven(x: number): number {
   return floor % 2 === 0 ? floor : floor + 1;
 }
 
-/** The second pass, with the first pass's sampling settings; answers the latent and its new size. */
+/**
+ * The second pass, with the first pass's sampling settings, at `denoise` (HIRES_FIX's, or less where
+ * the picture must not change more); answers the latent and its new size.
+ */
 export function hiresPass(
   w: Workflow,
   first: Omit<NodeInputs<'KSampler'>, 'latent_image' | 'denoise'>,
   latent: Link<'LATENT'>,
   sampled: Size,
+  denoise: number = HIRES_FIX.denoise,
 ): { latent: Link<'LATENT'>; size: Size } {
   const enlarged = w
     .node('LatentUpscaleBy', {
@@ -40,7 +44,7 @@ export function hiresPass(
   // LatentUpscaleBy rounds each latent side with Python's round().
   const side = (n: number) => roundHalfEven((n / LATENT_PIXELS) * HIRES_FIX.scale) * LATENT_PIXELS;
   return {
-    latent: w.sample({ ...first, latent_image: enlarged, denoise: HIRES_FIX.denoise }),
+    latent: w.sample({ ...first, latent_image: enlarged, denoise }),
     size: { width: side(sampled.width), height: side(sampled.height) },
   };
 }

@@ -1,3 +1,4 @@
+import type { CompileContext } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
@@ -27,6 +28,23 @@ export const SD3_GRID: LatentGrid = { multiple: 16, min: 16 };
 export function samplingSize(target: Size, grid: LatentGrid): Size {
   const side = (n: number) => Math.max(grid.min, Math.round(n / grid.multiple) * grid.multiple);
   return { width: side(target.width), height: side(target.height) };
+}
+
+/**
+ * The size a picture is worked on at: its own proportions over the area of `target` (the
+ * request's width x height), on the latent grid, so image-to-image keeps the whole picture instead
+ * of cropping it to the requested shape. An unknown picture size keeps `target`.
+ */
+export function framedSize(picture: Size | undefined, target: Size, grid: LatentGrid): Size {
+  if (!picture) return target;
+  const scale = Math.sqrt((target.width * target.height) / (picture.width * picture.height));
+  return samplingSize({ width: picture.width * scale, height: picture.height * scale }, grid);
+}
+
+/** The fetched size of the one picture of a request field, when the engine knows it. */
+export function inputSize(ctx: Pick<CompileContext, 'imageSizes'>, field: string): Size | undefined {
+  const size = ctx.imageSizes?.[field];
+  return size !== undefined && 'width' in size ? (size as Size) : undefined;
 }
 
 export const EXACT_SIZE_NODES: readonly NodeClass[] = ['ImageScale'];

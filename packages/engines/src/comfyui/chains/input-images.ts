@@ -41,7 +41,10 @@ function batchOf(w: Workflow, images: readonly Link<'IMAGE'>[]): Link<'IMAGE'> {
   return rest.reduce((batch, next) => w.node('ImageBatch', { image1: batch, image2: next }).out(0), first);
 }
 
-/** An input picture at the sampling size (centre crop, so its proportions survive). */
+/**
+ * An input picture at the sampling size (centre crop, so its proportions survive; image to image
+ * asks for a size of the picture's own proportions, so nothing is cut there).
+ */
 export function loadImageAt(w: Workflow, uploaded: string, size: Size): Link<'IMAGE'> {
   const image = loadImage(w, uploaded);
   return w.node('ImageScale', { image, upscale_method: 'lanczos', ...size, crop: 'center' }).out(0);

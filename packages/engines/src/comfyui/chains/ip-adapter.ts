@@ -109,8 +109,13 @@ export function applyStyle(
 
 const UPLOADED_ADAPTER = 'an uploaded adapter; this engine loads the named adapters only';
 
+const OTHER_FAMILY = "is made for another model family than this model's";
+
 /** What the IP-Adapter fields refuse on this engine, for `requires.refuses`. */
-export const IP_ADAPTER_REFUSALS: readonly Refusal[] = [{ field: 'ip_adapter', why: UPLOADED_ADAPTER }];
+export const IP_ADAPTER_REFUSALS: readonly Refusal[] = [
+  { field: 'ip_adapter', why: UPLOADED_ADAPTER },
+  { field: 'ip_adapter', why: OTHER_FAMILY },
+];
 
 const FIELDS = ['ip_adapter_image', 'ip_adapter_scale', 'ip_adapter_style_images', 'ip_adapter_mask_images'];
 
@@ -144,15 +149,16 @@ export function applyIpAdapters(
     }
     return model;
   }
+  const tag = family === 'sd' ? 'sd15' : 'sdxl';
+  const fitting = Object.keys(IP_ADAPTER_FILES)
+    .filter((n) => n.includes(tag))
+    .join(', ');
   const adapters = names.map((name) => {
     const files = IP_ADAPTER_FILES[name];
-    if (!files) {
-      fields.refuse(
-        'ip_adapter',
-        `'${name}' is ${UPLOADED_ADAPTER} (${Object.keys(IP_ADAPTER_FILES)
-          .filter((n) => n.includes(family === 'sd' ? 'sd15' : 'sdxl'))
-          .join(', ')})`,
-      );
+    if (!files) fields.refuse('ip_adapter', `'${name}' is ${UPLOADED_ADAPTER} (${fitting})`);
+    // One family's adapter on the other's model draws nothing useful.
+    if (!name.includes(tag)) {
+      fields.refuse('ip_adapter', `'${name}' ${OTHER_FAMILY} (${fitting})`);
     }
     return files;
   });

@@ -1,10 +1,12 @@
 import { EngineInputError } from '../../engine.ts';
-import type { CompileContext } from '../contracts.ts';
+import type { CompileContext, Refusal } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
 import { nodeClasses, SAMPLE_NODES, SAVE_NODES } from '../workflow/workflow.ts';
+import type { Family } from './controlnet-stack.ts';
 import { PROMPT_NODES } from './prompt-encoding.ts';
+import type { RequestFields } from './request-fields.ts';
 import { ownerModelFile } from './user-models.ts';
 
 /**
@@ -18,6 +20,42 @@ export const DEFAULT_CHECKPOINTS: Readonly<Record<string, string>> = {
   'sd1.5': 'v1-5-pruned-emaonly.safetensors',
   sdxl: 'sd_xl_base_1.0.safetensors',
 };
+
+/** The family of each built-in model id: the adapters, controlnets and CLIP layers that fit it. */
+const FAMILY_OF_MODEL: Readonly<Record<string, Family>> = { 'sd1.5': 'sd', sdxl: 'sdxl' };
+
+/** The family of a built-in model id; undefined for any other id (a mapped or owner's model). */
+export function familyOfModel(modelId: string): Family | undefined {
+  return FAMILY_OF_MODEL[modelId];
+}
+
+const FAMILY_NAMES: Readonly<Record<Family, string>> = { sd: 'SD1.5', sdxl: 'SDXL' };
+
+/**
+ * Refuses a `model_id` of a built-in id whose family the graph's adapters do not fit (`adapters`
+ * names them; `instead` says where that model is served), so one family's adapter never runs on
+ * the other's model. Other ids are the operator's or the owner's, whose base model is checked
+ * where their file is looked up.
+ */
+export function refuseOtherFamily(
+  fields: RequestFields,
+  family: Family,
+  adapters: string,
+  instead: string,
+): void {
+  const id = fields.string('model_id');
+  const modelFamily = familyOfModel(id);
+  if (modelFamily === undefined || modelFamily === family) return;
+  fields.refuse(
+    'model_id',
+    `'${id}' is an ${FAMILY_NAMES[modelFamily]} model, and ${familyRefusal(family, adapters).why}; ${instead}`,
+  );
+}
+
+/** That refusal as `requires.refuses` lists it. */
+export function familyRefusal(family: Family, adapters: string): Refusal {
+  return { field: 'model_id', why: `${adapters} fit ${FAMILY_NAMES[family]} models only` };
+}
 
 /**
  * The models of the pipelines that take no `model_id`: one id each, mappable like the others, and

@@ -1,6 +1,7 @@
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
+import type { Family } from './controlnet-stack.ts';
 import type { RequestFields } from './request-fields.ts';
 import { ownerModelFile } from './user-models.ts';
 
@@ -15,34 +16,80 @@ import { ownerModelFile } from './user-models.ts';
  */
 const EMBEDDING_NAME = /^[^\s()[\]\\:,]+$/;
 
+export interface Prompts {
+  readonly positive: string;
+  readonly negative: string;
+}
+
 /**
- * The prompt with each of `embeddings` written in as `embedding:<name>` words; one of the owner's
- * embeddings (of `base`, the graph's base model, when given) by its file, `<model_id>.<ext>`.
+ * The prompts with each of `embeddings` written in as an `embedding:<name>` word where the request
+ * wrote its name: a textual inversion acts where its word stands, and the usual negative ones
+ * (`easynegative`, `bad-hands-5`) are written into the negative prompt. A name written in neither
+ * prompt is added at the end of the positive one, so the field never goes unused. One of the
+ * owner's embeddings (of `base`, the graph's base model, when given) is its file,
+ * `<model_id>.<ext>`; a name is also found written without its file extension.
  */
-export function withEmbeddings(fields: RequestFields, text: string, base?: string): string {
+export function withEmbeddings(fields: RequestFields, prompts: Prompts, base?: string): Prompts {
   const wanted = { type: 'embedding', ...(base ? { base } : {}) } as const;
-  const names = fields
-    .list<string>('embeddings')
-    .map((name) => ownerModelFile(fields, 'embeddings', name, wanted) ?? name);
-  for (const name of names) {
-    if (!EMBEDDING_NAME.test(name)) {
+  let { positive, negative } = prompts;
+  const unwritten: string[] = [];
+  for (const name of fields.list<string>('embeddings')) {
+    const file = ownerModelFile(fields, 'embeddings', name, wanted) ?? name;
+    if (!EMBEDDING_NAME.test(file)) {
       fields.refuse(
         'embeddings',
-        `'${name}' cannot be named in a ComfyUI prompt (no spaces, commas, colons or brackets)`,
+        `'${file}' cannot be named in a ComfyUI prompt (no spaces, commas, colons or brackets)`,
       );
     }
+    const word = trigger(name);
+    const written = (text: string) => new RegExp(word.source, 'i').test(text);
+    const writeIn = (text: string) =>
+      text.replace(word, (_, before: string) => `${before === ',' ? ', ' : before}embedding:${file}`);
+    if (!written(positive) && !written(negative)) unwritten.push(`embedding:${file}`);
+    positive = writeIn(positive);
+    negative = writeIn(negative);
   }
-  return [text, ...names.map((name) => `embedding:${name}`)].filter((part) => part !== '').join(' ');
+  return {
+    positive: [positive, ...unwritten].filter((part) => part !== '').join(' '),
+    negative,
+  };
+}
+
+/**
+ * The name of an embedding as a word of a prompt (with or without its file extension, any case,
+ * or already written as ComfyUI's `embedding:<name>`), after the start, a space, an opening
+ * bracket or a comma; ComfyUI reads `embedding:` only at the start of a space-separated word, so a
+ * comma right before it gets a space.
+ */
+function trigger(name: string): RegExp {
+  const stem = name.replace(/\.(safetensors|pt|bin|pth|ckpt)$/i, '');
+  const names = [...new Set([name, stem])].map((n) => n.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'));
+  return new RegExp(`(^|[\\s(]|,\\s*)(?:embedding:)?(?:${names.join('|')})(?=$|[\\s),:])`, 'gi');
 }
 
 export const PROMPT_NODES: readonly NodeClass[] = ['CLIPTextEncode'];
 export const CLIP_SKIP_NODES: readonly NodeClass[] = ['CLIPSetLastLayer'];
 
-/** clip_skip n (A1111's count, 1 = the last layer) as CLIPSetLastLayer -n; absent: the CLIP as is. */
-export function skipClipLayers(w: Workflow, clip: Link<'CLIP'>, clipSkip: number | undefined): Link<'CLIP'> {
+/**
+ * `clip_skip` counts layers as A1111 and ComfyUI users count them: 1 is the text encoder's last
+ * layer, 2 the one before it. SD1.5 reads the last layer by default, so n is CLIPSetLastLayer -n.
+ * SDXL's text encoders already read the penultimate layer (ComfyUI's SDXL CLIP, diffusers and A1111
+ * alike), and CLIPSetLastLayer -1 would move them to the last one, which SDXL was not trained on:
+ * there 1 and 2 keep the model's own layer and n from 3 reads layer -n. Absent: the model's own.
+ */
+export function skipClipLayers(
+  w: Workflow,
+  clip: Link<'CLIP'>,
+  clipSkip: number | undefined,
+  family: Family,
+): Link<'CLIP'> {
   if (clipSkip === undefined) return clip;
+  if (family === 'sdxl' && clipSkip <= SDXL_OWN_LAYER) return clip;
   return w.node('CLIPSetLastLayer', { clip, stop_at_clip_layer: -clipSkip }).out(0);
 }
+
+/** The layer, counted from the end, SDXL's text encoders read by default (the penultimate). */
+export const SDXL_OWN_LAYER = 2;
 
 export interface Conditioning {
   readonly positive: Link<'CONDITIONING'>;

@@ -15,9 +15,10 @@ import { RequestFields } from './request-fields.ts';
 /**
  * Stable Diffusion 3 and 3.5 (one request shape, the path picks the model): the checkpoint's
  * MMDiT and VAE, the three text encoders from TripleCLIPLoader, ModelSamplingSD3's shift, and the
- * sampler ComfyUI's SD3 examples use.
+ * sampler ComfyUI's SD3 and SD3.5 examples use (euler, sgm_uniform; sd3/sd3_simple_example.png).
+ * The shift is SD3's own 3, written out so a checkpoint that states another still samples as SD3.
  */
-export const SD3_SAMPLING = { sampler_name: 'dpmpp_2m', scheduler: 'sgm_uniform', shift: 3 } as const;
+export const SD3_SAMPLING = { sampler_name: 'euler', scheduler: 'sgm_uniform', shift: 3 } as const;
 
 export function sd3Compiler(pipeline: Pipeline, model: 'sd3' | 'sd3.5'): PipelineCompiler {
   return {

@@ -14,7 +14,7 @@ import {
 } from './controlnet-stack.ts';
 import { applyHidiffusion, HIDIFFUSION_NODES } from './hidiffusion.ts';
 import { HIRES_FIX, HIRES_NODES, hiresPass } from './hires-fix.ts';
-import { EXACT_SIZE_NODES, SD_GRID, samplingSize, scaleTo } from './image-size.ts';
+import { EXACT_SIZE_NODES, framedSize, inputSize, SD_GRID, samplingSize, scaleTo } from './image-size.ts';
 import { INPAINT_NODES, inpaint } from './inpainting.ts';
 import { encodeImage, IMAGE_NODES, loadImageAt, loadMaskAt } from './input-images.ts';
 import { applyIpAdapters, IP_ADAPTER_FILES, IP_ADAPTER_REFUSALS, ipAdapterNodes } from './ip-adapter.ts';
@@ -23,6 +23,7 @@ import {
   CHECKPOINT_DIFFUSION_NODES,
   checkpointFile,
   DEFAULT_CHECKPOINTS,
+  familyOfModel,
   loadCheckpoint,
 } from './model-files.ts';
 import { CLIP_SKIP_NODES, encodePrompts, skipClipLayers, withEmbeddings } from './prompt-encoding.ts';
@@ -76,7 +77,7 @@ const NO_INIT_IMAGE =
 
 export function compileStableDiffusion(
   pipeline: Pipeline,
-  family: Family,
+  pipelineFamily: Family,
   mode: SdMode,
   ctx: CompileContext,
   options: SdOptions = {},
@@ -87,21 +88,31 @@ export function compileStableDiffusion(
   if (!fromPicture) fields.refuseUnlessDefault({ strength: NO_INIT_IMAGE });
 
   const w = new Workflow(ctx.filenamePrefix);
-  // The owner's models the request names must be of the graph's base model.
+  // A built-in model id of the other family (`model_id: "sdxl"` on an /sd/ path) brings its own
+  // family's controlnets, adapters and CLIP layers: one family's adapters on the other's model
+  // draw nothing useful. The owner's models the request names must be of the graph's base model.
+  const family = familyOfModel(fields.string('model_id')) ?? pipelineFamily;
   const base = BASE_MODEL_OF_FAMILY[family];
   const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), base));
+  const clipSkip = fields.optionalNumber('clip_skip');
   const { model, clip } = applyLoras(
     w,
     fields,
-    { model: checkpoint.model, clip: skipClipLayers(w, checkpoint.clip, fields.optionalNumber('clip_skip')) },
+    { model: checkpoint.model, clip: skipClipLayers(w, checkpoint.clip, clipSkip, family) },
     base,
   );
-  const prompts = options.presetStyle
-    ? styledPrompts(fields)
-    : { positive: fields.string('prompt'), negative: fields.string('negative_prompt') };
-  let conditioning = encodePrompts(w, clip, withEmbeddings(fields, prompts.positive, base), prompts.negative);
+  const prompts = withEmbeddings(
+    fields,
+    options.presetStyle
+      ? styledPrompts(fields)
+      : { positive: fields.string('prompt'), negative: fields.string('negative_prompt') },
+    base,
+  );
+  let conditioning = encodePrompts(w, clip, prompts.positive, prompts.negative);
 
-  const target = { width: fields.number('width'), height: fields.number('height') };
+  const requested = { width: fields.number('width'), height: fields.number('height') };
+  // A picture to start from keeps its framing: its proportions over the requested area.
+  const target = fromPicture ? framedSize(inputSize(ctx, 'init_image'), requested, SD_GRID) : requested;
   const size = samplingSize(target, SD_GRID);
   let patched = applyIpAdapters(w, fields, family, model, size);
   if (fields.bool('hidiffusion')) patched = applyHidiffusion(w, family, patched, target);
@@ -144,7 +155,9 @@ export function compileStableDiffusion(
   let sampled = size;
   let answer = target;
   if (fields.bool('hires')) {
-    ({ latent, size: sampled } = hiresPass(w, sampler, latent, size));
+    // The second pass never changes a started-from picture more than `strength` allows.
+    const denoise = fromPicture ? Math.min(HIRES_FIX.denoise, fields.number('strength')) : HIRES_FIX.denoise;
+    ({ latent, size: sampled } = hiresPass(w, sampler, latent, size, denoise));
     answer = {
       width: Math.round(target.width * HIRES_FIX.scale),
       height: Math.round(target.height * HIRES_FIX.scale),
@@ -185,7 +198,13 @@ export function stableDiffusionRequirements(
   return {
     nodes,
     ...(full
-      ? { packs: packNeeds('comfyui_controlnet_aux', 'ComfyUI_IPAdapter_plus', 'comfyui_jankhidiffusion') }
+      ? {
+          packs: packNeeds(
+            { pack: 'comfyui_controlnet_aux', when: 'only with `controlnets` naming `openpose` or `depth`' },
+            { pack: 'ComfyUI_IPAdapter_plus', when: 'only with `ip_adapter`' },
+            { pack: 'comfyui_jankhidiffusion', when: 'only with `hidiffusion: true`' },
+          ),
+        }
       : {}),
     refuses: [
       ...refusals(notServed(options)),

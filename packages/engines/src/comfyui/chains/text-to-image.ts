@@ -70,17 +70,19 @@ export function drawAtSize(w: Workflow, d: Drawing): void {
 
 /**
  * drawAtSize with the request's own `num_inference_steps`, `guidance_scale`, `width`, `height` and
- * `samples`, sampled with Euler (the face pipelines' requests name no scheduler).
+ * `samples`, sampled with Euler unless the model wants another sampling (the face pipelines'
+ * requests name no scheduler).
  */
 export function drawRequested(
   w: Workflow,
   fields: RequestFields,
   seed: number,
   base: Conditioning & { readonly model: Link<'MODEL'>; readonly vae: Link<'VAE'> },
+  sampling: Sampling = samplingFor('EulerDiscreteScheduler'),
 ): void {
   drawAtSize(w, {
     ...base,
-    sampling: samplingFor('EulerDiscreteScheduler'),
+    sampling,
     seed,
     steps: fields.number('num_inference_steps'),
     cfg: fields.number('guidance_scale'),

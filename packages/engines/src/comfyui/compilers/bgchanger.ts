@@ -32,7 +32,7 @@ export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
     nodes: nodeClasses(IMAGE_NODES.load, SUBJECT_NODES, REPAINT_NODES, STYLE_NODES),
-    packs: packNeeds('ComfyUI-RMBG', 'ComfyUI_IPAdapter_plus'),
+    packs: packNeeds('ComfyUI-RMBG', { pack: 'ComfyUI_IPAdapter_plus', when: 'only with `style_image`' }),
     models: [
       REPAINT_MODEL_NEED,
       { folder: 'RMBG/RMBG-2.0', what: 'briaai/RMBG-2.0 (ComfyUI-RMBG fetches it on first use)' },

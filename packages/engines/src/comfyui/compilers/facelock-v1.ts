@@ -4,7 +4,9 @@ import {
   CHECKPOINT_DIFFUSION_NODES,
   checkpointFile,
   DEFAULT_CHECKPOINTS,
+  familyRefusal,
   loadCheckpoint,
+  refuseOtherFamily,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { RequestFields, refusals } from '../chains/request-fields.ts';
@@ -44,6 +46,11 @@ const FACEID_NODES: readonly NodeClass[] = [
   'IPAdapterFaceID',
 ];
 
+const WRONG_FAMILY = {
+  adapters: 'IP-Adapter FaceID Plus V2 and its LoRA',
+  instead: 'send an SD1.5 model here, or use /facelock/v2 (PuLID for SDXL)',
+};
+
 const REFUSED = {
   supp_image1:
     "without id_mix: PuLID adds only the first five identity tokens of the extra face, which IP-Adapter FaceID has no counterpart for (with id_mix: true both faces' embeddings are concatenated)",
@@ -65,15 +72,16 @@ export const compiler: PipelineCompiler = {
       { folder: 'clip_vision', what: `\`${FACEID_FILES.clipVision}\`` },
       { folder: 'insightface', what: '`models/buffalo_l/` (the face analysis FaceID reads)' },
     ],
-    refuses: refusals(REFUSED),
+    refuses: [...refusals(REFUSED), familyRefusal('sd', WRONG_FAMILY.adapters)],
   },
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);
+    refuseOtherFamily(fields, 'sd', WRONG_FAMILY.adapters, WRONG_FAMILY.instead);
     const mixed = fields.has('supp_image1');
     if (mixed && !fields.bool('id_mix')) fields.refuse('supp_image1', REFUSED.supp_image1);
     if (!mixed) fields.refuseUnlessDefault({ id_mix: REFUSED.id_mix });
     const w = new Workflow(ctx.filenamePrefix);
-    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id')));
+    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), 'sd1.5'));
     const faces = loadImageBatch(w, [
       fields.image('input_face'),
       ...(mixed ? [fields.image('supp_image1')] : []),

@@ -3,7 +3,9 @@ import {
   CHECKPOINT_DIFFUSION_NODES,
   checkpointFile,
   DEFAULT_CHECKPOINTS,
+  familyRefusal,
   loadCheckpoint,
+  refuseOtherFamily,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { RequestFields, refusals } from '../chains/request-fields.ts';
@@ -37,6 +39,11 @@ const FACELOCK_NODES: readonly NodeClass[] = [
 const NOT_CONCATENATED =
   "would add the extra face's identity tokens to input_face's, as PuLID does; ApplyPulid averages the faces instead, which is another picture";
 
+const WRONG_FAMILY = {
+  adapters: "PuLID's weights",
+  instead: 'send an SDXL model here, or use /facelock/v1 (IP-Adapter FaceID for SD1.5)',
+};
+
 const REFUSED = { supp_image1: NOT_CONCATENATED, id_mix: NOT_CONCATENATED };
 
 export const compiler: PipelineCompiler = {
@@ -55,11 +62,12 @@ export const compiler: PipelineCompiler = {
         what: '`models/antelopev2/` (the face analysis PuLID reads; EVA-CLIP is fetched on first use)',
       },
     ],
-    refuses: refusals(REFUSED),
+    refuses: [...refusals(REFUSED), familyRefusal('sdxl', WRONG_FAMILY.adapters)],
   },
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(REFUSED);
+    refuseOtherFamily(fields, 'sdxl', WRONG_FAMILY.adapters, WRONG_FAMILY.instead);
     const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), 'sdxl'));
     const model = w

@@ -53,7 +53,10 @@ export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
     nodes: nodeClasses(IMAGE_NODES.load, SEGMENT_NODES, REPAINT_NODES, REMOVE_NODES, SAVE_NODES),
-    packs: packNeeds('ComfyUI-segment-anything-2', 'ComfyUI-RMBG'),
+    packs: packNeeds('ComfyUI-segment-anything-2', {
+      pack: 'ComfyUI-RMBG',
+      when: 'only with `operation: "remove"`',
+    }),
     models: [
       REPAINT_MODEL_NEED,
       {

@@ -1,10 +1,5 @@
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
-import {
-  CHECKPOINT_DIFFUSION_NODES,
-  checkpointFile,
-  checkpointNeed,
-  loadCheckpoint,
-} from '../chains/model-files.ts';
+import { CHECKPOINT_DIFFUSION_NODES, loadCheckpoint } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { RequestFields } from '../chains/request-fields.ts';
 import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
@@ -18,6 +13,12 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  * (cubiq's ComfyUI_InstantID): the face's insightface embedding through InstantID's adapter and its
  * landmarks through InstantID's ControlNet, both at the demo's 0.8, then text to image with the
  * request's steps, guidance and size.
+ *
+ * The request's defaults (9 steps, guidance 1) are those of a step-distilled SDXL; the SDXL base
+ * at 9 steps without guidance draws mush. So the model is ByteDance's SDXL-Lightning 8-step
+ * checkpoint (its ComfyUI all-in-one file), sampled as its model card says: Euler on sgm_uniform,
+ * no classifier-free guidance beyond the request's. An operator maps `sdxl-lightning` in
+ * COMFYUI_CHECKPOINTS to another Lightning-distilled SDXL.
  */
 const PIPELINE = '/instamodel/v1';
 
@@ -26,6 +27,15 @@ export const INSTANTID_FILES = {
   adapter: 'ip-adapter.bin',
   controlnet: 'instantid-controlnet.safetensors',
 } as const;
+
+/** The step-distilled SDXL the defaults are made for: its model id (mappable) and usual file. */
+export const INSTAMODEL_CHECKPOINT = {
+  id: 'sdxl-lightning',
+  file: 'sdxl_lightning_8step.safetensors',
+} as const;
+
+/** SDXL-Lightning's sampling, from its model card. */
+const LIGHTNING_SAMPLING = { sampler_name: 'euler', scheduler: 'sgm_uniform' } as const;
 
 /** The InstantID demo's identity and ControlNet strength (ApplyInstantID's one weight sets both). */
 const INSTANTID_WEIGHT = 0.8;
@@ -43,7 +53,10 @@ export const compiler: PipelineCompiler = {
     nodes: nodeClasses(CHECKPOINT_DIFFUSION_NODES, INSTANTID_NODES, IMAGE_NODES.load, TEXT_TO_IMAGE_NODES),
     packs: packNeeds('ComfyUI_InstantID'),
     models: [
-      checkpointNeed('sdxl'),
+      {
+        folder: 'checkpoints',
+        what: `\`${INSTAMODEL_CHECKPOINT.file}\` (ByteDance/SDXL-Lightning), or the Lightning-distilled SDXL file \`COMFYUI_CHECKPOINTS\` maps \`${INSTAMODEL_CHECKPOINT.id}\` to`,
+      },
       { folder: 'instantid', what: `\`${INSTANTID_FILES.adapter}\`` },
       {
         folder: 'controlnet',
@@ -55,7 +68,10 @@ export const compiler: PipelineCompiler = {
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
-    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, 'sdxl'));
+    const checkpoint = loadCheckpoint(
+      w,
+      ctx.checkpoints[INSTAMODEL_CHECKPOINT.id] ?? INSTAMODEL_CHECKPOINT.file,
+    );
     const prompts = encodePrompts(
       w,
       checkpoint.clip,
@@ -74,7 +90,13 @@ export const compiler: PipelineCompiler = {
       start_at: 0,
       end_at: 1,
     }).outputs;
-    drawRequested(w, fields, ctx.seed, { model, vae: checkpoint.vae, positive, negative });
+    drawRequested(
+      w,
+      fields,
+      ctx.seed,
+      { model, vae: checkpoint.vae, positive, negative },
+      LIGHTNING_SAMPLING,
+    );
     return w.compiled();
   },
 };

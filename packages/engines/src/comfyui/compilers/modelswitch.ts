@@ -35,7 +35,7 @@ export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
     nodes: nodeClasses(IMAGE_NODES.load, PERSON_NODES, REPAINT_NODES, FACE_SWAP_NODES),
-    packs: packNeeds('ComfyUI-RMBG', 'ComfyUI-ReActor'),
+    packs: packNeeds('ComfyUI-RMBG', { pack: 'ComfyUI-ReActor', when: 'only with `input_face`' }),
     models: [
       REPAINT_MODEL_NEED,
       {

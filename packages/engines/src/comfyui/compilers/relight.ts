@@ -1,4 +1,4 @@
-import { EXACT_SIZE_NODES, SD_GRID, samplingSize, scaleTo } from '../chains/image-size.ts';
+import { EXACT_SIZE_NODES, SD_GRID, type Size, samplingSize, scaleTo } from '../chains/image-size.ts';
 import { encodeImage, IMAGE_NODES, loadImageAt } from '../chains/input-images.ts';
 import {
   CHECKPOINT_DIFFUSION_NODES,
@@ -14,11 +14,17 @@ import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
 
 /**
- * `/relight/v1`: IC-Light (foreground-conditioned, SD1.5) with kijai's ComfyUI-IC-Light, as the
- * IC-Light demo relights with a light direction: the picture is the foreground the model is
- * conditioned on, a gradient from the `light` side (LightSource) is the starting picture, sampled
- * at the demo's 25 steps and 0.9 denoise with its negative prompt. The picture is relit as sent
- * (the demo cuts the subject out first; send a cut-out subject for the same result).
+ * `/relight/v1`: IC-Light (foreground-conditioned, SD1.5) with kijai's ComfyUI-IC-Light, as
+ * IC-Light's `gradio_demo.py` relights with a light direction:
+ * - the subject is cut out (RMBG; the demo runs BRIA's RMBG too) and laid on mid grey, the
+ *   foreground the model is conditioned on;
+ * - a gradient from the `light` side (LightSource) is the starting picture, sampled at SD1.5's
+ *   size (the requested size over the demo's high-res scale, 1.5: 1024 x 1024 is sampled at
+ *   704 x 704, as the demo samples 512 x 640 for 768 x 960) with the demo's 25 steps, 0.9 denoise
+ *   and prompts;
+ * - the result is enlarged to the requested size and sampled again at the demo's 0.5 denoise,
+ *   conditioned on the foreground at that size, which redraws detail the small pass could not hold.
+ * Guidance is the request's (the demo's slider defaults to 2, the contract to 8).
  */
 const PIPELINE = '/relight/v1';
 
@@ -37,6 +43,10 @@ const LIGHT_POSITIONS: Readonly<Record<string, string>> = {
 const DEMO = {
   steps: 25,
   denoise: 0.9,
+  highresScale: 1.5,
+  highresDenoise: 0.5,
+  /** The demo's grey under the cut-out subject (127 of 255). */
+  grey: 0x7f7f7f,
   addedPrompt: 'best quality',
   negativePrompt: 'lowres, bad anatomy, bad hands, cropped, worst quality',
 } as const;
@@ -44,7 +54,18 @@ const DEMO = {
 /** SD1.5's latent scale, the multiplier ICLightConditioning is declared with. */
 const LATENT_SCALE = 0.18215;
 
-const RELIGHT_NODES: readonly NodeClass[] = ['LoadAndApplyICLightUnet', 'ICLightConditioning', 'LightSource'];
+const RELIGHT_NODES: readonly NodeClass[] = [
+  'LoadAndApplyICLightUnet',
+  'ICLightConditioning',
+  'LightSource',
+  'RMBG',
+  'EmptyImage',
+  'ImageCompositeMasked',
+  'VAEDecode',
+];
+
+/** The demo's sizes snap to 64 px. */
+const DEMO_GRID = { multiple: 64, min: 64 } as const;
 
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
@@ -56,13 +77,21 @@ export const compiler: PipelineCompiler = {
       IMAGE_NODES.encode,
       EXACT_SIZE_NODES,
     ),
-    packs: packNeeds('ComfyUI-IC-Light'),
-    models: [checkpointNeed('sd1.5'), { folder: 'unet', what: `\`${IC_LIGHT_UNET}\`` }],
+    packs: packNeeds('ComfyUI-IC-Light', 'ComfyUI-RMBG'),
+    models: [
+      checkpointNeed('sd1.5'),
+      { folder: 'unet', what: `\`${IC_LIGHT_UNET}\`` },
+      { folder: 'RMBG/RMBG-2.0', what: 'briaai/RMBG-2.0 (ComfyUI-RMBG fetches it on first use)' },
+    ],
   },
   compile(ctx) {
     const fields = new RequestFields(PIPELINE, ctx);
     const target = { width: fields.number('width'), height: fields.number('height') };
     const size = samplingSize(target, SD_GRID);
+    const small = samplingSize(
+      { width: size.width / DEMO.highresScale, height: size.height / DEMO.highresScale },
+      DEMO_GRID,
+    );
     const samples = fields.number('samples');
     const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, 'sd1.5'));
@@ -75,25 +104,39 @@ export const compiler: PipelineCompiler = {
       [fields.string('prompt'), DEMO.addedPrompt].filter(Boolean).join(', '),
       DEMO.negativePrompt,
     );
+    const picture = loadImageAt(w, fields.image('init_image'), size);
+    const [, subject] = w.node('RMBG', { image: picture, model: 'RMBG-2.0' }).outputs;
     const foreground = w
-      .node('VAEEncode', { pixels: loadImageAt(w, fields.image('init_image'), size), vae: checkpoint.vae })
+      .node('ImageCompositeMasked', {
+        destination: w.node('EmptyImage', { ...size, batch_size: 1, color: DEMO.grey }).out(0),
+        source: picture,
+        x: 0,
+        y: 0,
+        resize_source: false,
+        mask: subject,
+      })
       .out(0);
-    const [positive, negative] = w.node('ICLightConditioning', {
-      ...prompts,
-      vae: checkpoint.vae,
-      foreground,
-      multiplier: LATENT_SCALE,
-    }).outputs;
+    /** The prompts conditioned on the foreground at one size. */
+    const conditionedAt = (at: Size) => {
+      const pixels = scaleTo(w, foreground, size, at);
+      const [positive, negative] = w.node('ICLightConditioning', {
+        ...prompts,
+        vae: checkpoint.vae,
+        foreground: w.node('VAEEncode', { pixels, vae: checkpoint.vae }).out(0),
+        multiplier: LATENT_SCALE,
+      }).outputs;
+      return { positive, negative };
+    };
     const light = w
       .node('LightSource', {
         light_position: LIGHT_POSITIONS[fields.string('light')]!,
         multiplier: 1,
         start_color: '#FFFFFF',
         end_color: '#000000',
-        ...size,
+        ...small,
       })
       .out(0);
-    const latent = w.sample({
+    const sampler = {
       model,
       seed: ctx.seed,
       steps: DEMO.steps,
@@ -101,12 +144,23 @@ export const compiler: PipelineCompiler = {
       // The demo's DPM-Solver++ SDE with Karras sigmas.
       sampler_name: 'dpmpp_2m_sde',
       scheduler: 'karras',
-      positive,
-      negative,
+    };
+    const first = w.sample({
+      ...sampler,
+      ...conditionedAt(small),
       latent_image: encodeImage(w, light, checkpoint.vae, samples),
       denoise: DEMO.denoise,
     });
-    const decoded = w.node('VAEDecode', { samples: latent, vae: checkpoint.vae }).out(0);
+    const firstPixels = w.node('VAEDecode', { samples: first, vae: checkpoint.vae }).out(0);
+    const second = w.sample({
+      ...sampler,
+      ...conditionedAt(size),
+      latent_image: w
+        .node('VAEEncode', { pixels: scaleTo(w, firstPixels, small, size), vae: checkpoint.vae })
+        .out(0),
+      denoise: DEMO.highresDenoise,
+    });
+    const decoded = w.node('VAEDecode', { samples: second, vae: checkpoint.vae }).out(0);
     w.save(scaleTo(w, decoded, size, target));
     return w.compiled();
   },

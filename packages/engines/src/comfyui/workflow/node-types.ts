@@ -444,6 +444,19 @@ export const NODE_TYPES = {
     outputs: ['IMAGE'],
   },
   ImageUpscaleWithModel: { inputs: { upscale_model: 'UPSCALE_MODEL', image: 'IMAGE' }, outputs: ['IMAGE'] },
+  ImageCrop: {
+    inputs: { image: 'IMAGE', width: 'INT', height: 'INT', x: 'INT', y: 'INT' },
+    outputs: ['IMAGE'],
+  },
+  EmptyImage: {
+    inputs: { width: 'INT', height: 'INT', batch_size: 'INT', color: 'INT' },
+    outputs: ['IMAGE'],
+  },
+  SolidMask: { inputs: { value: 'FLOAT', width: 'INT', height: 'INT' }, outputs: ['MASK'] },
+  FeatherMask: {
+    inputs: { mask: 'MASK', left: 'INT', top: 'INT', right: 'INT', bottom: 'INT' },
+    outputs: ['MASK'],
+  },
   ImagePadForOutpaint: {
     inputs: { image: 'IMAGE', left: 'INT', top: 'INT', right: 'INT', bottom: 'INT', feathering: 'INT' },
     outputs: ['IMAGE', 'MASK'],
@@ -451,6 +464,7 @@ export const NODE_TYPES = {
   Canny: { inputs: { image: 'IMAGE', low_threshold: 'FLOAT', high_threshold: 'FLOAT' }, outputs: ['IMAGE'] },
   SaveImage: { inputs: { images: 'IMAGE', filename_prefix: 'STRING' }, outputs: [] },
   ImageBatch: { inputs: { image1: 'IMAGE', image2: 'IMAGE' }, outputs: ['IMAGE'] },
+  RepeatImageBatch: { inputs: { image: 'IMAGE', amount: 'INT' }, outputs: ['IMAGE'] },
   PreviewAny: { inputs: { source: '*' }, outputs: [] },
   CLIPVisionLoader: { inputs: { clip_name: 'COMBO' }, outputs: ['CLIP_VISION'] },
   ImageScaleToTotalPixels: {

@@ -185,6 +185,7 @@ const RULES: Readonly<Record<string, Rule>> = {
   VAEEncodeTiled: encode,
   VAEEncodeForInpaint: encode,
   InpaintModelConditioning: (node) => [undefined, undefined, cropTo8(node.picture('pixels'))],
+  EmptyImage: emptyLatent,
   ImageScale: (node) => [scaleTo(node.picture('image'), node.number('width'), node.number('height'))],
   ImageScaleBy: (node) => [scaleBy(node.picture('image'), node.number('scale_by'))],
   ImageScaleToTotalPixels: (node) => {
