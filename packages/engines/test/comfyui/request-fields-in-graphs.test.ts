@@ -181,14 +181,17 @@ describe('the graph of a request', () => {
     );
   });
 
-  it('skips CLIP layers as clip_skip asks, and Generate v1 (SDXL) keeps its own layer by default', () => {
+  it('skips CLIP layers as clip_skip asks: Generate v1 (SD1.5) by its default of 2, Generate v2 (SDXL) keeps its own layer', () => {
     expect(
       nodesOf(compileRequest('/sd/text2image/v1', { clip_skip: 2 }), 'CLIPSetLastLayer')[0]?.inputs,
     ).toMatchObject({
       stop_at_clip_layer: -2,
     });
     expect(nodesOf(compileRequest('/sd/text2image/v1'), 'CLIPSetLastLayer')).toEqual([]);
-    expect(nodesOf(compileRequest('/generate/v1'), 'CLIPSetLastLayer')).toEqual([]);
+    expect(nodesOf(compileRequest('/generate/v1'), 'CLIPSetLastLayer')[0]?.inputs).toMatchObject({
+      stop_at_clip_layer: -2,
+    });
+    expect(nodesOf(compileRequest('/generate/v2', { clip_skip: 2 }), 'CLIPSetLastLayer')).toEqual([]);
   });
 
   it('chains one LoraLoader per LoRA with its weight, and the sampler uses the last', () => {
