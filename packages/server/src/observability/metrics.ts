@@ -62,7 +62,7 @@ export class Metrics {
   });
   readonly webhookAttempts = new Counter({
     name: 'imagegen_webhook_attempts_total',
-    help: 'Webhook delivery attempts by outcome: delivered, retry (failed, tried again later), failed (gave up)',
+    help: 'Webhook delivery attempts by outcome: delivered, retry (failed, tried again later), failed (gave up: the last attempt, or a refused URL or 410 Gone)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
