@@ -67,6 +67,18 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly authFailures = new Counter({
+    name: 'imagegen_auth_failures_total',
+    help: 'Requests refused for their API key, by reason: missing, invalid (unknown or revoked; those answered 429 included)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly authThrottled = new Counter({
+    name: 'imagegen_auth_throttled_total',
+    help: 'Requests with an invalid API key answered 429 because their address sent too many (AUTH_FAILURE_BURST, AUTH_FAILURE_RATE)',
+    registers: [this.registry],
+  });
+
   private queueSource: Queryable | undefined;
   private queueReading: { at: number; rows: Promise<QueueDepth[]> } | undefined;
   private engineSource: (() => readonly EngineDescription[]) | undefined;
