@@ -1,6 +1,6 @@
 import type { Queryable } from '@imagegen/db';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { EventRateLimiter } from './event-rate-limiter.ts';
+import { TokenBuckets } from '../http/token-buckets.ts';
 import { type AnalyticsEventRow, insertAnalyticsEvents } from './sql/insertAnalyticsEvents.ts';
 
 export const ANALYTICS_PATH = '/analytics/v1/events';
@@ -68,7 +68,8 @@ function readEvent(raw: unknown, index: number, now: number): AnalyticsEventRow 
  */
 export const analyticsRoutes: FastifyPluginAsync<AnalyticsOptions> = async (app, options) => {
   const allowed = new Set(options.allowedOrigins.map((o) => o.replace(/\/+$/, '')));
-  const limiter = new EventRateLimiter(options.eventsPerMinute ?? 120);
+  const perMinute = options.eventsPerMinute ?? 120;
+  const limiter = new TokenBuckets({ capacity: perMinute, perSecond: perMinute / 60 });
 
   // Encapsulated in this plugin: the API's own parsers are left as they are.
   app.removeAllContentTypeParsers();
@@ -121,7 +122,7 @@ export const analyticsRoutes: FastifyPluginAsync<AnalyticsOptions> = async (app,
       else rows.push(result);
     });
     if (problems.length > 0) return reply.code(422).send({ detail: problems });
-    if (!limiter.take(request.ip, rows.length)) {
+    if (limiter.take(request.ip, rows.length) > 0) {
       return reply
         .code(429)
         .header('Retry-After', '60')

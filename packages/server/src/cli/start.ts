@@ -24,6 +24,7 @@ import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
 import { modelFetcherFromEnv } from '../fetch/model-fetcher.ts';
 import { withStoredFiles } from '../fetch/stored-files.ts';
 import { buildApi } from '../http/api-app.ts';
+import { authFailureLimitsFromEnv } from '../http/api-key-auth.ts';
 import { buildHealthApp } from '../http/health-app.ts';
 import { type Readiness, registerHealthRoutes } from '../http/routes/health.ts';
 import { lineLog, loggerFromEnv } from '../observability/logger.ts';
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
     app = await buildApi({
       pool: db.pool,
       authenticator: createAuthenticator(db.pool),
+      authFailureLimits: authFailureLimitsFromEnv(process.env),
       store,
       publicUrl: config.publicUrl,
       engines: () => setup.registry.describe(),

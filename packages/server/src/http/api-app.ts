@@ -11,7 +11,7 @@ import { mountMetrics } from '../observability/metrics-endpoint.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import { type ModelFileRemover, QueueEstimates, TaskStatusReader, TaskWatcher } from '../tasks/index.ts';
 import type { BlobStore, EnqueueWebhook } from '../tasks/types.ts';
-import { apiKeyHook } from './api-key-auth.ts';
+import { type AuthFailureLimits, apiKeyHook } from './api-key-auth.ts';
 import { contractValidatorCompiler } from './contract-validation.ts';
 import { installErrorHandlers } from './http-errors.ts';
 import { readLargeBodiesOffLoop } from './large-bodies.ts';
@@ -49,6 +49,13 @@ export interface ApiOptions {
    * own registry). The queue and the engines' servers are read from this API's pool and engines.
    */
   metrics?: Metrics;
+  /**
+   * Unknown API keys one client address (request.ip) may send before it is answered 429
+   * (default: DEFAULT_AUTH_FAILURE_LIMITS; `npm start` reads authFailureLimitsFromEnv).
+   */
+  authFailureLimits?: AuthFailureLimits;
+  /** The clock those allowances refill by (tests inject one; default Date.now). */
+  authClock?: () => number;
   /** Called with every route as it is registered (the conformance test lists what is served). */
   onRoute?: (route: RouteOptions) => void;
   /** Queues the webhook of a task its caller cancels (the worker's is given to the worker). */
@@ -161,7 +168,14 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   await app.register(async (scope) => {
     scope.decorateRequest('caller', null);
-    scope.addHook('onRequest', apiKeyHook(options.authenticator));
+    scope.addHook(
+      'onRequest',
+      apiKeyHook(options.authenticator, {
+        metrics,
+        ...(options.authFailureLimits ? { failureLimits: options.authFailureLimits } : {}),
+        ...(options.authClock ? { now: options.authClock } : {}),
+      }),
+    );
     for (const endpoint of endpoints) {
       switch (endpoint.kind) {
         case 'generation':

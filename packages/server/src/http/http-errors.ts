@@ -9,6 +9,8 @@ export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     readonly detail: unknown,
+    /** Sent with the answer, e.g. `retry-after` with a 429. */
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(typeof detail === 'string' ? detail : `HTTP ${statusCode}`);
   }
@@ -72,6 +74,7 @@ export function installErrorHandlers(app: FastifyInstance, limits: BodyLimits): 
         .send(Buffer.from(json.buffer, json.byteOffset, json.byteLength));
     }
     if (error instanceof HttpError) {
+      if (error.headers) reply.headers(error.headers);
       return reply.code(error.statusCode).send({ detail: error.detail });
     }
     const known = describeFastifyError(error, limits);

@@ -62,7 +62,7 @@ export class Metrics {
   });
   readonly webhookAttempts = new Counter({
     name: 'imagegen_webhook_attempts_total',
-    help: 'Webhook delivery attempts by outcome: delivered, retry (failed, tried again later), failed (gave up)',
+    help: 'Webhook delivery attempts by outcome: delivered, retry (failed, tried again later), failed (gave up: the last attempt, or a refused URL or 410 Gone)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
@@ -71,6 +71,17 @@ export class Metrics {
     name: 'imagegen_large_bodies_total',
     help: 'JSON bodies large enough to be read on a worker thread, by outcome: read, dropped (the client left before the thread took it), abandoned (it left while the thread read it)',
     labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly authFailures = new Counter({
+    name: 'imagegen_auth_failures_total',
+    help: 'Requests refused for their API key, by reason: missing, invalid (unknown or revoked; those answered 429 included)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly authThrottled = new Counter({
+    name: 'imagegen_auth_throttled_total',
+    help: 'Requests with an invalid API key answered 429 because their address sent too many (AUTH_FAILURE_BURST, AUTH_FAILURE_RATE)',
     registers: [this.registry],
   });
 

@@ -36,11 +36,28 @@ export interface WebhookDispatcher {
 const CHANNEL = 'imagegen_webhooks';
 const EXCERPT_BYTES = 1024;
 
+/** Standard Webhooks' answer for "stop sending": the receiver wants no more deliveries. */
+const GONE = 410;
+
 /**
  * Delivers the outbox. Each attempt is a signed POST through the SSRF guard (the receiver's
- * address is checked after DNS, no redirects followed); a 2xx answer delivers, anything else is
- * recorded and retried on the backoff schedule until it runs out. Several dispatchers (one per
- * API or worker process) can share one outbox.
+ * address is checked after DNS, no redirects followed); a 2xx answer delivers, and any other
+ * outcome is recorded. Several dispatchers (one per API or worker process) can share one outbox.
+ *
+ * Two failures end a delivery at once, because no later attempt can succeed (README and the
+ * docs' Getting started say the same):
+ *
+ * - a refusal of the guard that is not transient: an address that is not public (private,
+ *   loopback, link-local..., also when the name resolves to one), a scheme other than http(s),
+ *   credentials in the URL, a URL that does not parse. The same URL is refused the same way on
+ *   every attempt; the guard's reason is the attempt's error.
+ * - `410 Gone`, the receiver asking for no more deliveries.
+ *
+ * Everything else is retried on the backoff schedule until it runs out: timeouts, refused or
+ * reset connections, failed DNS lookups, TLS errors, and every other status (3xx, 4xx, 429, 5xx).
+ * As Svix does and the Standard Webhooks spec suggests, a 400, 401, 403 or 404 counts as a
+ * receiver that is misconfigured for now (a deploy in progress, a secret being rotated, a route
+ * not yet added): the schedule is there to let it recover without losing the event.
  */
 export function startWebhookDispatcher(options: WebhookDispatcherOptions): WebhookDispatcher {
   const dispatcher = new Dispatcher(options);
@@ -117,6 +134,8 @@ class Dispatcher {
     );
     let statusCode: number | null = null;
     let error: string | null = null;
+    /** No later attempt can succeed: the delivery fails now instead of being retried. */
+    let final = false;
     let excerpt: string | null = null;
     try {
       const response = await guardedFetch(
@@ -142,11 +161,15 @@ class Dispatcher {
       );
       statusCode = response.status;
       excerpt = response.body.toString('utf8');
-      if (statusCode < 200 || statusCode > 299) error = `receiver answered HTTP ${statusCode}`;
+      if (statusCode < 200 || statusCode > 299) {
+        error = `receiver answered HTTP ${statusCode}`;
+        final = statusCode === GONE;
+      }
     } catch (caught) {
       error = caught instanceof GuardError ? caught.message : `request failed: ${(caught as Error).message}`;
+      final = caught instanceof GuardError && !caught.transient;
     }
-    const delayMs = error === null ? null : retryDelayMs(this.retry, delivery.attempts);
+    const delayMs = error === null || final ? null : retryDelayMs(this.retry, delivery.attempts);
     await finishAttempt(this.o.pool, {
       deliveryId: delivery.id,
       ownerId: delivery.owner_id,
@@ -170,7 +193,11 @@ class Dispatcher {
     } else {
       this.log(
         `webhook ${delivery.id} attempt ${delivery.attempts}: ${error}` +
-          (delayMs === null ? '; giving up' : `; next in ${Math.round(delayMs / 1000)} s`),
+          (final
+            ? '; not retried'
+            : delayMs === null
+              ? '; giving up'
+              : `; next in ${Math.round(delayMs / 1000)} s`),
         { ...deliveryFields(delivery), status: statusCode },
       );
     }

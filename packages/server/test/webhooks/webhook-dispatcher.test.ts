@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { inTransaction } from '@imagegen/db';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Metrics } from '../../src/observability/metrics.ts';
 import {
   DEFAULT_RETRY_POLICY,
   type RetryPolicy,
@@ -91,8 +92,12 @@ function dispatch(options: Partial<WebhookDispatcherOptions> = {}) {
   });
 }
 
-/** A finished task and its webhook, written in one transaction as the worker does. */
-async function finishTaskWithWebhook(path: string, body: unknown): Promise<string> {
+/** A finished task and its webhook to the receiver's `path`, written in one transaction as the worker does. */
+function finishTaskWithWebhook(path: string, body: unknown): Promise<string> {
+  return finishTaskWithWebhookTo(`http://127.0.0.1:${port}${path}`, body);
+}
+
+async function finishTaskWithWebhookTo(url: string, body: unknown): Promise<string> {
   return inTransaction(db.pool, async (client) => {
     const task = await client.query<{ id: string }>(
       `INSERT INTO tasks (owner_id, endpoint, kind, input, state, result)
@@ -100,7 +105,7 @@ async function finishTaskWithWebhook(path: string, body: unknown): Promise<strin
       [ownerId],
     );
     const taskId = task.rows[0]?.id as string;
-    await enqueueWebhook(client, { ownerId, taskId, url: `http://127.0.0.1:${port}${path}`, body });
+    await enqueueWebhook(client, { ownerId, taskId, url, body });
     return taskId;
   });
 }
@@ -202,14 +207,97 @@ describe('webhook delivery', () => {
     expect(attempts.every((a) => a.status_code === 503)).toBe(true);
   });
 
-  it('refuses a receiver at a private address and records why', async () => {
+  it('fails a receiver at a private address after one attempt, recording why, with retries left', async () => {
     const taskId = await finishTaskWithWebhook('/private', { status: 'SUCCESS' });
-    dispatch({ allowPrivate: false, retry: { ...FAST, maxAttempts: 1 } });
+    const metrics = new Metrics();
+    dispatch({ allowPrivate: false, metrics });
     await until(async () => (await deliveryOf(taskId))?.state === 'failed');
     expect(received['/private']).toBeUndefined();
     expect(await attemptsOf(taskId)).toEqual([
       { attempt: 1, status_code: null, error: 'address 127.0.0.1 is not public (loopback)' },
     ]);
+    expect(await deliveryOf(taskId)).toMatchObject({
+      attempts: 1,
+      last_error: 'address 127.0.0.1 is not public (loopback)',
+    });
+    const outcomes = (await metrics.webhookAttempts.get()).values.map((v) => [v.labels.outcome, v.value]);
+    expect(outcomes).toEqual([['failed', 1]]);
+  });
+
+  it('fails at once every URL the guard refuses for good, each with its reason', async () => {
+    const refused = {
+      'http://10.1.2.3/hook': 'address 10.1.2.3 is not public (private)',
+      'http://hooks.internal.example/hook':
+        'address 192.168.1.5 of hooks.internal.example is not public (private)',
+      'http://[fe80::1]/hook': 'address fe80::1 is not public (linkLocal)',
+      'ftp://hooks.example.com/hook': 'scheme ftp is not allowed (http and https only)',
+      'http://user:secret@hooks.example.com/hook': 'URLs with credentials are not allowed',
+      'not a url': 'is not a valid URL',
+    };
+    const taskIds = await Promise.all(
+      Object.keys(refused).map((url) => finishTaskWithWebhookTo(url, { status: 'SUCCESS' })),
+    );
+    dispatch({ allowPrivate: false, resolve: async () => [{ address: '192.168.1.5', family: 4 }] });
+    for (const [n, reason] of Object.values(refused).entries()) {
+      const taskId = taskIds[n] as string;
+      await until(async () => (await deliveryOf(taskId))?.state === 'failed');
+      expect(await attemptsOf(taskId)).toEqual([{ attempt: 1, status_code: null, error: reason }]);
+    }
+  });
+
+  it('stops at once when the receiver answers 410 Gone', async () => {
+    script['/gone'] = [410];
+    const taskId = await finishTaskWithWebhook('/gone', { status: 'SUCCESS' });
+    dispatch();
+    await until(async () => (await deliveryOf(taskId))?.state === 'failed');
+    expect(received['/gone']).toHaveLength(1);
+    expect(await attemptsOf(taskId)).toEqual([
+      { attempt: 1, status_code: 410, error: 'receiver answered HTTP 410' },
+    ]);
+  });
+
+  it('retries every other answer that is not 2xx: 4xx, 408, 429, 5xx', async () => {
+    const statuses = [400, 401, 403, 404, 408, 409, 425, 429, 500, 502, 503, 504];
+    for (const status of statuses) script[`/later/${status}`] = [status, 200];
+    const taskIds = await Promise.all(
+      statuses.map((status) => finishTaskWithWebhook(`/later/${status}`, { status: 'SUCCESS' })),
+    );
+    dispatch();
+    for (const [n, status] of statuses.entries()) {
+      const taskId = taskIds[n] as string;
+      await until(async () => (await deliveryOf(taskId))?.state === 'delivered');
+      expect(await attemptsOf(taskId)).toEqual([
+        { attempt: 1, status_code: status, error: `receiver answered HTTP ${status}` },
+        { attempt: 2, status_code: 200, error: null },
+      ]);
+    }
+  });
+
+  it('retries a refused connection and a failed DNS lookup', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((done) => closed.close(done));
+    const refusedTask = await finishTaskWithWebhookTo(`http://127.0.0.1:${closedPort}/hook`, {
+      status: 'SUCCESS',
+    });
+    let lookups = 0;
+    const dnsTask = await finishTaskWithWebhookTo(`http://flaky.example:${port}/dns`, { status: 'SUCCESS' });
+    dispatch({
+      resolve: async () => {
+        if (++lookups === 1) throw Object.assign(new Error('queryA EAI_AGAIN'), { code: 'EAI_AGAIN' });
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    });
+    await until(async () => (await deliveryOf(dnsTask))?.state === 'delivered');
+    expect(await attemptsOf(dnsTask)).toEqual([
+      { attempt: 1, status_code: null, error: 'host flaky.example could not be resolved' },
+      { attempt: 2, status_code: 200, error: null },
+    ]);
+    await until(async () => (await deliveryOf(refusedTask))?.state === 'failed');
+    const attempts = await attemptsOf(refusedTask);
+    expect(attempts).toHaveLength(FAST.maxAttempts);
+    expect(attempts.every((a) => a.error === 'request failed: ECONNREFUSED')).toBe(true);
   });
 
   it('does not follow a redirect from the receiver', async () => {
