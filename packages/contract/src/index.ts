@@ -29,4 +29,4 @@ export { BODY_PARSE_ERROR, type BodyReading, readRequestBody } from './request-b
 export type { FieldBounds } from './schemas/common.ts';
 export { type DeletedModel, ENTERPRISE_PLANS, PLANS, TASK_STATES } from './schemas/records.ts';
 export { CANCELLED_ERROR } from './schemas/responses.ts';
-export { compileRequestValidator, compileValidator } from './validate.ts';
+export { compileRequestValidator, compileUncutBodyValidator, compileValidator } from './validate.ts';

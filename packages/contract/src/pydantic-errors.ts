@@ -248,6 +248,23 @@ export function toPydanticDetail(
   fieldOrder: readonly string[],
   where: RequestPart = 'body',
 ): ValidationErrorEntry[] {
+  return pydanticEntries(errors, fieldOrder, where)
+    .slice(0, MAX_DETAIL_ENTRIES)
+    .map(({ entry }) => entry);
+}
+
+/** A detail entry with the rank of its field in the model (fields it does not know rank last). */
+export interface RankedEntry {
+  readonly entry: ValidationErrorEntry;
+  readonly field: number;
+}
+
+/** Every entry of the detail list, in its order, each with its field's rank. */
+export function pydanticEntries(
+  errors: readonly ErrorObject[],
+  fieldOrder: readonly string[],
+  where: RequestPart = 'body',
+): RankedEntry[] {
   const entries: ValidationErrorEntry[] = [];
   const seen = new Set<string>();
   const shadows = new Shadows(errors);
@@ -275,9 +292,7 @@ export function toPydanticDetail(
   const rank = (field: string | number | undefined) => ranks.get(String(field)) ?? fieldOrder.length;
   return entries
     .map((entry, arrival) => ({ entry, arrival, field: rank(entry.loc[1]) }))
-    .sort((a, b) => a.field - b.field || compareLoc(a.entry.loc, b.entry.loc) || a.arrival - b.arrival)
-    .slice(0, MAX_DETAIL_ENTRIES)
-    .map(({ entry }) => entry);
+    .sort((a, b) => a.field - b.field || compareLoc(a.entry.loc, b.entry.loc) || a.arrival - b.arrival);
 }
 
 /** Within one field: list indexes in ascending order. */

@@ -1,42 +1,53 @@
+import type { ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { TSchema } from 'typebox';
 import { compileCoercion } from './coercion.ts';
 import type { Endpoint, RequestPart, ValidationErrorEntry, ValidationResult } from './endpoint.ts';
 import { httpUrlProblem } from './http-url.ts';
+import { detailWithLongLists, LONG_LIST_ITEMS, longListFields } from './long-lists.ts';
 import { MISSING, toPydanticDetail } from './pydantic-errors.ts';
 import { modelInput } from './python-dict.ts';
 import { HTTP_URL_KEYWORD, IMAGE_KEYWORD } from './schemas/common.ts';
 
 /**
- * One Ajv instance for every request schema. Values are first converted as pydantic v1 converts
+ * One Ajv instance for every request schema (and one that stops at the first error, for bodies
+ * with long lists: long-lists.ts). Values are first converted as pydantic v1 converts
  * them (coercion.ts), so Ajv itself converts nothing; it reports every error at once (pydantic
  * reports all fields), fills defaults in and drops unknown fields (pydantic v1's default `extra =
  * ignore`). Non-finite numbers are numbers to it, as NaN and infinity are floats to pydantic: a
  * float field judges them by its bounds.
  */
-const ajv = new Ajv2020({
-  allErrors: true,
-  verbose: true,
-  useDefaults: true,
-  removeAdditional: true,
-  coerceTypes: false,
-  strict: true,
-  strictNumbers: false,
-  strictRequired: false,
-  strictTypes: false,
-  // Documentation-only formats: the URL check is our keyword, uploads are multipart parts.
-  formats: { uri: true, binary: true, 'date-time': true },
-});
+function newAjv(allErrors: boolean): Ajv2020 {
+  const ajv = new Ajv2020({
+    allErrors,
+    verbose: true,
+    useDefaults: true,
+    removeAdditional: true,
+    coerceTypes: false,
+    strict: true,
+    strictNumbers: false,
+    strictRequired: false,
+    strictTypes: false,
+    // Documentation-only formats: the URL check is our keyword, uploads are multipart parts.
+    formats: { uri: true, binary: true, 'date-time': true },
+  });
+  ajv.addKeyword({
+    keyword: HTTP_URL_KEYWORD,
+    type: 'string',
+    schemaType: 'boolean',
+    errors: 'full',
+    validate: (enabled: boolean, data: string) => !enabled || httpUrlProblem(data) === undefined,
+  });
+  ajv.addKeyword({ keyword: IMAGE_KEYWORD, schemaType: 'boolean' });
+  return ajv;
+}
 
-ajv.addKeyword({
-  keyword: HTTP_URL_KEYWORD,
-  type: 'string',
-  schemaType: 'boolean',
-  errors: 'full',
-  validate: (enabled: boolean, data: string) => !enabled || httpUrlProblem(data) === undefined,
-});
-
-ajv.addKeyword({ keyword: IMAGE_KEYWORD, schemaType: 'boolean' });
+const ajv = newAjv(true);
+/**
+ * The same checks, stopping at the first failure: for a body with long lists, whether it is valid
+ * at all costs no error per item (on a valid body both do the same work, defaults included).
+ */
+const firstFailure = newAjv(false);
 
 type RequestValidator<T = Record<string, unknown>> = (body: unknown) => ValidationResult<T>;
 
@@ -63,6 +74,14 @@ export function compileValidator(schema: TSchema, part: RequestPart): RequestVal
   return validator;
 }
 
+/**
+ * A body validator that checks every item of every list, however long (the API's cuts long lists
+ * short: long-lists.ts). Its answers are the ones the API must give: tests compare the two.
+ */
+export function compileUncutBodyValidator(schema: TSchema): RequestValidator {
+  return bodyValidator(schema, Number.POSITIVE_INFINITY);
+}
+
 /** The validator of an endpoint's request body (or multipart fields). */
 export function compileRequestValidator(endpoint: Endpoint): RequestValidator {
   const schema = endpoint.request ?? endpoint.multipart;
@@ -78,10 +97,11 @@ function propertyType(schema: TSchema, name: string): unknown {
   return (schema as { properties?: Record<string, { type?: unknown }> }).properties?.[name]?.type;
 }
 
-function bodyValidator(schema: TSchema): RequestValidator {
+function bodyValidator(schema: TSchema, longList = LONG_LIST_ITEMS): RequestValidator {
   const fieldOrder = fieldsOf(schema);
   const coerce = compileCoercion(schema);
   const validate = compileClosed(schema);
+  let validOrNot: ValidateFunction | undefined;
   return (input) => {
     const asDict = modelInput(input);
     if (!asDict.ok) return asDict;
@@ -90,15 +110,45 @@ function bodyValidator(schema: TSchema): RequestValidator {
       return { ok: false, detail: [{ loc: ['body'], ...MISSING }] };
     }
     coerce(body);
-    if (validate(body)) return { ok: true, value: body as Record<string, unknown> };
+    const fields = body as Record<string, unknown>;
+    const longFields = longListFields(fields, fieldOrder, longList);
+    if (longFields.length > 0) {
+      validOrNot ??= firstFailure.compile(closed(schema));
+      if (validOrNot(body)) return { ok: true, value: fields };
+      const maxItems = (field: string) => largestMaxItems(propertyOf(schema, field));
+      return { ok: false, detail: detailWithLongLists(fields, longFields, validate, fieldOrder, maxItems) };
+    }
+    if (validate(body)) return { ok: true, value: fields };
     const detail: ValidationErrorEntry[] = toPydanticDetail(validate.errors ?? [], fieldOrder);
     return { ok: false, detail };
   };
 }
 
 /** Closed at the top so that removeAdditional drops unknown fields; the published schema stays open. */
-function compileClosed(schema: TSchema) {
-  return ajv.compile({ ...schema, additionalProperties: false });
+function closed(schema: TSchema): object {
+  return { ...schema, additionalProperties: false };
+}
+
+function compileClosed(schema: TSchema): ValidateFunction {
+  return ajv.compile(closed(schema));
+}
+
+function propertyOf(schema: TSchema, name: string): SchemaNode | undefined {
+  return (schema as { properties?: Record<string, SchemaNode> }).properties?.[name];
+}
+
+interface SchemaNode {
+  maxItems?: number;
+  anyOf?: SchemaNode[];
+}
+
+/** The largest length bound of the lists a field may hold (its union's list branches included). */
+function largestMaxItems(node: SchemaNode | undefined): number | undefined {
+  if (!node) return undefined;
+  const bounds = [node.maxItems, ...(node.anyOf ?? []).map(largestMaxItems)].filter(
+    (bound): bound is number => bound !== undefined,
+  );
+  return bounds.length > 0 ? Math.max(...bounds) : undefined;
 }
 
 function parameterValidator(schema: TSchema, part: 'query' | 'path'): RequestValidator {
