@@ -54,6 +54,25 @@ describe('embeddings', () => {
     });
   });
 
+  it('cost a long prompt with many embeddings its length plus their count, not their product', () => {
+    const names = Array.from({ length: 20_000 }, (_, i) => `ti-${i}`);
+    const prompt = `${'a lighthouse at dawn '.repeat(25_000)}ti-19999`;
+    const start = process.cpuUsage();
+    const workflow = compileRequest('/sd/text2image/v1', {
+      prompt,
+      negative_prompt: 'ti-0',
+      embeddings: names,
+    });
+    const used = process.cpuUsage(start);
+    const { positive, negative } = promptsOf(workflow) as { positive: string; negative: string };
+    expect(negative).toBe('embedding:ti-0');
+    expect(
+      positive.startsWith(`${prompt.slice(0, -8)}embedding:ti-19999 embedding:ti-1 embedding:ti-2 `),
+    ).toBe(true);
+    // A pass per name over both prompts took minutes here; one pass takes milliseconds.
+    expect((used.user + used.system) / 1000).toBeLessThan(2_000);
+  });
+
   it('keep the ComfyUI syntax a request already wrote, in its place', () => {
     const workflow = compileRequest('/sd/text2image/v1', {
       prompt: 'a lighthouse',

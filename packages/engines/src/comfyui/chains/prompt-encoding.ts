@@ -31,8 +31,10 @@ export interface Prompts {
  */
 export function withEmbeddings(fields: RequestFields, prompts: Prompts, base?: string): Prompts {
   const wanted = { type: 'embedding', ...(base ? { base } : {}) } as const;
-  let { positive, negative } = prompts;
-  const unwritten: string[] = [];
+  // Each word an embedding may be written as (its name, or its name without the file extension,
+  // in any case) to its file; a word two names share stands for the first.
+  const files = new Map<string, string>();
+  const named: string[] = [];
   for (const name of fields.list<string>('embeddings')) {
     const file = ownerModelFile(fields, 'embeddings', name, wanted) ?? name;
     if (!EMBEDDING_NAME.test(file)) {
@@ -41,31 +43,38 @@ export function withEmbeddings(fields: RequestFields, prompts: Prompts, base?: s
         `'${file}' cannot be named in a ComfyUI prompt (no spaces, commas, colons or brackets)`,
       );
     }
-    const word = trigger(name);
-    const written = (text: string) => new RegExp(word.source, 'i').test(text);
-    const writeIn = (text: string) =>
-      text.replace(word, (_, before: string) => `${before === ',' ? ', ' : before}embedding:${file}`);
-    if (!written(positive) && !written(negative)) unwritten.push(`embedding:${file}`);
-    positive = writeIn(positive);
-    negative = writeIn(negative);
+    for (const word of new Set([name, name.replace(FILE_EXTENSION, '')])) {
+      if (!files.has(word.toLowerCase())) files.set(word.toLowerCase(), file);
+    }
+    named.push(file);
   }
-  return {
-    positive: [positive, ...unwritten].filter((part) => part !== '').join(' '),
-    negative,
-  };
+  if (named.length === 0) return prompts;
+  const written = new Set<string>();
+  const writeIn = (text: string) =>
+    text.replace(PROMPT_WORD, (match, before: string, word: string) => {
+      const file = files.get(word.toLowerCase());
+      if (file === undefined) return match;
+      written.add(file);
+      return `${before === ',' ? ', ' : before}embedding:${file}`;
+    });
+  const positive = writeIn(prompts.positive);
+  const negative = writeIn(prompts.negative);
+  const unwritten = [...new Set(named)]
+    .filter((file) => !written.has(file))
+    .map((file) => `embedding:${file}`);
+  return { positive: [positive, ...unwritten].filter((part) => part !== '').join(' '), negative };
 }
 
+const FILE_EXTENSION = /\.(safetensors|pt|bin|pth|ckpt)$/i;
+
 /**
- * The name of an embedding as a word of a prompt (with or without its file extension, any case,
- * or already written as ComfyUI's `embedding:<name>`), after the start, a space, an opening
- * bracket or a comma; ComfyUI reads `embedding:` only at the start of a space-separated word, so a
- * comma right before it gets a space.
+ * A word of a prompt (perhaps already written as ComfyUI's `embedding:<name>`), after the start, a
+ * space, an opening bracket or a comma, up to a space, a closing bracket, a comma, a colon (a
+ * weight) or the end. ComfyUI reads `embedding:` only at the start of a space-separated word, so a
+ * comma right before it gets a space. One pass over each prompt finds every name, so a long prompt
+ * with many embeddings costs its length plus their count, not their product.
  */
-function trigger(name: string): RegExp {
-  const stem = name.replace(/\.(safetensors|pt|bin|pth|ckpt)$/i, '');
-  const names = [...new Set([name, stem])].map((n) => n.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'));
-  return new RegExp(`(^|[\\s(]|,\\s*)(?:embedding:)?(?:${names.join('|')})(?=$|[\\s),:])`, 'gi');
-}
+const PROMPT_WORD = /(^|[\s(]|,\s*)(?:embedding:)?([^\s(),:]+)(?=$|[\s),:])/gi;
 
 export const PROMPT_NODES: readonly NodeClass[] = ['CLIPTextEncode'];
 export const CLIP_SKIP_NODES: readonly NodeClass[] = ['CLIPSetLastLayer'];
