@@ -1,4 +1,4 @@
-import Type, { type TObject, type TSchema } from 'typebox';
+import Type, { type Static, type TObject, type TSchema } from 'typebox';
 import type { Endpoint, EndpointKind, HeaderParameter, PathAlias, StatusOperation } from './endpoint.ts';
 import {
   BGREMOVER_CPU_NOTE,
@@ -786,6 +786,18 @@ export type TypedEndpoint =
   | typeof training
   | typeof upload
   | (typeof records)[number];
+
+type RequestRow = Extract<TypedEndpoint, { request: TSchema }>;
+
+/** A path that takes a JSON request body (a pipeline, e.g. `/sd/text2image/v1`). */
+export type RequestPath = RequestRow['path'];
+
+// One map over the paths, computed once: a generic use looks its type up instead of converting a
+// schema each time.
+type Requests = { [R in RequestRow as R['path']]: Static<R['request']> };
+
+/** The JSON body `path` takes, as its schema types it (fields with a default stay optional). */
+export type RequestOf<P extends RequestPath> = Requests[P];
 
 // A path with two methods (`/models/v1/{model_id}`: GET and DELETE) is found by its first row; an
 // alias path finds the row it serves.

@@ -10,7 +10,13 @@ export type {
   StatusOperation,
   ValidationErrorEntry,
 } from './endpoint.ts';
-export { endpointByPath, endpoints, type TypedEndpoint } from './endpoints.ts';
+export {
+  endpointByPath,
+  endpoints,
+  type RequestOf,
+  type RequestPath,
+  type TypedEndpoint,
+} from './endpoints.ts';
 export {
   ESRGAN_NATIVE_SCALES,
   type EsrganChoice,

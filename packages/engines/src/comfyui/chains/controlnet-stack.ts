@@ -77,18 +77,32 @@ export interface ControlUnit {
 const PER_CONTROLNET = ['controlnet_weights', 'starting_control_steps', 'ending_control_steps'] as const;
 
 /**
+ * The fields the controlnet stack reads. Optional: the one-call generators have none of them, and
+ * the control picture is `init_images` on the controlnet paths, `control_image` on the others.
+ */
+export interface ControlnetFields {
+  readonly controlnets?: readonly string[] | undefined;
+  readonly resolution?: number | undefined;
+  readonly controlnet_weights?: readonly number[] | undefined;
+  readonly starting_control_steps?: readonly number[] | undefined;
+  readonly ending_control_steps?: readonly number[] | undefined;
+  readonly init_images?: readonly string[] | undefined;
+  readonly control_image?: string | undefined;
+}
+
+/**
  * The request's controlnets with their pictures, weights and start and end (as shares of the
  * steps). `images` are the uploads of `imageField`: one picture for every controlnet, or one each.
  */
 export function controlUnits(
-  fields: RequestFields,
+  fields: RequestFields<ControlnetFields>,
   family: Family,
-  imageField: string,
+  imageField: 'init_images' | 'control_image',
   images: readonly string[],
 ): ControlUnit[] {
-  const names = fields.list<string>('controlnets');
+  const names = fields.list('controlnets');
   if (names.length === 0) {
-    for (const field of [imageField, 'resolution', ...PER_CONTROLNET]) {
+    for (const field of [imageField, 'resolution', ...PER_CONTROLNET] as const) {
       if (fields.has(field)) fields.refuse(field, 'is only used with controlnets, and none is named');
     }
     return [];
@@ -105,7 +119,7 @@ export function controlUnits(
   }
   const perUnit = Object.fromEntries(
     PER_CONTROLNET.map((field) => {
-      const values = fields.list<number>(field);
+      const values = fields.list(field);
       if (values.length > 0 && values.length !== names.length) {
         fields.refuse(
           field,

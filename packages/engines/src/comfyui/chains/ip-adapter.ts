@@ -117,13 +117,35 @@ export const IP_ADAPTER_REFUSALS: readonly Refusal[] = [
   { field: 'ip_adapter', why: OTHER_FAMILY },
 ];
 
-const FIELDS = ['ip_adapter_image', 'ip_adapter_scale', 'ip_adapter_style_images', 'ip_adapter_mask_images'];
+const FIELDS = [
+  'ip_adapter_image',
+  'ip_adapter_scale',
+  'ip_adapter_style_images',
+  'ip_adapter_mask_images',
+] as const;
+
+/**
+ * The fields the IP-Adapter stack reads. Optional: the one-call SD1.5 generator has none of them,
+ * and only SDXL has masks.
+ */
+export interface IpAdapterFields {
+  readonly ip_adapter?: readonly string[] | null | undefined;
+  readonly ip_adapter_image?: string | readonly string[] | null | undefined;
+  readonly ip_adapter_scale?: readonly number[] | null | undefined;
+  readonly ip_adapter_style_images?: readonly string[] | null | undefined;
+  readonly ip_adapter_mask_images?: readonly string[] | null | undefined;
+}
 
 /** diffusers' scale when none is set. */
 const DEFAULT_SCALE = 1;
 
 /** One value for all adapters, or one each. */
-function perAdapter<T>(fields: RequestFields, field: string, values: readonly T[], adapters: number): T[] {
+function perAdapter<T>(
+  fields: RequestFields<IpAdapterFields>,
+  field: 'ip_adapter_image' | 'ip_adapter_scale',
+  values: readonly T[],
+  adapters: number,
+): T[] {
   if (values.length === 1) return Array.from({ length: adapters }, () => values[0]!);
   if (values.length !== adapters) {
     fields.refuse(
@@ -137,12 +159,12 @@ function perAdapter<T>(fields: RequestFields, field: string, values: readonly T[
 /** The model with the request's IP-Adapters applied (unchanged when it names none). */
 export function applyIpAdapters(
   w: Workflow,
-  fields: RequestFields,
+  fields: RequestFields<IpAdapterFields>,
   family: Family,
   model: Link<'MODEL'>,
   size: Size,
 ): Link<'MODEL'> {
-  const names = fields.list<string>('ip_adapter');
+  const names = fields.list('ip_adapter');
   if (names.length === 0) {
     for (const field of FIELDS) {
       if (fields.has(field)) fields.refuse(field, 'is only used with ip_adapter, and none is named');
@@ -171,7 +193,7 @@ export function applyIpAdapters(
   const scales = perAdapter(
     fields,
     'ip_adapter_scale',
-    fields.has('ip_adapter_scale') ? fields.list<number>('ip_adapter_scale') : [DEFAULT_SCALE],
+    fields.has('ip_adapter_scale') ? fields.list('ip_adapter_scale') : [DEFAULT_SCALE],
     names.length,
   );
   const maskFiles = fields.images('ip_adapter_mask_images');

@@ -12,14 +12,20 @@ export interface LoraChoice {
   readonly weight: number;
 }
 
+/** The fields the LoRA stack reads. */
+export interface LoraFields {
+  readonly lora_models: readonly string[] | null | undefined;
+  readonly lora_weights: readonly number[] | null | undefined;
+}
+
 /**
  * `lora_models` with their `lora_weights` (1 each when no weights are sent). Weights that do not
  * pair up with the models fail the task naming `lora_weights`. A model id names one of the owner's
  * LoRAs (of `base`, the graph's base model, when given); any other name is a file on the server.
  */
-export function loraChoices(fields: RequestFields, base?: string): LoraChoice[] {
-  const models = fields.list<string>('lora_models');
-  const weights = fields.list<number>('lora_weights');
+export function loraChoices(fields: RequestFields<LoraFields>, base?: string): LoraChoice[] {
+  const models = fields.list('lora_models');
+  const weights = fields.list('lora_weights');
   if (weights.length > 0 && weights.length !== models.length) {
     fields.refuse(
       'lora_weights',
@@ -41,7 +47,7 @@ export const MODEL_LORA_NODES: readonly NodeClass[] = ['LoraLoaderModelOnly'];
 /** One LoraLoader per LoRA, chained: each patches the model and the text encoder. */
 export function applyLoras(
   w: Workflow,
-  fields: RequestFields,
+  fields: RequestFields<LoraFields>,
   base: { model: Link<'MODEL'>; clip: Link<'CLIP'> },
   /** The graph's base model (`sd1.5`, `sdxl`): the owner's LoRAs must be of it. */
   baseModel?: string,
@@ -62,7 +68,7 @@ export function applyLoras(
 /** For models whose text encoders LoRAs do not patch (Flux): LoraLoaderModelOnly, chained. */
 export function applyModelLoras(
   w: Workflow,
-  fields: RequestFields,
+  fields: RequestFields<LoraFields>,
   model: Link<'MODEL'>,
   baseModel?: string,
 ): Link<'MODEL'> {

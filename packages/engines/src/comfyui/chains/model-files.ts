@@ -38,7 +38,7 @@ const FAMILY_NAMES: Readonly<Record<Family, string>> = { sd: 'SD1.5', sdxl: 'SDX
  * where their file is looked up.
  */
 export function refuseOtherFamily(
-  fields: RequestFields,
+  fields: RequestFields<{ readonly model_id: string | undefined }>,
   family: Family,
   adapters: string,
   instead: string,

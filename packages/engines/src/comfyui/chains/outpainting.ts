@@ -9,13 +9,21 @@ const SIDES = { left: 'left', right: 'right', up: 'top', down: 'bottom' } as con
 /** How far the new pixels blend into the old ones (ImagePadForOutpaint's own default). */
 export const OUTPAINT_FEATHERING = 40;
 
+/** The fields the outpainting padding reads. */
+export interface OutpaintFields {
+  readonly direction: readonly (keyof typeof SIDES)[] | undefined;
+  readonly expansion: readonly number[] | undefined;
+}
+
 /**
  * `direction` with `expansion` (pixels per direction in the same order, or one value for all) as
  * padding on each side; a direction named twice is padded twice.
  */
-export function outpaintPadding(fields: RequestFields): Record<'left' | 'right' | 'top' | 'bottom', number> {
-  const directions = fields.list<keyof typeof SIDES>('direction');
-  const expansion = fields.list<number>('expansion');
+export function outpaintPadding(
+  fields: RequestFields<OutpaintFields>,
+): Record<'left' | 'right' | 'top' | 'bottom', number> {
+  const directions = fields.list('direction');
+  const expansion = fields.list('expansion');
   if (expansion.length !== 1 && expansion.length !== directions.length) {
     fields.refuse(
       'expansion',
@@ -34,7 +42,7 @@ export const OUTPAINT_NODES: readonly NodeClass[] = ['ImagePadForOutpaint'];
 /** The picture on a larger canvas, and the mask of the new part (to be painted). */
 export function padForOutpaint(
   w: Workflow,
-  fields: RequestFields,
+  fields: RequestFields<OutpaintFields>,
   image: Link<'IMAGE'>,
 ): { pixels: Link<'IMAGE'>; mask: Link<'MASK'> } {
   const [pixels, mask] = w.node('ImagePadForOutpaint', {

@@ -21,6 +21,11 @@ export interface Prompts {
   readonly negative: string;
 }
 
+/** The field withEmbeddings reads. */
+export interface EmbeddingFields {
+  readonly embeddings: readonly string[] | null | undefined;
+}
+
 /**
  * The prompts with each of `embeddings` written in as an `embedding:<name>` word where the request
  * wrote its name: a textual inversion acts where its word stands, and the usual negative ones
@@ -29,13 +34,17 @@ export interface Prompts {
  * owner's embeddings (of `base`, the graph's base model, when given) is its file,
  * `<model_id>.<ext>`; a name is also found written without its file extension.
  */
-export function withEmbeddings(fields: RequestFields, prompts: Prompts, base?: string): Prompts {
+export function withEmbeddings(
+  fields: RequestFields<EmbeddingFields>,
+  prompts: Prompts,
+  base?: string,
+): Prompts {
   const wanted = { type: 'embedding', ...(base ? { base } : {}) } as const;
   // Each word an embedding may be written as (its name, or its name without the file extension,
   // in any case) to its file; a word two names share stands for the first.
   const files = new Map<string, string>();
   const named: string[] = [];
-  for (const name of fields.list<string>('embeddings')) {
+  for (const name of fields.list('embeddings')) {
     const file = ownerModelFile(fields, 'embeddings', name, wanted) ?? name;
     if (!EMBEDDING_NAME.test(file)) {
       fields.refuse(

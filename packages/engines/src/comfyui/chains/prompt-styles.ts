@@ -75,8 +75,19 @@ function joined(text: string, words: string): string {
   return text.trim() ? `${text}, ${words}` : words;
 }
 
+/**
+ * The fields styledPrompts reads (Flux has no negative prompt). `style` is a preset's name; any
+ * other value is refused as an unknown style, so the SD graph, whose `style` is a number on the
+ * paths without presets, can share one reading of it.
+ */
+export interface StyleFields {
+  readonly prompt: string;
+  readonly negative_prompt?: string | null | undefined;
+  readonly style: string | number | null | undefined;
+}
+
 /** The request's prompt and negative prompt with its `style` applied (null: no style). */
-export function styledPrompts(fields: RequestFields): { positive: string; negative: string } {
+export function styledPrompts(fields: RequestFields<StyleFields>): { positive: string; negative: string } {
   const prompt = fields.string('prompt');
   const negative = fields.string('negative_prompt');
   const name = fields.input['style'];

@@ -1,4 +1,3 @@
-import type { Pipeline } from '../../engine.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
 import { EXACT_SIZE_NODES, SD3_GRID, samplingSize, scaleTo } from './image-size.ts';
@@ -10,7 +9,8 @@ import {
   TEXT_ENCODERS,
 } from './model-files.ts';
 import { encodePrompts } from './prompt-encoding.ts';
-import { RequestFields } from './request-fields.ts';
+import { type PipelinesReading, RequestFields } from './request-fields.ts';
+import type { SizedDrawingFields } from './text-to-image.ts';
 
 /**
  * Stable Diffusion 3 and 3.5 (one request shape, the path picks the model): the checkpoint's
@@ -20,7 +20,16 @@ import { RequestFields } from './request-fields.ts';
  */
 export const SD3_SAMPLING = { sampler_name: 'euler', scheduler: 'sgm_uniform', shift: 3 } as const;
 
-export function sd3Compiler(pipeline: Pipeline, model: 'sd3' | 'sd3.5'): PipelineCompiler {
+/** The fields the SD3 graph reads, which `/sd3/v1` and `/sd3_5/v1` share. */
+export interface Sd3Request extends SizedDrawingFields {
+  readonly prompt: string;
+  readonly negative_prompt: string | undefined;
+}
+
+export function sd3Compiler(
+  pipeline: PipelinesReading<Sd3Request>,
+  model: 'sd3' | 'sd3.5',
+): PipelineCompiler {
   return {
     pipeline,
     requires: {
@@ -38,7 +47,7 @@ export function sd3Compiler(pipeline: Pipeline, model: 'sd3' | 'sd3.5'): Pipelin
       ],
     },
     compile(ctx) {
-      const fields = new RequestFields(pipeline, ctx);
+      const fields = new RequestFields<Sd3Request>(pipeline, ctx);
       const w = new Workflow(ctx.filenamePrefix);
       const checkpoint = loadCheckpoint(w, fixedModelFile(ctx, model));
       const clip = w

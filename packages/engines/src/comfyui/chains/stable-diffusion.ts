@@ -1,4 +1,3 @@
-import type { Pipeline } from '../../engine.ts';
 import type { CompileContext, CompiledWorkflow, PipelineCompiler, ServerRequirements } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { Link } from '../workflow/graph.ts';
@@ -9,6 +8,7 @@ import {
   CONTROLNET_FILES,
   CONTROLNET_NODES,
   CONTROLNET_REFUSALS,
+  type ControlnetFields,
   controlUnits,
   type Family,
 } from './controlnet-stack.ts';
@@ -17,8 +17,14 @@ import { HIRES_FIX, HIRES_NODES, hiresPass } from './hires-fix.ts';
 import { EXACT_SIZE_NODES, framedSize, inputSize, SD_GRID, samplingSize, scaleTo } from './image-size.ts';
 import { INPAINT_NODES, inpaint } from './inpainting.ts';
 import { encodeImage, IMAGE_NODES, loadImageAt, loadMaskAt } from './input-images.ts';
-import { applyIpAdapters, IP_ADAPTER_FILES, IP_ADAPTER_REFUSALS, ipAdapterNodes } from './ip-adapter.ts';
-import { applyLoras, LORA_NODES } from './lora-stack.ts';
+import {
+  applyIpAdapters,
+  IP_ADAPTER_FILES,
+  IP_ADAPTER_REFUSALS,
+  type IpAdapterFields,
+  ipAdapterNodes,
+} from './ip-adapter.ts';
+import { applyLoras, LORA_NODES, type LoraFields } from './lora-stack.ts';
 import {
   CHECKPOINT_DIFFUSION_NODES,
   checkpointFile,
@@ -26,11 +32,17 @@ import {
   familyOfModel,
   loadCheckpoint,
 } from './model-files.ts';
-import { CLIP_SKIP_NODES, encodePrompts, skipClipLayers, withEmbeddings } from './prompt-encoding.ts';
-import { styledPrompts } from './prompt-styles.ts';
-import { RequestFields, refusals } from './request-fields.ts';
+import {
+  CLIP_SKIP_NODES,
+  type EmbeddingFields,
+  encodePrompts,
+  skipClipLayers,
+  withEmbeddings,
+} from './prompt-encoding.ts';
+import { type StyleFields, styledPrompts } from './prompt-styles.ts';
+import { type PipelinesReading, RequestFields, refusals } from './request-fields.ts';
 import { samplingFor } from './schedulers.ts';
-import { applyUpscaleField, GENERAL_UPSCALER, UPSCALE_NODES } from './upscaling.ts';
+import { applyUpscaleField, GENERAL_UPSCALER, UPSCALE_NODES, type UpscaleFields } from './upscaling.ts';
 
 /**
  * The Stable Diffusion 1.5 and SDXL pipelines (text2image, image2image, inpainting, controlnet and
@@ -50,6 +62,41 @@ export interface SdOptions {
   readonly presetStyle?: boolean;
 }
 
+/**
+ * The fields the SD graph reads, its chains' included. Every SD request has the required ones; an
+ * optional one is a field some lack: the one-call generators' pages have no scheduler, adapters,
+ * controlnets, hires or HiDiffusion, and each mode has its own pictures. A lacking field reads as
+ * its default.
+ */
+export interface SdRequest
+  extends LoraFields,
+    EmbeddingFields,
+    StyleFields,
+    ControlnetFields,
+    IpAdapterFields,
+    UpscaleFields {
+  readonly model_id: string | undefined;
+  readonly clip_skip: number | undefined;
+  readonly negative_prompt: string | null | undefined;
+  readonly width: number | undefined;
+  readonly height: number | undefined;
+  readonly samples: number | undefined;
+  readonly num_inference_steps: number | undefined;
+  readonly guidance_scale: number | undefined;
+  readonly strength: number | undefined;
+  readonly scheduler?: string | undefined;
+  readonly hires?: boolean | undefined;
+  readonly hidiffusion?: boolean | undefined;
+  readonly attn?: boolean | undefined;
+  readonly adain?: boolean | undefined;
+  readonly mask_images?: readonly string[] | undefined;
+  readonly init_image?: string;
+  readonly mask_image?: string;
+}
+
+/** The pipelines the SD graph serves: those whose request fits SdRequest. */
+export type SdPipeline = PipelinesReading<SdRequest>;
+
 /** The sampler of a body without `scheduler`: the text2image default. */
 const DEFAULT_SCHEDULER = 'EulerDiscreteScheduler';
 
@@ -57,7 +104,7 @@ const NODE_PACK = (what: string, pack: string) =>
   `needs ${what} from a ComfyUI node pack (${pack}), which this engine does not use yet`;
 
 /** Fields of the shared SD request shape no graph of this engine can honour. */
-const NOT_SERVED: Readonly<Record<string, string>> = {
+const NOT_SERVED = {
   attn: NODE_PACK('style-aligned attention sharing', 'style_aligned_comfy'),
   adain: NODE_PACK('style-aligned AdaIN', 'style_aligned_comfy'),
   style: NODE_PACK('style-aligned generation', 'style_aligned_comfy'),
@@ -65,7 +112,7 @@ const NOT_SERVED: Readonly<Record<string, string>> = {
 };
 
 /** The fields a pipeline refuses: a preset body has none of NOT_SERVED's but `style`, which it applies. */
-function notServed(options: SdOptions): Readonly<Record<string, string>> {
+function notServed(options: SdOptions): Partial<typeof NOT_SERVED> {
   return options.presetStyle ? {} : NOT_SERVED;
 }
 
@@ -76,13 +123,13 @@ const NO_INIT_IMAGE =
   'applies to image2image and inpainting; this pipeline starts from noise, not from a picture';
 
 export function compileStableDiffusion(
-  pipeline: Pipeline,
+  pipeline: SdPipeline,
   pipelineFamily: Family,
   mode: SdMode,
   ctx: CompileContext,
   options: SdOptions = {},
 ): CompiledWorkflow {
-  const fields = new RequestFields(pipeline, ctx);
+  const fields = new RequestFields<SdRequest>(pipeline, ctx);
   fields.refuseUnlessDefault(notServed(options));
   const fromPicture = mode === 'image2image' || mode === 'inpainting';
   if (!fromPicture) fields.refuseUnlessDefault({ strength: NO_INIT_IMAGE });
@@ -254,7 +301,7 @@ function ipAdapterFiles(family: Family, which: 'file' | 'clipVision'): string {
 
 /** The compiler of one SD pipeline: its family, its mode, and the one graph they share. */
 export function stableDiffusionCompiler(
-  pipeline: Pipeline,
+  pipeline: SdPipeline,
   family: Family,
   mode: SdMode,
   options: SdOptions = {},

@@ -68,6 +68,15 @@ export function drawAtSize(w: Workflow, d: Drawing): void {
   decodeAndSave(w, sampled, d.vae, size, d.target);
 }
 
+/** The fields drawRequested reads. */
+export interface SizedDrawingFields {
+  readonly num_inference_steps: number | undefined;
+  readonly guidance_scale: number | undefined;
+  readonly width: number | undefined;
+  readonly height: number | undefined;
+  readonly samples: number | undefined;
+}
+
 /**
  * drawAtSize with the request's own `num_inference_steps`, `guidance_scale`, `width`, `height` and
  * `samples`, sampled with Euler unless the model wants another sampling (the face pipelines'
@@ -75,7 +84,7 @@ export function drawAtSize(w: Workflow, d: Drawing): void {
  */
 export function drawRequested(
   w: Workflow,
-  fields: RequestFields,
+  fields: RequestFields<SizedDrawingFields>,
   seed: number,
   base: Conditioning & { readonly model: Link<'MODEL'>; readonly vae: Link<'VAE'> },
   sampling: Sampling = samplingFor('EulerDiscreteScheduler'),

@@ -43,8 +43,13 @@ export function upscaleWith(
     .out(0);
 }
 
+/** The field the SD upscale reads: SD1.5's requests have it, SDXL's do not. */
+export interface UpscaleFields {
+  readonly upscale?: string | undefined;
+}
+
 /** The SD `upscale` field ('2x', '1.5x', up to '4x'), or undefined when it is not sent. */
-export function upscaleFactor(fields: RequestFields): number | undefined {
+export function upscaleFactor(fields: RequestFields<UpscaleFields>): number | undefined {
   if (!fields.has('upscale')) return undefined;
   const text = fields.string('upscale');
   const factor = Number(/^\s*(\d+(?:\.\d+)?)\s*x?\s*$/i.exec(text)?.[1]);
@@ -55,7 +60,11 @@ export function upscaleFactor(fields: RequestFields): number | undefined {
 }
 
 /** Applies the SD `upscale` field, when sent, with the general upscaler. */
-export function applyUpscaleField(w: Workflow, fields: RequestFields, image: Link<'IMAGE'>): Link<'IMAGE'> {
+export function applyUpscaleField(
+  w: Workflow,
+  fields: RequestFields<UpscaleFields>,
+  image: Link<'IMAGE'>,
+): Link<'IMAGE'> {
   const factor = upscaleFactor(fields);
   return factor === undefined || factor === 1 ? image : upscaleWith(w, image, GENERAL_UPSCALER, factor);
 }

@@ -1,7 +1,7 @@
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import { applyStyle, IP_ADAPTER_FILES, loadIpAdapter } from '../chains/ip-adapter.ts';
 import { REPAINT_MODEL_NEED, REPAINT_NODES, repaint } from '../chains/repaint.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { requestFields } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -41,7 +41,7 @@ export const compiler: PipelineCompiler = {
     ],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
     const picture = loadImage(w, fields.image('init_image'));
     const [, subject] = w.node('RMBG', { image: picture, model: 'RMBG-2.0' }).outputs;

@@ -9,7 +9,7 @@ import {
   refuseOtherFamily,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
-import { RequestFields, refusals } from '../chains/request-fields.ts';
+import { refusals, requestFields } from '../chains/request-fields.ts';
 import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
@@ -75,7 +75,7 @@ export const compiler: PipelineCompiler = {
     refuses: [...refusals(REFUSED), familyRefusal('sd', WRONG_FAMILY.adapters)],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     refuseOtherFamily(fields, 'sd', WRONG_FAMILY.adapters, WRONG_FAMILY.instead);
     const mixed = fields.has('supp_image1');
     if (mixed && !fields.bool('id_mix')) fields.refuse('supp_image1', REFUSED.supp_image1);

@@ -8,7 +8,7 @@ import {
   refuseOtherFamily,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
-import { RequestFields, refusals } from '../chains/request-fields.ts';
+import { refusals, requestFields } from '../chains/request-fields.ts';
 import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
@@ -65,7 +65,7 @@ export const compiler: PipelineCompiler = {
     refuses: [...refusals(REFUSED), familyRefusal('sdxl', WRONG_FAMILY.adapters)],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(REFUSED);
     refuseOtherFamily(fields, 'sdxl', WRONG_FAMILY.adapters, WRONG_FAMILY.instead);
     const w = new Workflow(ctx.filenamePrefix);

@@ -1,6 +1,6 @@
 import { FACE_SWAP_MODEL_NEEDS, FACE_SWAP_NODES, swapFace } from '../chains/face-swap.ts';
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { requestFields } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
@@ -19,7 +19,7 @@ export const compiler: PipelineCompiler = {
     models: [...FACE_SWAP_MODEL_NEEDS],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
     w.save(swapFace(w, loadImage(w, fields.image('input_image')), loadImage(w, fields.image('input_face'))));
     return w.compiled();

@@ -1,6 +1,6 @@
 import type { Pipeline } from '../../engine.ts';
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
-import { RequestFields, refusals } from '../chains/request-fields.ts';
+import { refusals, requestFields } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -49,7 +49,7 @@ function tryOnCompiler(pipeline: keyof typeof GARMENTS & Pipeline): PipelineComp
       refuses: refusals(REFUSED),
     },
     compile(ctx) {
-      const fields = new RequestFields(pipeline, ctx);
+      const fields = requestFields(pipeline, ctx);
       const cfg = fields.number('guidance_scale');
       if (cfg > MAX_CFG) fields.refuse('guidance_scale', REFUSED.guidance_scale);
       const w = new Workflow(ctx.filenamePrefix);

@@ -6,7 +6,7 @@ import { applyModelLoras, MODEL_LORA_NODES } from '../chains/lora-stack.ts';
 import { FLUX_VAE, fixedModelFile, fixedModelNeed, TEXT_ENCODERS } from '../chains/model-files.ts';
 import { PROMPT_NODES } from '../chains/prompt-encoding.ts';
 import { styledPrompts, UNKNOWN_STYLE } from '../chains/prompt-styles.ts';
-import { RequestFields, refusals } from '../chains/request-fields.ts';
+import { refusals, requestFields } from '../chains/request-fields.ts';
 import type { CompileContext, PipelineCompiler } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
 import { nodeClasses, SAMPLE_NODES, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
@@ -101,7 +101,7 @@ export const compiler: PipelineCompiler = {
     ],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(NOT_SERVED);
     const fromPicture = fields.has('init_image');
     if (!fromPicture) fields.refuseUnlessDefault(WITHOUT_INIT_IMAGE);

@@ -1,5 +1,5 @@
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { requestFields } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -31,7 +31,7 @@ export const compiler: PipelineCompiler = {
     ],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
     const florence2_model = w
       .node('DownloadAndLoadFlorence2Model', {

@@ -1,6 +1,6 @@
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import { REPAINT_MODEL_NEED, REPAINT_NODES, repaint } from '../chains/repaint.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { requestFields } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { Link } from '../workflow/graph.ts';
@@ -71,8 +71,8 @@ export const compiler: PipelineCompiler = {
     ],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
-    const coords = fields.list<number>('input_coords');
+    const fields = requestFields(PIPELINE, ctx);
+    const coords = fields.list('input_coords');
     if (coords.length === 0) fields.refuse('input_coords', NO_POINTS);
     if (coords.length % 2 !== 0) fields.refuse('input_coords', `${coords.length} numbers: ${PAIRS}`);
     const points = [];

@@ -1,7 +1,7 @@
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import { CHECKPOINT_DIFFUSION_NODES, loadCheckpoint } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { requestFields } from '../chains/request-fields.ts';
 import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
@@ -66,7 +66,7 @@ export const compiler: PipelineCompiler = {
     ],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(
       w,

@@ -7,7 +7,7 @@ import {
   loadCheckpoint,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
-import { RequestFields, refusals } from '../chains/request-fields.ts';
+import { refusals, requestFields } from '../chains/request-fields.ts';
 import { samplingFor } from '../chains/schedulers.ts';
 import { drawAtSize, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
@@ -48,7 +48,7 @@ export const compiler: PipelineCompiler = {
     refuses: refusals(REFUSED),
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(REFUSED);
     const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, 'sdxl'));

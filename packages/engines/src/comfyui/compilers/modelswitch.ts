@@ -1,7 +1,7 @@
 import { FACE_SWAP_MODEL_NEEDS, FACE_SWAP_NODES, swapFace } from '../chains/face-swap.ts';
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import { REPAINT_MODEL_NEED, REPAINT_NODES, repaint } from '../chains/repaint.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { requestFields } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -46,7 +46,7 @@ export const compiler: PipelineCompiler = {
     ],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
     const picture = loadImage(w, fields.image('input_image'));
     const [, person] = w.node('RMBG', { image: picture, model: 'RMBG-2.0' }).outputs;

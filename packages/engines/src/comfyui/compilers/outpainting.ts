@@ -8,7 +8,7 @@ import {
 } from '../chains/model-files.ts';
 import { OUTPAINT_NODES, padForOutpaint } from '../chains/outpainting.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
-import { RequestFields, refusals } from '../chains/request-fields.ts';
+import { refusals, requestFields } from '../chains/request-fields.ts';
 import { samplingFor } from '../chains/schedulers.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -69,7 +69,7 @@ export const compiler: PipelineCompiler = {
     refuses: refusals(NOT_SERVED),
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(NOT_SERVED);
     const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID));

@@ -3,7 +3,7 @@ import { IMAGE_NODES, loadImageBatch } from '../chains/input-images.ts';
 import { applyLoras, LORA_NODES } from '../chains/lora-stack.ts';
 import { CHECKPOINT_NODES, checkpointFile, checkpointNeed, loadCheckpoint } from '../chains/model-files.ts';
 import { PROMPT_NODES } from '../chains/prompt-encoding.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { requestFields } from '../chains/request-fields.ts';
 import { samplingFor } from '../chains/schedulers.ts';
 import { decodeAndSave, emptyLatent } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
@@ -60,7 +60,7 @@ export const compiler: PipelineCompiler = {
     refuses: [{ field: 'prompt', why: `without the trigger word: ${NO_TRIGGER}` }],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     const prompt = fields.string('prompt');
     if (!TRIGGER.test(prompt)) fields.refuse('prompt', NO_TRIGGER);
     const w = new Workflow(ctx.filenamePrefix);

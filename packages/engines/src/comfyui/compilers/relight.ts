@@ -7,7 +7,7 @@ import {
   loadCheckpoint,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { requestFields } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -85,7 +85,7 @@ export const compiler: PipelineCompiler = {
     ],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     const target = { width: fields.number('width'), height: fields.number('height') };
     const size = samplingSize(target, SD_GRID);
     const small = samplingSize(

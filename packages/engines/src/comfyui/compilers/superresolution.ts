@@ -1,5 +1,5 @@
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
-import { RequestFields, refusals } from '../chains/request-fields.ts';
+import { refusals, requestFields } from '../chains/request-fields.ts';
 import { UPSCALE_MODELS, UPSCALE_NODES, type UpscaleModel, upscaleWith } from '../chains/upscaling.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
@@ -32,7 +32,7 @@ export const compiler: PipelineCompiler = {
     refuses: [...refusals(NOT_SERVED), { field: 'model_name', why: UPLOADED_UPSCALER }],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(NOT_SERVED);
     const name = fields.string('model_name');
     const model: UpscaleModel | undefined = UPSCALE_MODELS[name as keyof typeof UPSCALE_MODELS];

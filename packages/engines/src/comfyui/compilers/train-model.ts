@@ -8,7 +8,7 @@ import {
   loadCheckpoint,
 } from '../chains/model-files.ts';
 import { encodePrompts, PROMPT_NODES } from '../chains/prompt-encoding.ts';
-import { RequestFields, refusals } from '../chains/request-fields.ts';
+import { refusals, requestFields } from '../chains/request-fields.ts';
 import { samplingFor } from '../chains/schedulers.ts';
 import { drawAtSize, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { CompileContext, ImageSize, PipelineCompiler } from '../contracts.ts';
@@ -91,7 +91,7 @@ export const compiler: PipelineCompiler = {
     refuses: refusals(NOT_SERVED),
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     const base = fields.string('base_model');
     const nativeSide = TRAINING_SIDES[base];
     if (nativeSide === undefined) return fields.refuse('base_model', NOT_SERVED.base_model);

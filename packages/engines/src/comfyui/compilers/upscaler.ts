@@ -7,7 +7,7 @@ import {
   loadCheckpoint,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
-import { RequestFields } from '../chains/request-fields.ts';
+import { requestFields } from '../chains/request-fields.ts';
 import { samplingFor } from '../chains/schedulers.ts';
 import { resampleTiles, TILE_NODES, tilesOf } from '../chains/tiles.ts';
 import { UPSCALE_MODELS, upscaleWith } from '../chains/upscaling.ts';
@@ -55,7 +55,7 @@ export const compiler: PipelineCompiler = {
     ],
   },
   compile(ctx) {
-    const fields = new RequestFields(PIPELINE, ctx);
+    const fields = requestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
     const enlarged = upscaleWith(w, loadImage(w, fields.image('input_image')), UPSCALER, UPSCALER.scale);
     if (fields.string('type') !== 'variation') {
