@@ -2,8 +2,9 @@
  * What the bodies built to cost the most (the server's test support, hostile-bodies.ts) cost the
  * API, at 10 KB, 100 KB and 1 MiB (a GET's query only up to 12 KB: Node's header limit):
  *
- *   cpu_ms:   the API process's CPU per request, its threads included (from /proc), median of
- *             BENCH_ROUNDS (3) requests sent one after the other
+ *   cpu_ms:   the API process's CPU per request, its threads included (from /proc): requests sent
+ *             one after the other until they took 200 ms of CPU together (at least BENCH_ROUNDS,
+ *             3), so that the clock's 10 ms ticks do not hide a small figure
  *   ms:       the time to the whole answer, median
  *   exponent: how the CPU grows with the size, the slope of log(cpu) over log(bytes) from the
  *             smallest size to the largest: 1 is linear, 2 the square
