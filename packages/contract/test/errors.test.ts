@@ -122,7 +122,7 @@ describe('bodies with long lists', () => {
   const cases: Record<string, [path: string, body: () => Record<string, unknown>]> = {
     'every item wrong': [
       '/sd/text2image/v1',
-      () => ({ prompt: 'x', negative_prompt: 'y', lora_weights: Array(5000).fill(1e400) }),
+      () => ({ prompt: 'x', negative_prompt: 'y', lora_weights: Array(5000).fill(Number.POSITIVE_INFINITY) }),
     ],
     'wrong items only past the first cut': [
       '/sd/text2image/v1',
