@@ -1,7 +1,9 @@
 /**
  * When a failed delivery is tried again: exponential backoff, doubling from 5 seconds up to a
  * 4-hour ceiling, for 18 attempts, which spans a little over 25 hours. A receiver that is down
- * for a day still gets its events, and Standard Webhooks receivers expect about that much.
+ * for a day still gets its events, and Standard Webhooks receivers expect about that much. A
+ * failure no later attempt can mend (a refused URL, 410 Gone) is not retried at all: see
+ * webhook-dispatcher.ts.
  */
 export interface RetryPolicy {
   readonly firstDelayMs: number;
