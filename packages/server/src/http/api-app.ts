@@ -14,7 +14,7 @@ import type { BlobStore, EnqueueWebhook } from '../tasks/types.ts';
 import { type AuthFailureLimits, apiKeyHook } from './api-key-auth.ts';
 import { contractValidatorCompiler } from './contract-validation.ts';
 import { installErrorHandlers } from './http-errors.ts';
-import { readLargeBodiesOffLoop } from './large-bodies.ts';
+import { largeBodyReader } from './large-bodies.ts';
 import { lenientPath } from './lenient-path.ts';
 import { acceptEveryBody } from './request-bodies.ts';
 import { registerDeleteEndpoint } from './routes/deletes.ts';
@@ -92,11 +92,11 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   // Every body is read the way FastAPI reads it, whatever its Content-Type: a JSON endpoint's
   // body by the validator (contract-validation.ts), the upload's as a form (routes/uploads.ts).
-  acceptEveryBody(app, JSON_BODY_LIMIT);
-  // Large bodies are read on a thread (before any route is registered: it hooks each one).
+  // Large JSON bodies are read and validated on a worker thread (large-bodies.ts).
   const metrics = options.metrics ?? new Metrics();
-  const stopBodyThreads = readLargeBodiesOffLoop(app, metrics);
-  app.addHook('onClose', async () => stopBodyThreads());
+  const largeBodies = largeBodyReader(metrics);
+  acceptEveryBody(app, JSON_BODY_LIMIT, largeBodies.read);
+  app.addHook('onClose', async () => largeBodies.close());
 
   // Closing (SIGTERM): the answers still sent end their connection. A kept-alive connection that
   // turns idle after close() began would otherwise hold the close for keepAliveTimeout.

@@ -1,9 +1,8 @@
 import { ThreadPool } from '@imagegen/engines/threads';
-import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 import type { Metrics } from '../observability/metrics.ts';
 import type { BodyRead, BodyToRead } from './body-reading-thread.ts';
 import { HttpError, PreparedHttpError } from './http-errors.ts';
-import { ReceivedBody } from './request-bodies.ts';
+import type { BodyReader } from './request-bodies.ts';
 import { requestSchemaOf } from './request-schemas.ts';
 
 /**
@@ -25,49 +24,46 @@ class ClientGone extends Error {
 }
 
 /**
- * Reads the large JSON bodies of the routes registered on `app` from now on off the event loop
- * (one thread: the CPU any number of large bodies can take is one core). A request whose client
- * disconnects while its body waits for the thread is dropped without being read; one the thread
- * has started is finished there (at most the cost of one 1 MiB body) and its answer discarded.
+ * The reader of large JSON bodies, for the body parser (request-bodies.ts): a body of
+ * OFF_LOOP_BODY_BYTES or more sent to a route with a JSON body schema is read and validated on a
+ * worker thread (one: the CPU any number of large bodies can take is one core); any other body
+ * is left as it arrived, at the cost of one length check. A body whose client disconnects while
+ * it waits for the thread is dropped without being read; one the thread has started is finished
+ * there (at most the cost of one 1 MiB body) and its answer discarded. `close` stops the thread.
  */
-export function readLargeBodiesOffLoop(app: FastifyInstance, metrics: Metrics): () => Promise<void> {
+export function largeBodyReader(metrics: Metrics): { read: BodyReader; close(): Promise<void> } {
   const threads = new ThreadPool<BodyToRead, BodyRead>(new URL('./body-reading-thread.ts', import.meta.url));
-  const offLoop: preValidationHookHandler = (request, reply, done) => {
-    const body = request.body;
-    if (!(body instanceof ReceivedBody) || body.bytes.length < OFF_LOOP_BODY_BYTES) return done();
+  const read: BodyReader = (request, body) => {
+    if (body.bytes.length < OFF_LOOP_BODY_BYTES) return undefined;
     const { method, url } = request.routeOptions;
     if (url === undefined || requestSchemaOf(method as string, url) !== request.routeOptions.schema?.body) {
-      return done();
+      return undefined;
     }
     const gone = new AbortController();
-    const started = false;
+    let started = false;
+    const socket = request.raw.socket;
     const onClose = () => gone.abort(new ClientGone('the client closed the connection'));
-    reply.raw.once('close', onClose);
-    threads
+    socket.once('close', onClose);
+    return threads
       .run(
         { method: method as string, url, bytes: body.bytes, contentType: body.contentType },
-        { signal: gone.signal },
+        { signal: gone.signal, onStart: () => (started = true) },
       )
       .then(
         (read) => {
-          reply.raw.off('close', onClose);
-          if (!read.ok) return done(new PreparedHttpError(read.status, read.json));
-          request.body = new ValidatedBody(read.value);
-          done();
+          socket.off('close', onClose);
+          metrics.largeBodies.inc({ outcome: 'read' });
+          if (!read.ok) throw new PreparedHttpError(read.status, read.json);
+          return new ValidatedBody(read.value);
         },
         (error: Error) => {
-          reply.raw.off('close', onClose);
-          if (error instanceof ClientGone)
-            metrics.largeBodies.inc({ outcome: started ? 'abandoned' : 'dropped' });
+          socket.off('close', onClose);
+          if (!(error instanceof ClientGone)) throw error;
+          metrics.largeBodies.inc({ outcome: started ? 'abandoned' : 'dropped' });
           // Nobody reads the answer; 499 (nginx's "client closed request") names it in the log.
-          done(error instanceof ClientGone ? new HttpError(499, error.message) : error);
+          throw new HttpError(499, error.message);
         },
       );
   };
-  app.addHook('onRoute', (route) => {
-    if (!route.schema?.body) return;
-    const own = route.preValidation;
-    route.preValidation = own === undefined ? offLoop : [offLoop, ...(Array.isArray(own) ? own : [own])];
-  });
-  return () => threads.close();
+  return { read, close: () => threads.close() };
 }

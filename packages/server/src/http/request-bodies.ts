@@ -32,7 +32,13 @@ export function contentTypeOf(request: FastifyRequest): string | undefined {
  * `application/json/x`, an empty one) is set aside for {@link contentTypeOf} and replaced by a
  * stand-in, since Fastify would answer 415 before reaching a parser.
  */
-export function acceptEveryBody(app: FastifyInstance, limit: number): void {
+/**
+ * Reads a body elsewhere when it chooses to (large-bodies.ts: on a worker thread), answering what
+ * the route's validator then receives; undefined leaves the body as it arrived.
+ */
+export type BodyReader = (request: FastifyRequest, body: ReceivedBody) => Promise<unknown> | undefined;
+
+export function acceptEveryBody(app: FastifyInstance, limit: number, readElsewhere?: BodyReader): void {
   app.addHook('onRequest', (request, _reply, done) => {
     const contentType = request.headers['content-type'];
     if (contentType !== undefined && !ROUTABLE_CONTENT_TYPE.test(contentType)) {
@@ -42,7 +48,13 @@ export function acceptEveryBody(app: FastifyInstance, limit: number): void {
     done();
   });
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (request, bytes, done) =>
-    done(null, new ReceivedBody(bytes as Buffer, contentTypeOf(request))),
-  );
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (request, bytes, done) => {
+    const body = new ReceivedBody(bytes as Buffer, contentTypeOf(request));
+    const reading = readElsewhere?.(request, body);
+    if (reading === undefined) return done(null, body);
+    reading.then(
+      (value) => done(null, value),
+      (error: Error) => done(error),
+    );
+  });
 }
