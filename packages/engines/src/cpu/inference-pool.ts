@@ -1,5 +1,6 @@
 import os from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../threads/start-thread.ts';
 import type { OpMap, OpName, WorkReply, WorkRequest } from './inference-protocol.ts';
 import { modelFor, threadsFor } from './models.ts';
 
@@ -172,7 +173,7 @@ export class InferencePool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url));
+    const worker = startThread(new URL('./inference-worker.ts', import.meta.url));
     const slot: Slot = { worker, loads: [], models: new Set(), busy: undefined };
     worker.on('message', (reply: WorkReply) => {
       const pending = slot.busy;

@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
+import { startThread } from '../threads/start-thread.ts';
 
 /**
  * ISNet's onnxruntime session, built to hold as little memory as it can at full speed (figures
@@ -38,9 +38,7 @@ export async function createIsnetSession(): Promise<ort.InferenceSession> {
 
 /** Runs isnet-graph.ts on a thread of its own and waits for it to end. */
 async function writeOptimizedGraph(dir: string): Promise<void> {
-  const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), {
-    workerData: { module: './isnet-graph.ts', dir },
-  });
+  const worker = startThread(new URL('./isnet-graph.ts', import.meta.url), { dir });
   const [code] = (await once(worker, 'exit')) as [number];
   if (code !== 0) throw new Error(`preparing ISNet's graph failed (thread exit code ${code})`);
 }

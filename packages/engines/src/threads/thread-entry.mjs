@@ -1,7 +1,7 @@
-// Plain-JS entry of a ThreadPool's threads: the server and the tests run TypeScript through tsx or
-// Vitest, whose loaders a worker thread does not inherit, so the thread registers tsx itself
-// (resolved from this file, whatever the current directory) and then loads the module the pool
-// names in workerData.module (a file URL), which answers with serveThread().
+// Plain-JS entry of every worker thread (start-thread.ts): the server and the tests run TypeScript
+// through tsx or Vitest, whose loaders a worker thread does not inherit, so the thread registers
+// tsx itself (resolved from this file, whatever the current directory) and then loads the module
+// named in workerData.module (a file URL).
 import { workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 

@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from './start-thread.ts';
 
 /**
  * CPU work off the event loop: a few worker threads that each load one module (which answers
@@ -85,9 +86,7 @@ export class ThreadPool<Request, Result> {
 
   private spawn(): Thread<Request, Result> | undefined {
     if (this.closed || this.threads.length >= this.size) return undefined;
-    const worker = new Worker(new URL('./thread-entry.mjs', import.meta.url), {
-      workerData: { module: this.module.href },
-    });
+    const worker = startThread(this.module);
     worker.unref();
     const thread: Thread<Request, Result> = { worker, busy: undefined };
     worker.on('message', (reply: ThreadReply<Result>) => {
