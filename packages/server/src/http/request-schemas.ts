@@ -1,12 +1,7 @@
-import { type Endpoint, endpoints } from '@imagegen/contract';
+import { type Endpoint, endpointByPath } from '@imagegen/contract';
 
-/** The JSON body schemas of the endpoint table, by method and path as the routes are registered. */
-const schemas = new Map<string, NonNullable<Endpoint['request']>>(
-  endpoints.flatMap((endpoint) =>
-    endpoint.request ? [[`${endpoint.method} ${endpoint.path}`, endpoint.request]] : [],
-  ),
-);
-
+/** The JSON body schema of the endpoint a route serves, by its method and path as registered. */
 export function requestSchemaOf(method: string, url: string): Endpoint['request'] {
-  return schemas.get(`${method} ${url}`);
+  const endpoint = endpointByPath(url);
+  return endpoint?.method === method ? endpoint.request : undefined;
 }
