@@ -36,9 +36,10 @@ export function largeBodyReader(metrics: Metrics): { read: BodyReader; close(): 
   const read: BodyReader = (request, body) => {
     if (body.bytes.length < OFF_LOOP_BODY_BYTES) return undefined;
     const { method, url } = request.routeOptions;
-    if (url === undefined || requestSchemaOf(method as string, url) !== request.routeOptions.schema?.body) {
-      return undefined;
-    }
+    // Only a route whose body schema is the contract's own: a route without one (a cancel path)
+    // keeps its body as it arrived, and the thread is never asked for a schema it does not have.
+    const schema = url === undefined ? undefined : requestSchemaOf(method as string, url);
+    if (schema === undefined || schema !== request.routeOptions.schema?.body) return undefined;
     const gone = new AbortController();
     let started = false;
     const socket = request.raw.socket;
