@@ -31,7 +31,7 @@ export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
 export { type NumberLiteral, numberLiteral, recordNumberLiteral } from './number-literals.ts';
 export { buildOpenApi } from './openapi.ts';
 export { MAX_DETAIL_ENTRIES } from './pydantic-errors.ts';
-export { BODY_PARSE_ERROR, type BodyReading, readRequestBody } from './request-body.ts';
+export { BODY_PARSE_ERROR, type BodyReading, MAX_REQUEST_NESTING, readRequestBody } from './request-body.ts';
 export type { FieldBounds } from './schemas/common.ts';
 export { type DeletedModel, ENTERPRISE_PLANS, PLANS, TASK_STATES } from './schemas/records.ts';
 export { CANCELLED_ERROR } from './schemas/responses.ts';

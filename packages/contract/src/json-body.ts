@@ -1,5 +1,5 @@
 import type { ValidationErrorEntry, ValidationResult } from './endpoint.ts';
-import { forgetNumberLiteral, type NumberLiteral, recordNumberLiteral } from './number-literals.ts';
+import { forgetNumberLiteral, recordLiteralText } from './number-literals.ts';
 
 /**
  * JSON bodies read the way the original service reads them: FastAPI calls Python's `json.loads`,
@@ -50,12 +50,32 @@ export function jsonDecodeErrorDetail(message: string, index: number, doc = ''):
 }
 
 /**
+ * What a container nested deeper than `buildDepth` (the document itself is at depth 1) reads as:
+ * an empty, frozen container of its kind, the same one each time. Its members are read all the
+ * same, so that every error and refusal is where Python finds it, but nothing of them is kept.
+ */
+const UNBUILT_ARRAY: readonly unknown[] = Object.freeze([]);
+const UNBUILT_OBJECT: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** What of a document its reader looks at; the rest is read (and refused where Python refuses it) but not kept. */
+export interface JsonReading {
+  /** How deep the containers are that the result holds as read (the document itself is at 1). */
+  readonly buildDepth?: number;
+  /** The only members of the document's object that are kept, when it is an object. */
+  readonly members?: ReadonlySet<string> | undefined;
+}
+
+/**
  * Parses a JSON document as Python's `json.loads` does (see above). A JSONDecodeError answers the
  * detail FastAPI would; an {@link UnreadableBody} is thrown for the failures FastAPI answers 400.
+ *
+ * A reader that looks no further than `reading` says (a request body's validation) saves building
+ * what it would never look at: a body of half a million nested lists, or of fifty thousand
+ * members the model ignores, costs the scan alone.
  */
-export function parseJsonBody(text: string): ValidationResult<unknown> {
+export function parseJsonBody(text: string, reading: JsonReading = {}): ValidationResult<unknown> {
   try {
-    return { ok: true, value: new Scanner(text).document() };
+    return { ok: true, value: new Scanner(text, reading).document() };
   } catch (error) {
     if (!(error instanceof JsonDecodeError)) throw error;
     return { ok: false, detail: jsonDecodeErrorDetail(error.msg, error.index, text) };
@@ -124,9 +144,18 @@ class Scanner {
   private pos = 0;
   private depth = 0;
   /** How the number just read was written, when its container must record it. */
-  private literal: NumberLiteral | undefined = undefined;
+  private literal: string | undefined = undefined;
 
-  constructor(private readonly text: string) {}
+  private buildDepth: number;
+  private readonly members: ReadonlySet<string> | undefined;
+
+  constructor(
+    private readonly text: string,
+    reading: JsonReading,
+  ) {
+    this.buildDepth = reading.buildDepth ?? Number.POSITIVE_INFINITY;
+    this.members = reading.members;
+  }
 
   document(): unknown {
     this.pos = this.whitespace(0);
@@ -186,7 +215,7 @@ class Scanner {
 
   private constant(text: string, value: number): number {
     this.pos += text.length;
-    this.literal = { float: true, text };
+    this.literal = text;
     return value;
   }
 
@@ -223,7 +252,7 @@ class Scanner {
     this.pos = i;
     if (float) {
       const literal = text.slice(start, i);
-      this.literal = { float: true, text: literal };
+      this.literal = literal;
       return Number(literal);
     }
     const negative = text.charCodeAt(start) === MINUS;
@@ -233,7 +262,7 @@ class Scanner {
     if (digits > MAX_INT_DIGITS) throw new UnreadableBody(`an int literal of ${digits} digits`);
     const literal = text.slice(start, i);
     const value = Number(literal);
-    if (!Number.isSafeInteger(value)) this.literal = { float: false, text: literal };
+    if (!Number.isSafeInteger(value)) this.literal = literal;
     return value;
   }
 
@@ -335,20 +364,32 @@ class Scanner {
     return container;
   }
 
-  private object(): Record<string, unknown> {
-    this.enter();
+  /** An object's member name and the colon after it; leaves `pos` at the member's value. */
+  private key(): string {
     const text = this.text;
+    if (text.charCodeAt(this.pos) !== QUOTE) {
+      throw new JsonDecodeError('Expecting property name enclosed in double quotes', this.pos);
+    }
+    const key = this.string();
+    const colon = this.whitespace(this.pos);
+    if (text.charCodeAt(colon) !== 0x3a) throw new JsonDecodeError("Expecting ':' delimiter", colon);
+    this.pos = this.whitespace(colon + 1);
+    return key;
+  }
+
+  private object(): Readonly<Record<string, unknown>> {
+    this.enter();
+    if (this.depth > this.buildDepth) return this.leave(this.unbuilt(0x7d, UNBUILT_OBJECT));
     const object: Record<string, unknown> = {};
+    const members = this.depth === 1 ? this.members : undefined;
     let recorded = false;
     if (this.opens(0x7d)) {
       do {
-        if (text.charCodeAt(this.pos) !== QUOTE) {
-          throw new JsonDecodeError('Expecting property name enclosed in double quotes', this.pos);
+        const key = this.key();
+        if (members !== undefined && !members.has(key)) {
+          this.skip();
+          continue;
         }
-        const key = this.string();
-        const colon = this.whitespace(this.pos);
-        if (text.charCodeAt(colon) !== 0x3a) throw new JsonDecodeError("Expecting ':' delimiter", colon);
-        this.pos = this.whitespace(colon + 1);
         const value = this.value();
         if (key === '__proto__') {
           // An own member like any other, as JSON.parse makes it (never the prototype).
@@ -357,7 +398,7 @@ class Scanner {
           object[key] = value;
         }
         if (this.literal !== undefined) {
-          recordNumberLiteral(object, key, this.literal);
+          recordLiteralText(object, key, this.literal);
           recorded = true;
         } else if (recorded) {
           // The last of duplicate keys wins, and so does the way it was written.
@@ -368,17 +409,39 @@ class Scanner {
     return this.leave(object);
   }
 
-  private array(): unknown[] {
+  private array(): readonly unknown[] {
     this.enter();
+    if (this.depth > this.buildDepth) return this.leave(this.unbuilt(0x5d, UNBUILT_ARRAY));
     const array: unknown[] = [];
     if (this.opens(0x5d)) {
       do {
         const value = this.value();
-        if (this.literal !== undefined) recordNumberLiteral(array, array.length, this.literal);
+        if (this.literal !== undefined) recordLiteralText(array, array.length, this.literal);
         array.push(value);
       } while (!this.closes(0x5d));
     }
     return this.leave(array);
+  }
+
+  /** Reads a value that is not kept: containers in it are not built. */
+  private skip(): void {
+    const buildDepth = this.buildDepth;
+    this.buildDepth = this.depth;
+    this.value();
+    this.buildDepth = buildDepth;
+  }
+
+  /**
+   * Reads a container nested deeper than `buildDepth` member by member, as object() and array()
+   * do, checking all they check, and answers `placeholder` for it.
+   */
+  private unbuilt<T>(close: number, placeholder: T): T {
+    if (!this.opens(close)) return placeholder;
+    do {
+      if (close === 0x7d) this.key();
+      this.value();
+    } while (!this.closes(close));
+    return placeholder;
   }
 }
 

@@ -17,25 +17,39 @@ export interface NumberLiteral {
 /**
  * Each container keeps its records under a symbol, as a property that is not enumerable: JSON,
  * `Object.keys`, spreads and equality checks never see it. (A WeakMap costs several times more
- * per body, on every request that sends a float.)
+ * per body, on every request that sends a float.) Only the literal's text is kept (its kind is
+ * read from it), an array's by position in an array of its own: a body may hold a record per
+ * item of a list of a hundred thousand floats, and a string each is all that costs.
  */
 const LITERALS = Symbol('number literals');
 
-type Recorded = { [LITERALS]?: Map<string | number, NumberLiteral> };
+type Records = Map<string | number, string> | (string | undefined)[];
+type Recorded = { [LITERALS]?: Records };
 
-/** Records that `container[key]` was parsed from `literal` (floats, and ints beyond the safe range). */
-export function recordNumberLiteral(container: object, key: string | number, literal: NumberLiteral): void {
-  let members = (container as Recorded)[LITERALS];
-  if (!members) {
-    members = new Map();
-    Object.defineProperty(container, LITERALS, { value: members });
+/** An int literal is digits, with a minus sign at most; anything else the parser records is a float. */
+const INT_LITERAL = /^-?\d+$/;
+
+/** Records that `container[key]` was written as `text` (floats, and ints beyond the safe range). */
+export function recordLiteralText(container: object, key: string | number, text: string): void {
+  let records = (container as Recorded)[LITERALS];
+  if (!records) {
+    records = Array.isArray(container) ? [] : new Map();
+    Object.defineProperty(container, LITERALS, { value: records });
   }
-  members.set(key, literal);
+  if (Array.isArray(records)) records[key as number] = text;
+  else records.set(key, text);
+}
+
+/** Records that `container[key]` was parsed from `literal`. */
+export function recordNumberLiteral(container: object, key: string | number, literal: NumberLiteral): void {
+  recordLiteralText(container, key, literal.text);
 }
 
 /** Forgets how `container[key]` was written (a later duplicate key replaced that member). */
 export function forgetNumberLiteral(container: object, key: string | number): void {
-  (container as Recorded)[LITERALS]?.delete(key);
+  const records = (container as Recorded)[LITERALS];
+  if (Array.isArray(records)) records[key as number] = undefined;
+  else records?.delete(key);
 }
 
 /**
@@ -43,5 +57,7 @@ export function forgetNumberLiteral(container: object, key: string | number): vo
  * within the safe range (or a value that did not come from a parsed body).
  */
 export function numberLiteral(container: object, key: string | number): NumberLiteral | undefined {
-  return (container as Recorded)[LITERALS]?.get(key);
+  const records = (container as Recorded)[LITERALS];
+  const text = Array.isArray(records) ? records[key as number] : records?.get(key);
+  return text === undefined ? undefined : { float: !INT_LITERAL.test(text), text };
 }

@@ -1,6 +1,17 @@
+import type { TSchema } from 'typebox';
 import type { ValidationErrorEntry } from './endpoint.ts';
 import { parseJsonBody, UnreadableBody } from './json-body.ts';
 import { decodeJsonBytes } from './json-bytes.ts';
+
+/**
+ * The deepest nesting of containers a request schema describes: the body's object (1) and its
+ * list fields (2). A container nested deeper is read for its kind alone (every member where a
+ * list holds one is a string or a number, so a list or an object there is refused as what it is,
+ * whatever it holds), and the reader builds none of it. A body sent as a list of `[name, value]`
+ * pairs, which pydantic reads as a dict, has its fields one level deeper. A test of the contract
+ * keeps this true of every request schema.
+ */
+export const MAX_REQUEST_NESTING = 2;
 
 /** What FastAPI answers, with status 400, for a body Python fails to read. */
 export const BODY_PARSE_ERROR = 'There was an error parsing the body';
@@ -19,12 +30,22 @@ export type BodyReading =
  *   (json-bytes.ts, json-body.ts): a JSONDecodeError answers 422, any other failure 400;
  * - any other Content-Type: the bytes themselves, which no model accepts (`value is not a valid
  *   dict`, python-dict.ts).
+ *
+ * Given the body's schema, the reader keeps only the members it names (see membersOf).
  */
-export function readRequestBody(bytes: Uint8Array, contentType: string | undefined): BodyReading {
+export function readRequestBody(
+  bytes: Uint8Array,
+  contentType: string | undefined,
+  schema?: TSchema,
+): BodyReading {
   if (bytes.length === 0) return { ok: true, value: undefined };
   if (!readsAsJson(contentType)) return { ok: true, value: bytes };
   try {
-    const parsed = parseJsonBody(decodeJsonBytes(bytes));
+    const text = decodeJsonBytes(bytes);
+    const parsed = parseJsonBody(text, {
+      buildDepth: MAX_REQUEST_NESTING + (startsWithList(text) ? 1 : 0),
+      members: schema && membersOf(schema),
+    });
     return parsed.ok ? parsed : { ok: false, status: 422, detail: parsed.detail };
   } catch (error) {
     if (error instanceof UnreadableBody) return { ok: false, status: 400, detail: BODY_PARSE_ERROR };
@@ -59,4 +80,23 @@ export function readsAsJson(contentType: string | undefined): boolean {
   if (slash === -1 || type.indexOf('/', slash + 1) !== -1) return false;
   const subtype = type.slice(slash + 1);
   return type.slice(0, slash) === 'application' && (subtype === 'json' || subtype.endsWith('+json'));
+}
+
+/** Whether the document is a list: its first character past JSON's whitespace is `[`. */
+function startsWithList(text: string): boolean {
+  return /^[ \t\n\r]*\[/.test(text);
+}
+
+const members = new WeakMap<TSchema, ReadonlySet<string> | undefined>();
+
+/**
+ * The members a body schema names: validation drops any other (pydantic ignores them), so the
+ * reader need not keep them. None for a schema that names no members of its own.
+ */
+function membersOf(schema: TSchema): ReadonlySet<string> | undefined {
+  if (!members.has(schema)) {
+    const properties = (schema as { properties?: Record<string, unknown> }).properties;
+    members.set(schema, properties ? new Set(Object.keys(properties)) : undefined);
+  }
+  return members.get(schema);
 }

@@ -31,7 +31,7 @@ serveThread<BodyToRead, BodyRead>(
   ({ method, url, bytes, contentType }) => {
     const schema = requestSchemaOf(method, url);
     if (!schema) throw new Error(`${method} ${url} has no request body schema`);
-    const reading = readRequestBody(bytes, contentType);
+    const reading = readRequestBody(bytes, contentType, schema);
     if (!reading.ok) return refusal(reading.status, reading.detail);
     const checked = compileValidator(schema, 'body')(reading.value);
     return checked.ok ? { ok: true, value: checked.value } : refusal(422, checked.detail);

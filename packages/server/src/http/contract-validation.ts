@@ -38,7 +38,7 @@ export const contractValidatorCompiler: FastifySchemaCompiler<ContractSchema> = 
   return (data: unknown) => {
     if (data instanceof ValidatedBody) return { value: data.value };
     if (data instanceof ReceivedBody) {
-      const reading = readRequestBody(data.bytes, data.contentType);
+      const reading = readRequestBody(data.bytes, data.contentType, schema);
       if (!reading.ok) return { error: new HttpError(reading.status, reading.detail) };
       data = reading.value;
     }
