@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../src/cpu/cpu-engine.ts';
 import { acquirePool, InferencePool, releasePool } from '../src/cpu/inference-pool.ts';
-import { CPU_MODELS, parsePreload } from '../src/cpu/models.ts';
+import { CPU_MODELS, DEFAULT_KEEP_ALIVE_MS, parseKeepAlive, parsePreload } from '../src/cpu/models.ts';
 
 const blank = (side = 64) => ({ data: new Uint8Array(side * side * 3), width: side, height: side });
 
@@ -69,6 +69,46 @@ describe('loading models on first use', () => {
     await pool.run('isnet-mask', { image: blank() });
     expect(pool.loads().flat().sort()).toEqual(['isnet-medium', 'nsfw', 'nsfw']);
   }, 60_000);
+});
+
+describe('the keep-alive period', () => {
+  let pool: InferencePool | undefined;
+  afterEach(async () => {
+    await pool?.close();
+    pool = undefined;
+  });
+
+  const settled = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('stops a thread idle for the period, and the next job loads its model again on a new one', async () => {
+    pool = new InferencePool(1, 300);
+    await pool.run('nsfw', { image: blank(224) });
+    expect(pool.loads()).toEqual([['nsfw']]);
+    await settled(700);
+    expect(pool.loads()).toEqual([]);
+    await pool.run('nsfw', { image: blank(224) });
+    expect(pool.loads()).toEqual([['nsfw']]);
+  }, 60_000);
+
+  it('keeps a thread that gets a job within the period', async () => {
+    pool = new InferencePool(1, 1_500);
+    await pool.run('nsfw', { image: blank(224) });
+    await settled(300);
+    await pool.run('nsfw', { image: blank(224) });
+    // One load: the second job found the model on the thread the first left.
+    expect(pool.loads()).toEqual([['nsfw']]);
+  }, 60_000);
+
+  it('reads milliseconds, -1 to keep, 5 minutes when unset, and refuses anything else', () => {
+    expect(parseKeepAlive(undefined)).toBe(DEFAULT_KEEP_ALIVE_MS);
+    expect(DEFAULT_KEEP_ALIVE_MS).toBe(300_000);
+    expect(parseKeepAlive(' 0 ')).toBe(0);
+    expect(parseKeepAlive('60000')).toBe(60_000);
+    expect(parseKeepAlive('-1')).toBe(Number.POSITIVE_INFINITY);
+    for (const wrong of ['5m', '-5', '1.5', 'forever']) {
+      expect(() => parseKeepAlive(wrong)).toThrow(/IMAGEGEN_CPU_KEEP_ALIVE_MS must be a whole number/);
+    }
+  });
 });
 
 describe('IMAGEGEN_CPU_PRELOAD', () => {

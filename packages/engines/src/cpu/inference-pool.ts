@@ -2,7 +2,7 @@ import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { startThread } from '../threads/start-thread.ts';
 import type { OpMap, OpName, WorkReply, WorkRequest } from './inference-protocol.ts';
-import { modelFor, threadsFor } from './models.ts';
+import { modelFor, parseKeepAlive, threadsFor } from './models.ts';
 
 /**
  * Worker threads that run the models, so the process's event loop (the API, the worker's
@@ -11,6 +11,10 @@ import { modelFor, threadsFor } from './models.ts';
  * models.ts) and keeps it. Jobs go to an idle thread that already holds their model when there is
  * one, so a model is loaded by as few threads as the load needs, and never by more threads than
  * models.ts allows it.
+ *
+ * A thread left idle for the keep-alive period stops, and the memory of its models (hundreds of
+ * MB each: onnxruntime's arena, tfjs's WASM heap) goes back to the system with it; the next job
+ * that needs them starts a thread and loads them again, as local inference servers do.
  */
 
 interface Pending {
@@ -34,6 +38,8 @@ interface Slot {
   busy: Pending | undefined;
   /** Called when the job it holds ends (close() waits on it). */
   idle?: () => void;
+  /** Stops the thread once it has been idle for the keep-alive period. */
+  expiry?: NodeJS.Timeout;
 }
 
 /**
@@ -53,7 +59,14 @@ export class InferencePool {
   private nextId = 1;
   private closed = false;
 
-  constructor(size = os.availableParallelism()) {
+  /**
+   * @param size the most threads at once
+   * @param keepAliveMs how long an idle thread keeps its models before it stops (Infinity: always)
+   */
+  constructor(
+    size = os.availableParallelism(),
+    private readonly keepAliveMs = Number.POSITIVE_INFINITY,
+  ) {
     this.size = Math.max(1, size);
   }
 
@@ -130,6 +143,7 @@ export class InferencePool {
    */
   async close(): Promise<void> {
     this.closed = true;
+    for (const slot of this.slots) clearTimeout(slot.expiry);
     for (const pending of this.queue.splice(0)) pending.reject(new Error('the inference pool is closed'));
     await Promise.all(this.slots.map((slot) => jobEnded(slot)));
     await Promise.all(this.slots.splice(0).map((slot) => slot.worker.terminate()));
@@ -166,6 +180,7 @@ export class InferencePool {
   }
 
   private start(slot: Slot, pending: Pending): void {
+    clearTimeout(slot.expiry);
     for (const model of pending.models) slot.models.add(model);
     slot.busy = pending;
     slot.worker.ref();
@@ -188,8 +203,10 @@ export class InferencePool {
         else pending.reject(new Error(reply.error));
       }
       this.dispatch();
+      if (!slot.busy) this.expire(slot);
     });
     worker.on('error', (error) => {
+      clearTimeout(slot.expiry);
       slot.busy?.reject(error);
       slot.busy = undefined;
       slot.idle?.();
@@ -203,6 +220,17 @@ export class InferencePool {
     });
     this.slots.push(slot);
     return slot;
+  }
+  /** Stops an idle thread after the keep-alive period, unless a job takes it first. */
+  private expire(slot: Slot): void {
+    if (!Number.isFinite(this.keepAliveMs) || this.closed) return;
+    slot.expiry = setTimeout(() => {
+      if (slot.busy || this.closed) return;
+      this.slots.splice(this.slots.indexOf(slot), 1);
+      // Idle, so not inside onnxruntime's run (see close()): stopping it is safe.
+      void slot.worker.terminate();
+    }, this.keepAliveMs);
+    slot.expiry.unref();
   }
 }
 
@@ -221,7 +249,13 @@ let shared: { pool: InferencePool; users: number } | undefined;
 
 /** The process's one pool, shared by the engine, the safety checker and the face preflight. */
 export function acquirePool(): InferencePool {
-  shared ??= { pool: new InferencePool(Number(process.env.IMAGEGEN_CPU_THREADS) || undefined), users: 0 };
+  shared ??= {
+    pool: new InferencePool(
+      Number(process.env.IMAGEGEN_CPU_THREADS) || undefined,
+      parseKeepAlive(process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS),
+    ),
+    users: 0,
+  };
   shared.users++;
   return shared.pool;
 }

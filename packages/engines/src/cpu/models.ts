@@ -71,3 +71,23 @@ export function parsePreload(setting: string | undefined): string[] {
   }
   return [...new Set(names)];
 }
+
+/** How long idle inference threads keep their models when IMAGEGEN_CPU_KEEP_ALIVE_MS is unset: 5 minutes. */
+export const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;
+
+/**
+ * IMAGEGEN_CPU_KEEP_ALIVE_MS: how long a thread with nothing to do keeps its models before it
+ * stops and gives their memory back; `-1` keeps them as long as the process runs, `0` releases
+ * them after every job. Anything else is refused, so a typo does not silently keep 2 GB resident.
+ */
+export function parseKeepAlive(setting: string | undefined): number {
+  const text = (setting ?? '').trim();
+  if (text === '') return DEFAULT_KEEP_ALIVE_MS;
+  if (text === '-1') return Number.POSITIVE_INFINITY;
+  if (!/^\d+$/.test(text)) {
+    throw new Error(
+      `IMAGEGEN_CPU_KEEP_ALIVE_MS must be a whole number of milliseconds or -1 (keep), not ${JSON.stringify(setting)}`,
+    );
+  }
+  return Number(text);
+}
