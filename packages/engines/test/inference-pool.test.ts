@@ -109,6 +109,17 @@ describe('the keep-alive period', () => {
       expect(() => parseKeepAlive(wrong)).toThrow(/IMAGEGEN_CPU_KEEP_ALIVE_MS must be a whole number/);
     }
   });
+
+  it('makes createCpuEngine() fail at once on a value it cannot read', () => {
+    const saved = process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS;
+    process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS = '5m';
+    try {
+      expect(() => createCpuEngine({ preload: [] })).toThrow(/IMAGEGEN_CPU_KEEP_ALIVE_MS must be/);
+    } finally {
+      if (saved === undefined) delete process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS;
+      else process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS = saved;
+    }
+  });
 });
 
 describe('IMAGEGEN_CPU_PRELOAD', () => {

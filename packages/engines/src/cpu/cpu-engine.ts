@@ -16,7 +16,7 @@ import {
   SUPERRESOLUTION_MODEL_MAP,
   UPSCALER_DEBLUR,
 } from './model-table.ts';
-import { parsePreload, threadsFor } from './models.ts';
+import { parseKeepAlive, parsePreload, threadsFor } from './models.ts';
 import { decodeRgb, imageField, png, rgbSharp } from './raw-image.ts';
 
 export interface CpuEngineOptions {
@@ -43,6 +43,8 @@ const DEFAULT_TILE = 192;
  */
 export function createCpuEngine(options: CpuEngineOptions = {}): Engine {
   const preload = options.preload ?? parsePreload(process.env.IMAGEGEN_CPU_PRELOAD);
+  // The pool reads it when the first job starts it; a wrong value stops the engine now instead.
+  parseKeepAlive(process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS);
   let pool: InferencePool | undefined;
   const use = (): InferencePool => {
     pool ??= acquirePool();
