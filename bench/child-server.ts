@@ -26,7 +26,12 @@ export async function spawnServer(
   stdin: 'ignore' | 'pipe' = 'ignore',
   options: SpawnOptions = {},
 ): Promise<{ child: ChildProcess; firstLine: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, script), ...args], {
+  // BENCH_CPU_PROF=DIR: each server writes a V8 CPU profile there when it stops (Chrome DevTools
+  // or `node bench/profile-summary.ts` read it); NODE_OPTIONS may not carry --cpu-prof.
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(here, script), ...args], {
     stdio: [stdin, 'pipe', 'inherit'],
     ...(options.env ? { env: options.env } : {}),
   });

@@ -22,6 +22,9 @@ const ESC = '\uFDD0';
 // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what PostgreSQL cannot hold.
 const UNSTORABLE = /\u0000|\uFDD0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const ESCAPED = /\uFDD0(?:0|\uFDD0|u(d[89a-f][0-9a-f]{2}))/g;
+/** Any unit UNSTORABLE may match: one character class, so the common string costs one quick scan. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what PostgreSQL cannot hold.
+const MAYBE_UNSTORABLE = /[\u0000\uFDD0\uD800-\uDFFF]/;
 
 function encodeUnit(unit: string): string {
   if (unit === '\u0000') return `${ESC}0`;
@@ -36,7 +39,7 @@ function decodeEscape(escaped: string, surrogate: string | undefined): string {
 
 /** One string as PostgreSQL can store it. */
 function toStoredText(text: string): string {
-  return text.replace(UNSTORABLE, encodeUnit);
+  return MAYBE_UNSTORABLE.test(text) ? text.replace(UNSTORABLE, encodeUnit) : text;
 }
 
 /** A stored string as it was written. */
@@ -46,25 +49,34 @@ function fromStoredText(text: string): string {
 
 /**
  * A value to write: every string in it (object keys included) encoded, through arrays and plain
- * objects; numbers, booleans, null, Dates and Buffers as they are.
+ * objects; numbers, booleans, null, Dates and Buffers as they are. A value with nothing to encode
+ * (nearly every one) comes back as it is, not copied: it is on every submission's path.
  */
 export function toStored<T>(value: T): T {
   return mapStrings(value, toStoredText);
 }
 
-/** A value or row read back: every string in it decoded, as `toStored` encoded it. */
+/** A value or row read back: every string in it decoded, as `toStored` encoded it (and, like it, not copied when nothing changes). */
 export function fromStored<T>(value: T): T {
   return mapStrings(value, fromStoredText);
 }
 
+/** `value` with `map` applied to every string in it; `value` itself when no string changed. */
 function mapStrings<T>(value: T, map: (text: string) => string): T {
   if (typeof value === 'string') return map(value) as T;
-  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map)) as T;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (!Object.is(mapStrings(value[i], map), value[i]))
+        return value.map((item) => mapStrings(item, map)) as T;
+    }
+    return value;
+  }
   if (isPlainObject(value)) {
+    const entries = Object.entries(value);
+    if (entries.every(([key, item]) => map(key) === key && Object.is(mapStrings(item, map), item)))
+      return value;
     // fromEntries defines own properties, so even a `__proto__` key stays a key.
-    return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [map(key), mapStrings(item, map)]),
-    ) as T;
+    return Object.fromEntries(entries.map(([key, item]) => [map(key), mapStrings(item, map)])) as T;
   }
   return value;
 }

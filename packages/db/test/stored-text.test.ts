@@ -87,6 +87,18 @@ describe('the stored form of strings', () => {
     expect(found.rows[0].n).toBe(1);
   });
 
+  it('hands back a value with nothing to encode as it is, and copies one with something', () => {
+    const plain = { prompt: 'a \ud83d\ude00 fox', sizes: [1, Number.NaN, null], nested: { k: ['x'] } };
+    expect(toStored(plain)).toBe(plain);
+    expect(fromStored(plain)).toBe(plain);
+    const awkward = { prompt: 'ok', list: ['fine', 'a\u0000b'] };
+    const stored = toStored(awkward);
+    expect(stored).not.toBe(awkward);
+    expect(stored.list[0]).toBe('fine');
+    expect(awkward.list[1]).toBe('a\u0000b');
+    expect(fromStored(stored)).toEqual(awkward);
+  });
+
   it('is what the column would refuse without it', async () => {
     await expect(db.pool.query('SELECT $1::text', ['a\u0000b'])).rejects.toThrow();
     await expect(db.pool.query('SELECT $1::jsonb', [JSON.stringify('a\u0000b')])).rejects.toThrow();
