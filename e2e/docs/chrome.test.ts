@@ -93,6 +93,38 @@ describe('page chrome', () => {
     await context.close();
   });
 
+  it('shows the announcement bar in the colours of the mode: dark in dark mode, light in light mode', async () => {
+    const luminance = (rgb: string) => {
+      const [r, g, b] = rgb.match(/\d+/g)!.map(Number);
+      return (0.2126 * r! + 0.7152 * g! + 0.0722 * b!) / 255;
+    };
+    for (const [colorScheme, dark] of [
+      ['dark', true],
+      ['light', false],
+    ] as const) {
+      const { context, page } = await open('/', { colorScheme });
+      const bar = page.locator('.theme-announcement-bar');
+      await bar.waitFor();
+      const [background, text] = await bar.evaluate((el) => {
+        const style = getComputedStyle(el);
+        return [style.backgroundColor, style.color];
+      });
+      expect(luminance(background) < 0.3, `${colorScheme} background ${background}`).toBe(dark);
+      expect(luminance(text) > 0.6, `${colorScheme} text ${text}`).toBe(dark);
+      await context.close();
+    }
+  });
+
+  it('points Sign-up at a page that exists: the getting-started page, which tells how to get a key', async () => {
+    const { context, page } = await open(DOC);
+    const signUp = page.locator('.navbar__items--right').getByRole('link', { name: 'Sign-up' });
+    expect(await signUp.getAttribute('href')).toBe('/Introduction/getting-started');
+    await signUp.click();
+    await page.waitForURL(/\/Introduction\/getting-started$/);
+    expect(await page.locator('h1').textContent()).toBe('Getting started');
+    await context.close();
+  });
+
   it('opens the mobile sidebar at 375 px, goes back to the main menu, and closes it past 996 px', async () => {
     const { context, page } = await open(DOC, { viewport: { width: 375, height: 800 } });
     await page.getByRole('button', { name: 'Toggle navigation bar' }).click();
@@ -173,7 +205,7 @@ describe('page chrome', () => {
     await context.close();
   });
 
-  it('renders the footer link columns with the logo and the 2024 copyright', async () => {
+  it('renders the footer link columns with the logo and the copyright years up to the build', async () => {
     const { context, page } = await open('/');
     const footer = page.locator('footer');
     expect(await footer.locator('.footer__title').allTextContents()).toEqual([
@@ -183,7 +215,11 @@ describe('page chrome', () => {
       'Legal',
     ]);
     expect(await footer.locator('img').count()).toBeGreaterThan(0);
-    expect(await footer.locator('.footer__copyright').textContent()).toContain('Copyright © 2024');
+    // From the first release to the year the site was built (this run's, or the last new year's).
+    const year = new Date().getFullYear();
+    expect([`Copyright © 2024–${year} imagegen.`, `Copyright © 2024–${year - 1} imagegen.`]).toContain(
+      await footer.locator('.footer__copyright').textContent(),
+    );
     await context.close();
   });
 

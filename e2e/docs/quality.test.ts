@@ -95,3 +95,30 @@ describe('/schema', () => {
     await close();
   });
 });
+
+describe('/schema: the API-Key field', () => {
+  const keyField = (page: Page) => page.locator('.scalar-app input.scalar-password-input').first();
+
+  it('starts empty, its placeholder asking for your key rather than showing a sample value', async () => {
+    const { page, close } = await openRecording('/schema');
+    await waitForScalar(page);
+    await keyField(page).waitFor({ state: 'attached', timeout: 30_000 });
+    expect(await keyField(page).inputValue()).toBe('');
+    await expect.poll(() => keyField(page).getAttribute('placeholder')).toBe('your API key');
+    expect(await page.locator('[placeholder="QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT"]').count()).toBe(0);
+    await close();
+  });
+
+  it('starts with the key the playground keeps in this browser', async () => {
+    const context = await env.site.newContext(env.browser);
+    await context.addInitScript(() =>
+      localStorage.setItem('imagegen.playground.apiKey', 'ig_kept_by_the_playground'),
+    );
+    const page = await context.newPage();
+    await page.goto(`${env.site.docs.url}/schema`);
+    await waitForScalar(page);
+    await keyField(page).waitFor({ state: 'attached', timeout: 30_000 });
+    expect(await keyField(page).inputValue()).toBe('ig_kept_by_the_playground');
+    await context.close();
+  });
+});

@@ -122,7 +122,7 @@ describe('the routes of the site', () => {
     await context.close();
   });
 
-  it('shows the not-found page, with HTTP 404, for any other path', async () => {
+  it('shows the not-found page, with HTTP 404 and its own title, for any other path', async () => {
     for (const path of [
       '/guide/tags',
       '/introduction/getting-started',
@@ -136,6 +136,12 @@ describe('the routes of the site', () => {
     const response = await page.goto(`${env.site.docs.url}/no/such/page`);
     expect(response?.status()).toBe(404);
     await expect(page.locator('h1').textContent()).resolves.toBe('Page Not Found');
+    // The page says what it is in its title, as served and once the client app has rendered it.
+    expect(titleOf(await (await fetch(`${env.site.docs.url}/nope`)).text())).toBe(
+      'Page not found | imagegen',
+    );
+    await page.waitForSelector('html[data-has-hydrated="true"]');
+    expect(await page.title()).toBe('Page not found | imagegen');
     await context.close();
   });
 

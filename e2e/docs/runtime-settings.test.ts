@@ -14,6 +14,8 @@ import { siteAndBrowser } from '../support/site-and-browser.ts';
  * The built site started the way `npm start` starts it, with another API address and other
  * search credentials and index than the build was made with: the pages must use those of the run.
  */
+const RUN_SIGN_UP = 'https://accounts.example.test/join';
+
 const RUN_SEARCH: SearchSettings = {
   appId: 'run-time-app',
   apiKey: 'run-time-key',
@@ -43,6 +45,7 @@ async function startRunSite(): Promise<RunSite> {
     host: '127.0.0.1',
     buildDir: BUILD_DIR,
     apiUrl: api.url,
+    signUpUrl: RUN_SIGN_UP,
     search: RUN_SEARCH,
     pool: db.pool,
   });
@@ -110,6 +113,20 @@ describe('a built site started with other settings than its build', () => {
     await expect
       .poll(async () => (await listSearchEvents(env.site.db.pool, 1))[0]?.index_name, { timeout: 5000 })
       .toBe(RUN_SEARCH.indexName);
+  });
+
+  it('points the navbar’s Sign-up at the address of the run, on the desktop and in the mobile menu', async () => {
+    expect(siteLinks().signUp).not.toBe(RUN_SIGN_UP);
+    const { page } = await open('/Introduction/getting-started');
+    const signUp = page.locator('.navbar__items--right').getByRole('link', { name: 'Sign-up' });
+    await expect.poll(() => signUp.getAttribute('href')).toBe(RUN_SIGN_UP);
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.getByRole('button', { name: 'Toggle navigation bar' }).click();
+    const sidebar = page.locator('.navbar-sidebar');
+    await page.waitForSelector('.navbar-sidebar--show');
+    const back = sidebar.getByRole('button', { name: '← Back to main menu' });
+    if (await back.isVisible()) await back.click();
+    expect(await sidebar.getByRole('link', { name: 'Sign-up' }).getAttribute('href')).toBe(RUN_SIGN_UP);
   });
 
   it('serves /search?q= from the index of the run', async () => {

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { sampleImageUrl } from '@imagegen/contract';
 import { startDocsSite } from '@imagegen/docs/host';
 import { createEngineRegistry, createSandboxEngine, type Engine } from '@imagegen/engines';
 import { createCpuEngine } from '@imagegen/engines/cpu';
@@ -332,6 +333,67 @@ describe('the playground', () => {
       samples: 2,
     });
   });
+
+  it("runs a pipeline's example as it is: its input images are samples the API serves itself", async () => {
+    const { page } = await open('/sd/image2image/v1');
+    expect(await field(page, 'init_image').inputValue()).toBe(sampleImageUrl(env.site.api.url, 'product'));
+    await page.getByRole('button', { name: 'Run' }).click();
+    expect(await finalState(page)).toBe('Succeeded');
+    expect(await page.getByRole('img', { name: /^Output 1 of 1$/ }).count()).toBe(1);
+  });
+
+  it("shows an image2prompt task's prompt in the gallery, and keeps each card's buttons and times inside it", async () => {
+    const described = await direct.submit(
+      '/image2prompt/v1',
+      { input_image: sampleImageUrl(env.site.api.url, 'small') },
+      env.site.key,
+    );
+    const answer = await direct.settle('/image2prompt/v1', described, env.site.key);
+    expect(answer.status).toBe('SUCCESS');
+    expect(typeof answer.prompt).toBe('string');
+    const drawn = await direct.submit(
+      '/sd/text2image/v1',
+      { prompt: 'a gallery card', ...TASK },
+      env.site.key,
+    );
+    expect((await direct.settle('/sd/text2image/v1', drawn, env.site.key)).status).toBe('SUCCESS');
+
+    const { page } = await open('/sd/text2image/v1');
+    const prompt = page.locator(`[data-task-id="${described}"]`).getByTestId('gallery-prompt');
+    await expect.poll(() => prompt.textContent(), { timeout: 15_000 }).toBe(answer.prompt);
+    const card = page.locator(`[data-task-id="${drawn}"]`);
+    await card.getByRole('button', { name: /Use as ip_adapter_style_images/ }).waitFor();
+    // Every button and line of every card lies within the card's box.
+    const outside = await page.locator('[data-task-id]').evaluateAll((cards) =>
+      cards.flatMap((item) => {
+        const box = item.getBoundingClientRect();
+        return Array.from(item.querySelectorAll('button, p'))
+          .filter((inner) => {
+            const r = inner.getBoundingClientRect();
+            return r.left < box.left - 0.5 || r.right > box.right + 0.5;
+          })
+          .map((inner) => `${item.getAttribute('data-task-id')}: ${inner.textContent}`);
+      }),
+    );
+    expect(outside).toEqual([]);
+    // No number of a time (date, hours:minutes:seconds) is cut over two lines.
+    const cut = await page.locator('[data-task-id] time').evaluateAll((times) =>
+      times.flatMap((time) => {
+        const text = time.firstChild;
+        if (!text?.textContent) return [`${time.outerHTML}: no text`];
+        return [...text.textContent.matchAll(/\d[\d/:.,-]*\d/g)]
+          .filter((match) => {
+            const range = document.createRange();
+            range.setStart(text, match.index);
+            range.setEnd(text, match.index + match[0].length);
+            return new Set(Array.from(range.getClientRects(), (rect) => Math.round(rect.top))).size > 1;
+          })
+          .map((match) => match[0]);
+      }),
+    );
+    expect(await page.locator('[data-task-id] time').count()).toBeGreaterThan(0);
+    expect(cut).toEqual([]);
+  }, 120_000);
 
   for (const colorScheme of ['light', 'dark'] as const) {
     for (const [width, height] of [

@@ -7,6 +7,11 @@ import { siteLinks } from './site-links.ts';
 
 const links = siteLinks();
 
+/** The footer's years: from the first release to the year the site was built. */
+const FIRST_YEAR = 2024;
+const builtYear = new Date().getFullYear();
+const copyrightYears = builtYear > FIRST_YEAR ? `${FIRST_YEAR}–${builtYear}` : String(FIRST_YEAR);
+
 /**
  * Docusaurus reloads the whole page when a route's chunks fail to load during client navigation.
  * The site shows the error and a Retry button instead, so this plugin swaps core's
@@ -209,7 +214,8 @@ const config: Config = {
         { to: '/playground', label: 'Playground', position: 'left' },
         { type: 'docsVersionDropdown', position: 'right' },
         { type: 'localeDropdown', position: 'right' },
-        { href: links.signUp, label: 'Sign-up', position: 'right', className: 'navbar-signup' },
+        // Its address is a run-time setting (src/theme/NavbarItem/SignUpNavbarItem.tsx).
+        { type: 'custom-signUp', label: 'Sign-up', position: 'right', className: 'navbar-signup' },
       ],
     },
     docs: { sidebar: { hideable: false, autoCollapseCategories: false } },
@@ -250,7 +256,7 @@ const config: Config = {
           ],
         },
       ],
-      copyright: 'Copyright © 2024 imagegen.',
+      copyright: `Copyright © ${copyrightYears} imagegen.`,
     },
     algolia: searchConfig,
     prism: {

@@ -1,8 +1,9 @@
 /**
  * Every external address the site links to, in one place. Each can be overridden at build time by
  * the environment variable named next to it, so a deployment points the site at its own API host,
- * sign-up page or support portal without touching pages or components. The API address is also a
- * run-time setting (runtime-settings.ts): the docs host of `npm start` hands the pages its own.
+ * sign-up page or support portal without touching pages or components. The API address and the
+ * sign-up page are also run-time settings (runtime-settings.ts): the docs host of `npm start`
+ * hands the pages its own.
  */
 export interface SiteLinks {
   /** The API host: /schema reads `${apiUrl}/openapi.json`, analytics posts to it (the build's value). */
@@ -21,7 +22,9 @@ export interface SiteLinks {
 const DEFAULTS: SiteLinks = {
   apiUrl: 'http://localhost:8000',
   apiSchema: '/schema',
-  signUp: 'http://localhost:8000/signup',
+  // A self-hosted API has no sign-up page: a key comes from its first start or the admin CLI,
+  // which this page tells. A deployment with its own sign-up page sets it (at run time too).
+  signUp: '/Introduction/getting-started',
   canvasApp: 'https://canvas.imagegen.example',
   enterprisePlan: 'https://imagegen.example/enterprise',
   pricing: 'https://imagegen.example/pricing',

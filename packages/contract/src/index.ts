@@ -32,6 +32,7 @@ export { type NumberLiteral, numberLiteral, recordNumberLiteral } from './number
 export { buildOpenApi } from './openapi.ts';
 export { MAX_DETAIL_ENTRIES } from './pydantic-errors.ts';
 export { BODY_PARSE_ERROR, type BodyReading, MAX_REQUEST_NESTING, readRequestBody } from './request-body.ts';
+export { SAMPLE_IMAGES, SAMPLE_IMAGES_PATH, sampleImageUrl, withSampleImages } from './sample-images.ts';
 export type { FieldBounds } from './schemas/common.ts';
 export { type DeletedModel, ENTERPRISE_PLANS, PLANS, TASK_STATES } from './schemas/records.ts';
 export { CANCELLED_ERROR } from './schemas/responses.ts';

@@ -1,13 +1,14 @@
 /**
  * The documentation site as `npm start` serves it on DOCS_PORT: the built site, its search
- * service on the same port, and this run's settings (API address, search credentials, index and
- * hosts) written into every page, so that a site built once follows the environment it runs in.
+ * service on the same port, and this run's settings (API address, sign-up address, search
+ * credentials, index and hosts) written into every page, so that a site built once follows the environment it runs in.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Queryable } from '@imagegen/db';
 import { type SearchSettings, searchSettingsFromEnv, startDocsSearch } from '@imagegen/search';
+import { siteLinks } from '../site-links.ts';
 import { type DocsHost, type DocsHostHandler, startDocsHost } from './docs-host.ts';
 
 /** The Docusaurus build of this package. */
@@ -23,6 +24,8 @@ export interface DocsSiteOptions {
   buildDir?: string;
   /** The API's public address (PUBLIC_URL): where /schema reads openapi.json and page views go. */
   apiUrl: string;
+  /** The navbar's Sign-up address; by default IMAGEGEN_DOCS_SIGNUP_URL, else the build's default. */
+  signUpUrl?: string;
   /** The search credentials, index and hosts; by default from SEARCH_* in the environment. */
   search?: SearchSettings;
   /** Where the search service stores insights events. */
@@ -48,7 +51,11 @@ export async function startDocsSite(options: DocsSiteOptions): Promise<DocsHost>
       host: options.host,
       buildDir,
       handlers: [search.handle, ...(options.handlers ?? [])],
-      runtimeSettings: { apiUrl: options.apiUrl.replace(/\/+$/, ''), search: settings },
+      runtimeSettings: {
+        apiUrl: options.apiUrl.replace(/\/+$/, ''),
+        signUpUrl: options.signUpUrl ?? siteLinks(process.env).signUp,
+        search: settings,
+      },
     });
     return {
       url: host.url,

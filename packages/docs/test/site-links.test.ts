@@ -6,6 +6,8 @@ describe('siteLinks', () => {
     const links = siteLinks({});
     expect(links.apiUrl).toBe('http://localhost:8000');
     expect(links.apiSchema).toBe('/schema');
+    // The API has no sign-up page: the getting-started page tells how to get a key.
+    expect(links.signUp).toBe('/Introduction/getting-started');
     expect(Object.keys(links).sort()).toEqual([
       'apiSchema',
       'apiUrl',

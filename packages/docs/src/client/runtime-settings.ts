@@ -12,6 +12,7 @@ const search = siteConfig.themeConfig.algolia as SearchSettings;
 const links = siteConfig.customFields?.links as SiteLinks;
 const built: RuntimeSettings = {
   apiUrl: links.apiUrl,
+  signUpUrl: links.signUp,
   search: { appId: search.appId, apiKey: search.apiKey, indexName: search.indexName, hosts: search.hosts },
 };
 let served: RuntimeSettings | undefined;

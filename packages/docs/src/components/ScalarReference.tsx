@@ -3,11 +3,22 @@ import { ApiReferenceReact } from '@scalar/api-reference-react';
 import '@scalar/api-reference-react/style.css';
 import './scalar-fit.css';
 import { type ReactNode, useEffect, useMemo, useRef } from 'react';
+import { storedApiKey } from './playground/api-key.ts';
+
+/** The API-Key scheme of the contract's OpenAPI document. */
+const SECURITY_SCHEME = 'APIKeyHeader';
+/**
+ * Scalar's sample in its API key field (base64 of a joke), which reads as a key already filled in.
+ * The field says what belongs there instead.
+ */
+const SCALAR_KEY_SAMPLE = 'QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT';
+export const API_KEY_PLACEHOLDER = 'your API key';
 
 /**
  * Scalar configured to look like part of this site: our product name, the site's colour mode (the
  * site's toggle is the only one), and none of the vendor's own panels (client app button,
- * developer tools, MCP and agent prompts).
+ * developer tools, MCP and agent prompts). Its API-Key field starts with the key the playground
+ * keeps in this browser, or empty.
  */
 export default function ScalarReference({ url }: { url: string }): ReactNode {
   const { colorMode } = useColorMode();
@@ -26,6 +37,10 @@ export default function ScalarReference({ url }: { url: string }): ReactNode {
       mcp: { disabled: true },
       agent: { disabled: true },
       defaultHttpClient: { targetKey: 'shell' as const, clientKey: 'curl' as const },
+      authentication: {
+        preferredSecurityScheme: SECURITY_SCHEME,
+        securitySchemes: { [SECURITY_SCHEME]: { value: storedApiKey() } },
+      },
     }),
     [url, colorMode],
   );
@@ -34,6 +49,7 @@ export default function ScalarReference({ url }: { url: string }): ReactNode {
     const root = container.current;
     if (!root) return undefined;
     const fix = () => {
+      replaceKeySample(root);
       nameUnnamedControls(root);
       reachScrollingLists(root);
     };
@@ -47,6 +63,20 @@ export default function ScalarReference({ url }: { url: string }): ReactNode {
       <ApiReferenceReact configuration={configuration as never} />
     </div>
   );
+}
+
+/** The API key field shows what belongs in it, not Scalar's sample value. */
+function replaceKeySample(root: HTMLElement) {
+  for (const input of Array.from(
+    root.querySelectorAll<HTMLElement>(`[placeholder="${SCALAR_KEY_SAMPLE}"]`),
+  )) {
+    input.setAttribute('placeholder', API_KEY_PLACEHOLDER);
+  }
+  for (const input of Array.from(
+    root.querySelectorAll<HTMLElement>(`[data-placeholder="${SCALAR_KEY_SAMPLE}"]`),
+  )) {
+    input.dataset.placeholder = API_KEY_PLACEHOLDER;
+  }
 }
 
 /**

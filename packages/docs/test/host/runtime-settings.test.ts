@@ -24,6 +24,7 @@ const NOT_FOUND = '<!doctype html><html><head><title>Page Not Found</title></hea
 
 const RUN: RuntimeSettings = {
   apiUrl: 'https://api.example.test:8443',
+  signUpUrl: 'https://accounts.example.test/join',
   search: {
     appId: 'run-app',
     apiKey: 'run-key',
@@ -113,6 +114,7 @@ describe('run-time settings written into the pages by the docs host', () => {
 describe('the settings a page uses', () => {
   const built: RuntimeSettings = {
     apiUrl: 'http://localhost:8000',
+    signUpUrl: '/Introduction/getting-started',
     search: { appId: 'imagegen', apiKey: 'search-only-key', indexName: 'docs', hosts: ['self'] },
   };
   const globals = globalThis as unknown as { window?: Record<string, unknown> };
@@ -148,6 +150,7 @@ describe('startDocsSite', () => {
         host: '127.0.0.1',
         buildDir: site,
         apiUrl: 'https://api.example.test:8443/',
+        signUpUrl: RUN.signUpUrl,
         search: RUN.search,
       });
       try {
@@ -172,6 +175,41 @@ describe('startDocsSite', () => {
         await docs.close();
       }
     } finally {
+      await rm(site, { recursive: true, force: true });
+    }
+  });
+
+  it('serves the sign-up address of the environment it runs in, else the getting-started page', async () => {
+    const site = await mkdtemp(path.join(tmpdir(), 'docs-site-'));
+    const before = process.env.IMAGEGEN_DOCS_SIGNUP_URL;
+    const signUpOf = async () => {
+      const docs = await startDocsSite({
+        port: 0,
+        host: '127.0.0.1',
+        buildDir: site,
+        apiUrl: RUN.apiUrl,
+        search: RUN.search,
+      });
+      try {
+        return (settingsOfPage(await (await fetch(`${docs.url}/`)).text()) as RuntimeSettings).signUpUrl;
+      } finally {
+        await docs.close();
+      }
+    };
+    try {
+      await writeFile(path.join(site, 'index.html'), PAGE);
+      await writeFile(path.join(site, '404.html'), NOT_FOUND);
+      await writeFile(
+        path.join(site, 'search-index.json'),
+        JSON.stringify(await indexBuiltSite({ buildDir: site })),
+      );
+      delete process.env.IMAGEGEN_DOCS_SIGNUP_URL;
+      expect(await signUpOf()).toBe('/Introduction/getting-started');
+      process.env.IMAGEGEN_DOCS_SIGNUP_URL = 'https://accounts.example.test/join/';
+      expect(await signUpOf()).toBe('https://accounts.example.test/join');
+    } finally {
+      if (before === undefined) delete process.env.IMAGEGEN_DOCS_SIGNUP_URL;
+      else process.env.IMAGEGEN_DOCS_SIGNUP_URL = before;
       await rm(site, { recursive: true, force: true });
     }
   });

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { endpointByPath, SAMPLE_IMAGES, sampleImageUrl, withSampleImages } from '@imagegen/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/loopback.ts';
 import { type StartedProcess, startProcess } from '../support/start-process.ts';
@@ -30,6 +31,8 @@ describe('npm start and the CLI', () => {
       DOCS_PORT: String(await freePort()),
       IMAGEGEN_ENGINES: 'sandbox',
       IMAGEGEN_API_KEY: '',
+      // As a default start: loopback inputs refused, but for the API's own links.
+      IMAGEGEN_ALLOW_PRIVATE_URLS: '',
       PUBLIC_URL: '',
       SEARCH_APP_ID: 'start-app',
       SEARCH_API_KEY: 'start-key',
@@ -64,6 +67,37 @@ describe('npm start and the CLI', () => {
       body = JSON.parse((await run('sh', ['-c', statusLine])).stdout);
     }
     expect(body.status).toBe('SUCCESS');
+  });
+
+  it("serves its sample images, and runs the playground's image2image example on them as it is", async () => {
+    const publicUrl = `http://127.0.0.1:${env.API_PORT}`;
+    for (const sample of Object.keys(SAMPLE_IMAGES) as (keyof typeof SAMPLE_IMAGES)[]) {
+      const served = await fetch(sampleImageUrl(publicUrl, sample));
+      expect([served.status, served.headers.get('content-type')]).toEqual([
+        200,
+        sample === 'mask' ? 'image/png' : 'image/jpeg',
+      ]);
+    }
+    const key = /Your API key \(shown once, keep it\): (ig_[A-Za-z0-9]{32})/.exec(output)![1]!;
+    const example = withSampleImages(endpointByPath('/sd/image2image/v1')!.example, publicUrl) as {
+      init_image: string;
+    };
+    // The address the docs pages use for the API, which the worker reads without any network
+    // request: no IMAGEGEN_ALLOW_PRIVATE_URLS is needed for a loopback address.
+    expect(example.init_image).toBe(`${publicUrl}/files/samples/product.jpg`);
+    const headers = { 'API-Key': key, 'Content-Type': 'application/json' };
+    const submitted = await fetch(`${publicUrl}/sd/image2image/v1`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(example),
+    });
+    const { id } = (await submitted.json()) as { id: string };
+    let body: { status: string; error?: string } = { status: 'PENDING' };
+    for (let i = 0; i < 200 && body.status === 'PENDING'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      body = await (await fetch(`${publicUrl}/sd/image2image/v1/status/${id}`, { headers })).json();
+    }
+    expect(body).toMatchObject({ status: 'SUCCESS' });
   });
 
   it('answers liveness and readiness for all four roles on the API port, beside the unchanged /health', async () => {

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sampleImageUrl } from '@imagegen/contract';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createImageFetcher, InputFetchError } from '../../src/fetch/image-fetcher.ts';
@@ -80,6 +81,16 @@ describe('withStoredFiles', () => {
       ours().fetchImage(`${PUBLIC_URL}/files/..%2F..%2Fetc%2Fpasswd`, 'init_image'),
     );
     expect(traversal.message).toBe('init_image: no file is stored at this link (HTTP 404)');
+  });
+
+  it('reads the sample images of the API though the store holds none', async () => {
+    const link = sampleImageUrl(PUBLIC_URL, 'portrait');
+    const image = await ours().fetchImage(link, 'input_face');
+    expect(image).toMatchObject({ contentType: 'image/jpeg', width: 424, height: 312, url: link });
+    const mask = await ours().fetchImage(sampleImageUrl(PUBLIC_URL, 'mask'), 'mask_image');
+    expect(mask).toMatchObject({ contentType: 'image/png', width: 512, height: 512 });
+    const unknown = await failure(ours().fetchImage(`${PUBLIC_URL}/files/samples/secrets.png`, 'init_image'));
+    expect(unknown.message).toBe('init_image: no file is stored at this link (HTTP 404)');
   });
 
   it('matches links under a public URL with a path', async () => {

@@ -2,7 +2,7 @@
  * The caller's recent tasks, from the task listing (`GET /tasks/v1`), with the first image of each
  * that succeeded (from its status). Each reopens its request in the form (the listing answers the
  * request as the API validated it, the drawn seed included), and each image can fill an image
- * field of the pipeline on screen.
+ * field of the pipeline on screen. A task that answers text (image2prompt) shows its prompt.
  */
 import { type ReactNode, useEffect, useState } from 'react';
 import styles from './Playground.module.css';
@@ -18,6 +18,8 @@ const RECENT = 12;
 export interface GalleryItem {
   task: TaskListEntry;
   image?: string;
+  /** The text an image2prompt task answered. */
+  prompt?: string;
 }
 
 interface Props {
@@ -37,7 +39,11 @@ async function readGallery(client: PlaygroundClient): Promise<GalleryItem[]> {
       if (task.state !== 'succeeded') return { task };
       const status = await client.status(task.pipeline, task.id).catch(() => undefined);
       const urls = status?.download_urls;
-      return { task, ...(Array.isArray(urls) && typeof urls[0] === 'string' ? { image: urls[0] } : {}) };
+      return {
+        task,
+        ...(Array.isArray(urls) && typeof urls[0] === 'string' ? { image: urls[0] } : {}),
+        ...(typeof status?.prompt === 'string' ? { prompt: status.prompt } : {}),
+      };
     }),
   );
 }
@@ -80,21 +86,26 @@ export default function Gallery({
       {problem && <p className={styles.error}>{problem}</p>}
       {client && items?.length === 0 && <p>No tasks yet: run one above.</p>}
       <ul className={styles.galleryList}>
-        {items?.map(({ task, image }) => (
+        {items?.map(({ task, image, prompt }) => (
           <li key={task.id} className={styles.galleryItem} data-task-id={task.id}>
             {image ? (
               <img src={image} alt={`First output of ${task.pipeline} task ${task.id}`} loading="lazy" />
+            ) : prompt !== undefined ? (
+              <blockquote className={styles.galleryPrompt} data-testid="gallery-prompt">
+                {prompt}
+              </blockquote>
             ) : (
               <div className={styles.galleryPlaceholder}>{task.state}</div>
             )}
             <p className={styles.galleryMeta}>
               <code>{task.pipeline}</code>
               <br />
-              {task.state} · {new Date(task.created_at).toLocaleString()}
+              {task.state} ·{' '}
+              <time dateTime={task.created_at}>{new Date(task.created_at).toLocaleString()}</time>
             </p>
             <button
               type="button"
-              className="button button--sm button--secondary"
+              className={`button button--sm button--secondary ${styles.galleryButton}`}
               onClick={() => onReopen(task)}
             >
               Open in form
@@ -108,7 +119,7 @@ export default function Gallery({
                 <button
                   key={field}
                   type="button"
-                  className="button button--sm button--outline button--primary"
+                  className={`button button--sm button--outline button--primary ${styles.galleryButton}`}
                   onClick={() => onUseImage(field, image)}
                 >
                   Use as <code>{field}</code>

@@ -4,7 +4,7 @@
  * it, copy the same request as curl, the SDK or Python, and reopen recent tasks. The API address
  * is the site's runtime setting; the key stays in this browser (api-key.ts).
  */
-import { CANCELLED_ERROR } from '@imagegen/contract';
+import { CANCELLED_ERROR, withSampleImages } from '@imagegen/contract';
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { runtimeSettings } from '../../client/runtime-settings.ts';
 import { curlSample, pythonSample, type SampleInput, sdkSample } from '../code-samples.ts';
@@ -41,9 +41,10 @@ function initialPipeline(): string {
   return pipelineOf(asked)?.path ?? '/sd/text2image/v1';
 }
 
-function exampleOf(path: string): Body {
+/** The contract's example of a pipeline, its images being the API's own samples: it runs as it is. */
+function exampleOf(path: string, apiUrl: string): Body {
   const example = pipelineOf(path)?.example;
-  return example && typeof example === 'object' ? structuredClone(example as Body) : {};
+  return example && typeof example === 'object' ? withSampleImages(example as Body, apiUrl) : {};
 }
 
 /** Pipelines grouped by their docs section (the contract's tags), in the contract's order. */
@@ -67,7 +68,7 @@ function pendingPhase(status: Status): RunState['phase'] {
 export default function Playground(): ReactNode {
   const { apiUrl } = runtimeSettings();
   const [path, setPath] = useState(initialPipeline);
-  const [values, setValues] = useState<Body>(() => exampleOf(initialPipeline()));
+  const [values, setValues] = useState<Body>(() => exampleOf(initialPipeline(), apiUrl));
   // A new form (its inputs' texts read again from `values`) for another pipeline or a reopened task.
   const [formRevision, setFormRevision] = useState(0);
   const [touched, setTouched] = useState<ReadonlySet<string>>(new Set());
@@ -257,7 +258,7 @@ export default function Playground(): ReactNode {
               id="playground-pipeline"
               value={path}
               aria-describedby="playground-pipeline-help"
-              onChange={(event) => choosePipeline(event.target.value, exampleOf(event.target.value))}
+              onChange={(event) => choosePipeline(event.target.value, exampleOf(event.target.value, apiUrl))}
             >
               {pipelineGroups().map(([tag, members]) => (
                 <optgroup key={tag} label={tag}>
@@ -286,7 +287,7 @@ export default function Playground(): ReactNode {
             <button
               type="button"
               className="button button--secondary"
-              onClick={() => choosePipeline(path, exampleOf(path))}
+              onClick={() => choosePipeline(path, exampleOf(path, apiUrl))}
             >
               Reset to the example
             </button>

@@ -8,7 +8,8 @@ import { useCallback, useState } from 'react';
 
 export const API_KEY_STORAGE = 'imagegen.playground.apiKey';
 
-function stored(): string {
+/** The key the playground keeps in this browser, or '' (the /schema page starts from it too). */
+export function storedApiKey(): string {
   try {
     return window.localStorage.getItem(API_KEY_STORAGE) ?? '';
   } catch {
@@ -18,14 +19,14 @@ function stored(): string {
 }
 
 export function useStoredApiKey(): [string, (key: string) => void] {
-  const [key, setKey] = useState(stored);
+  const [key, setKey] = useState(storedApiKey);
   const update = useCallback((next: string) => {
     setKey(next);
     try {
       if (next) window.localStorage.setItem(API_KEY_STORAGE, next);
       else window.localStorage.removeItem(API_KEY_STORAGE);
     } catch {
-      // See stored().
+      // See storedApiKey().
     }
   }, []);
   return [key, update];
