@@ -26,7 +26,7 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createPool } from '@imagegen/db';
-import { createOwner, migrate } from '@imagegen/server';
+import { createOwner, HOT_PATH_BUDGET_US, migrate } from '@imagegen/server';
 import { freePort } from '@imagegen/server/testing';
 import autocannon from 'autocannon';
 import { benchDatabase } from './bench-database.ts';
@@ -166,7 +166,7 @@ export default async function main(): Promise<Record<string, unknown>> {
       const split = Object.fromEntries(
         names.map((name) => [name, median(phases.map((p) => p.cpu_us![name]!))]),
       );
-      return { ...split, total: sum(Object.values(split)) };
+      return { ...split, total: sum(Object.values(split)) } as Record<string, number> & { total: number };
     };
     const cpuUs = {
       bare_post: cpu((r) => r.bareSubmit),
@@ -217,7 +217,15 @@ export default async function main(): Promise<Record<string, unknown>> {
       submit_p99_at_most_10_ms: figures.submit_p99_ms <= 10,
       dispatch_p50_at_most_5_ms: dispatch.dispatch_p50_ms <= 5,
       every_acknowledged_task_stored: figures.submit_stored >= figures.submit_acknowledged,
+      [`submit_server_cpu_at_most_${HOT_PATH_BUDGET_US.submit}_us`]:
+        (cpuUs.submit?.server ?? Number.POSITIVE_INFINITY) <= HOT_PATH_BUDGET_US.submit,
+      [`status_server_cpu_at_most_${HOT_PATH_BUDGET_US.status}_us`]:
+        (cpuUs.status?.server ?? Number.POSITIVE_INFINITY) <= HOT_PATH_BUDGET_US.status,
     };
+    note(
+      `server CPU per request: submit ${cpuUs.submit?.server} µs (budget ${HOT_PATH_BUDGET_US.submit}), ` +
+        `status ${cpuUs.status?.server} µs (budget ${HOT_PATH_BUDGET_US.status}); load average ${figures.load_average_1m}`,
+    );
     console.log(JSON.stringify(figures));
     return figures;
   } finally {

@@ -12,6 +12,7 @@ export { migrate, PRODUCT_MIGRATIONS } from './db/migrate.ts';
 export { createImageFetcher } from './fetch/image-fetcher.ts';
 export { createModelFetcher } from './fetch/model-fetcher.ts';
 export { type ApiOptions, buildApi } from './http/api-app.ts';
+export { HOT_PATH_BUDGET_US, HOT_PATH_HOOKS } from './http/hot-path.ts';
 export type { BlobStore } from './storage/blob-store.ts';
 export { blobStoreFromEnv } from './storage/blob-store-from-env.ts';
 export { LocalBlobStore } from './storage/local-blob-store.ts';

@@ -101,14 +101,14 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // Closing (SIGTERM): the answers still sent end their connection. A kept-alive connection that
   // turns idle after close() began would otherwise hold the close for keepAliveTimeout.
   const closing = new AbortController();
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', function closeWhenClosing(_request, reply, payload, done) {
     if (closing.signal.aborted) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
 
   // The docs site (another origin) reads openapi.json and its reference page calls the API.
   // Keys travel in a header, never in cookies, so any origin may call.
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', function corsAndRequestId(request, reply, done) {
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-expose-headers', 'Preference-Applied, Idempotent-Replayed, X-Request-Id');
     reply.header('x-request-id', request.id);

@@ -127,7 +127,11 @@ export function apiKeyHook(authenticator: Authenticator, options: ApiKeyHookOpti
     lookups.set(key, lookup);
     return lookup;
   };
-  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+  return function authenticate(
+    request: FastifyRequest,
+    _reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+  ): void {
     const header = request.headers['api-key'];
     const key = (Array.isArray(header) ? header[0] : header)?.trim();
     if (!key) {

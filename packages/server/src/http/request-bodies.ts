@@ -39,7 +39,7 @@ export function contentTypeOf(request: FastifyRequest): string | undefined {
 export type BodyReader = (request: FastifyRequest, body: ReceivedBody) => Promise<unknown> | undefined;
 
 export function acceptEveryBody(app: FastifyInstance, limit: number, readElsewhere?: BodyReader): void {
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', function standInContentType(request, _reply, done) {
     const contentType = request.headers['content-type'];
     if (contentType !== undefined && !ROUTABLE_CONTENT_TYPE.test(contentType)) {
       originalContentTypes.set(request, contentType);

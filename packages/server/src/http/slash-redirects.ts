@@ -30,7 +30,7 @@ export function answerUnroutedPaths(app: FastifyInstance): void {
     return false;
   };
 
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', function refuseSlashInParams(request, reply, done) {
     if (segmentParams(request.params)) return done();
     reply.callNotFound();
   });

@@ -16,7 +16,7 @@ function routeLabel(request: FastifyRequest): string {
  * is the link's only secret).
  */
 export function observeRequests(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', (request, reply, done) => {
+  app.addHook('onResponse', function observeRequest(request, reply, done) {
     const route = routeLabel(request);
     const method = METHODS.has(request.method) ? request.method : 'OTHER';
     const seconds = reply.elapsedTime / 1000;
