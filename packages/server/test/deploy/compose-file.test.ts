@@ -77,8 +77,8 @@ function schemaErrors(file: unknown): string[] {
 }
 
 /** The layouts: all roles in the imagegen container, or API and docs there with a worker beside it. */
-const LAYOUTS = [
-  { name: 'all in one', env: {}, profiles: [] as string[] },
+const LAYOUTS: { name: string; env: Record<string, string>; profiles: string[] }[] = [
+  { name: 'all in one', env: {}, profiles: [] },
   { name: 'split', env: { IMAGEGEN_ROLES: 'api,docs' }, profiles: ['split'] },
 ];
 
