@@ -1,5 +1,5 @@
 import type { Queryable } from '@imagegen/db';
-import { UNREFERENCED_FILE } from './live-references.ts';
+import { LIVE_FILES } from './live-references.ts';
 
 /**
  * Forgets up to `limit` output images recorded before `cutoff`, oldest first, and answers their
@@ -9,9 +9,11 @@ import { UNREFERENCED_FILE } from './live-references.ts';
 export async function deleteExpiredImages(db: Queryable, cutoff: Date, limit: number): Promise<string[]> {
   const result = await db.query<{ blob_key: string }>({
     name: 'deleteExpiredImages',
-    text: `DELETE FROM images WHERE id IN (
+    text: `WITH ${LIVE_FILES}
+           DELETE FROM images WHERE id IN (
              SELECT f.id FROM images f
-             WHERE f.creation_timestamp < $1 AND ${UNREFERENCED_FILE}
+             WHERE f.creation_timestamp < $1
+               AND NOT EXISTS (SELECT 1 FROM live_files l WHERE l.blob_key = f.blob_key)
              ORDER BY f.creation_timestamp LIMIT $2 FOR UPDATE OF f SKIP LOCKED)
            RETURNING blob_key`,
     values: [cutoff, limit],

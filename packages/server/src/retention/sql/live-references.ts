@@ -1,9 +1,17 @@
+/** A blob key inside one of the API's own links (`.../files/<folder>/<name>`), as a regular expression. */
+const FILES_LINK = "'/files/([A-Za-z0-9_-]+/[A-Za-z0-9._-]+)'";
+
 /**
- * The condition under which the stored file `f.blob_key` may go: no queued or running task names
- * it (an upload or an earlier output among its inputs, or its own outputs), and no model shows it
- * among its sample images (models are never removed by age, and neither are their pictures).
+ * `live_files`: the blob keys that must stay whatever their age, gathered once per statement so
+ * each candidate file costs one hash probe. They are the outputs of the tasks that are queued or
+ * running, the files their inputs link to (an upload, an earlier output), and the files models show
+ * among their sample images (models are never removed by age, and neither are their pictures).
  */
-export const UNREFERENCED_FILE = `NOT EXISTS (
-    SELECT 1 FROM tasks t WHERE t.state IN ('queued', 'running')
-      AND (f.blob_key = ANY (t.output_keys) OR strpos(t.input::text, f.blob_key) > 0))
-  AND NOT EXISTS (SELECT 1 FROM models m WHERE strpos(m.sample_images::text, f.blob_key) > 0)`;
+export const LIVE_FILES = `live_files AS MATERIALIZED (
+    SELECT unnest(t.output_keys) AS blob_key FROM tasks t WHERE t.state IN ('queued', 'running')
+    UNION
+    SELECT link[1] FROM tasks t, regexp_matches(t.input::text, ${FILES_LINK}, 'g') AS link
+    WHERE t.state IN ('queued', 'running')
+    UNION
+    SELECT link[1] FROM models m, regexp_matches(m.sample_images::text, ${FILES_LINK}, 'g') AS link
+  )`;
