@@ -52,7 +52,11 @@ describe('what a client gets once things expire', () => {
 
   it('answers an expired task, output or upload exactly as an unknown one, each after its own time', async () => {
     const form = new FormData();
-    form.append('image_files', new Blob([new Uint8Array((await png(8, 8)).data)], { type: 'image/png' }), 'in.png');
+    form.append(
+      'image_files',
+      new Blob([new Uint8Array((await png(8, 8)).data)], { type: 'image/png' }),
+      'in.png',
+    );
     const uploaded = await api.request('POST', '/upload_images/v1', { body: form });
     const [uploadUrl] = (uploaded.body as { image_urls: string[] }).image_urls;
     const submitted = await api.request('POST', '/sd/text2image/v1', {
