@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { RetentionPolicy } from '../retention/sweeper.ts';
 
 /** The parts of the product one process can run (IMAGEGEN_ROLES). */
 export const ROLES = ['api', 'worker', 'webhooks', 'docs'] as const;
@@ -23,6 +24,10 @@ export interface StartConfig {
   workerPoolSize: number;
   /** How long running tasks may go on after SIGTERM before they are released to the queue. */
   shutdownGraceMs: number;
+  /** RETENTION_*_DAYS: how long each kind of record is kept (null: forever). */
+  retention: RetentionPolicy;
+  /** RETENTION_SWEEP_SECONDS, in ms: how often a worker sweeps what has expired. */
+  retentionSweepMs: number;
 }
 
 /** The settings `npm start` reads (README's configuration table), with their defaults. */
@@ -47,6 +52,16 @@ export function readStartConfig(env: NodeJS.ProcessEnv): StartConfig {
     // from the API's so that a burst of polls cannot starve the heartbeats that keep a lease.
     workerPoolSize: whole(env.WORKER_POOL_SIZE, 6, 2, 'WORKER_POOL_SIZE'),
     shutdownGraceMs: whole(env.SHUTDOWN_GRACE_MS, 10_000, 0, 'SHUTDOWN_GRACE_MS'),
+    // A box's disk, not an archive: a month of images, a week of uploads (inputs of tasks that
+    // have long run), a month of task history and webhook attempts, a quarter of docs analytics.
+    retention: {
+      outputs: days(env.RETENTION_OUTPUTS_DAYS, 30, 'RETENTION_OUTPUTS_DAYS'),
+      uploads: days(env.RETENTION_UPLOADS_DAYS, 7, 'RETENTION_UPLOADS_DAYS'),
+      tasks: days(env.RETENTION_TASKS_DAYS, 30, 'RETENTION_TASKS_DAYS'),
+      webhookAttempts: days(env.RETENTION_WEBHOOK_ATTEMPTS_DAYS, 30, 'RETENTION_WEBHOOK_ATTEMPTS_DAYS'),
+      analytics: days(env.RETENTION_ANALYTICS_DAYS, 90, 'RETENTION_ANALYTICS_DAYS'),
+    },
+    retentionSweepMs: whole(env.RETENTION_SWEEP_SECONDS, 600, 1, 'RETENTION_SWEEP_SECONDS') * 1000,
   };
 }
 
@@ -75,4 +90,12 @@ function whole(value: string | undefined, fallback: number, min: number, name: s
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) throw new Error(`${name}=${value} is not a whole number from ${min}`);
   return n;
+}
+
+/** A number of whole days; 0 keeps forever (null). */
+function days(value: string | undefined, fallback: number, name: string): number | null {
+  const n = value === undefined || value === '' ? fallback : Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`${name}=${value} is not a number of days: a whole number, or 0 to keep forever`);
+  return n === 0 ? null : n;
 }

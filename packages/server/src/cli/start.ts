@@ -12,6 +12,9 @@
  * SIGINT/SIGTERM drain: readiness turns 503, the API stops accepting and answers what it holds,
  * the worker stops claiming and its running tasks get SHUTDOWN_GRACE_MS to finish before they are
  * released to the queue for another worker; nothing acknowledged is lost. Then it exits 0.
+ *
+ * Each worker also sweeps what has outlived its retention (RETENTION_*_DAYS, every
+ * RETENTION_SWEEP_SECONDS): retention/sweeper.ts.
  */
 
 import { createPool, type Pool } from '@imagegen/db';
@@ -30,6 +33,7 @@ import { type Readiness, registerHealthRoutes } from '../http/routes/health.ts';
 import { lineLog, loggerFromEnv } from '../observability/logger.ts';
 import { metricsFromEnv } from '../observability/metrics.ts';
 import { metricsHandler, mountMetrics } from '../observability/metrics-endpoint.ts';
+import { runRetentionSweeper } from '../retention/sweeper.ts';
 import { blobStoreFromEnv } from '../storage/blob-store-from-env.ts';
 import { LocalBlobStore } from '../storage/local-blob-store.ts';
 import { startWorker } from '../tasks/index.ts';
@@ -144,6 +148,18 @@ async function main(): Promise<void> {
     void worker.ready.then(() => {
       started = true;
     });
+    // Every worker sweeps what has expired; their batches skip each other's rows.
+    running.push(
+      runRetentionSweeper({
+        pool: workerPool,
+        store,
+        policy: config.retention,
+        intervalMs: config.retentionSweepMs,
+        signal: stop.signal,
+        log: lineLog(logger.child({ component: 'retention' })),
+        metrics,
+      }),
+    );
     checks.worker = async () => {
       if (stopped) throw new Error(stopped);
       if (setup.registry.describe().length === 0) throw new Error('no engine loaded');

@@ -67,6 +67,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly retentionRemoved = new Counter({
+    name: 'imagegen_retention_removed_total',
+    help: 'What the retention sweeper of this process deleted for age, by kind: outputs and uploads (files with their records), tasks, webhook_attempts, analytics_events, search_events, idempotency_keys',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   readonly largeBodies = new Counter({
     name: 'imagegen_large_bodies_total',
     help: 'JSON bodies large enough to be read on a worker thread, by outcome: read, dropped (the client left before the thread took it), abandoned (it left while the thread read it)',

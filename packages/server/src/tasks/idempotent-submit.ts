@@ -4,7 +4,6 @@ import { downloadUrl } from '../storage/blob-keys.ts';
 import { queueTaskAndRowsIn } from './models/submit-model-task.ts';
 import { getTaskForOwner } from './read.ts';
 import { claimIdempotencyKey } from './sql/claimIdempotencyKey.ts';
-import { deleteExpiredIdempotencyKeys } from './sql/deleteExpiredIdempotencyKeys.ts';
 import { getIdempotencyKey } from './sql/getIdempotencyKey.ts';
 import { announceTasks } from './task-notifications.ts';
 import type { SubmitTaskParams, SubmittedTask, TaskRecord } from './types.ts';
@@ -41,7 +40,6 @@ export async function submitIdempotent(
   const requestHash = hashRequest(params.endpoint, params.input);
   const id = randomUUID();
   const answer = await inTransaction(pool, async (client): Promise<IdempotentSubmission> => {
-    await deleteExpiredIdempotencyKeys(client);
     const claimed = await claimIdempotencyKey(client, {
       ownerId: params.ownerId,
       key,

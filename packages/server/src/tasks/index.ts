@@ -19,6 +19,8 @@
  *   submitIdempotent(pool, params, key) → {submitted, replayed} (IdempotencyKeyReusedError)
  *   listTasks(pool, ownerId, query)     → a page of the owner's tasks (InvalidCursorError)
  *   startWorker({pool, engines, fetcher, store, publicUrl, signal, ...}) → {id, stopped}
+ *   deleteFinishedTasks(db, cutoff, limit), deleteExpiredIdempotencyKeys(db, cutoff, limit) → how
+ *     many went (the retention sweeper's batches)
  */
 
 export { type CancelOutcome, cancelTask } from './cancel-task.ts';
@@ -33,6 +35,8 @@ export { QueueEstimates } from './queue-estimates.ts';
 export { getTaskForOwner, listBatch } from './read.ts';
 export { SubmitRefusedError } from './refusal.ts';
 export { type Route, RoutingError, resolveRoute } from './routing.ts';
+export { deleteExpiredIdempotencyKeys } from './sql/deleteExpiredIdempotencyKeys.ts';
+export { deleteFinishedTasks } from './sql/deleteFinishedTasks.ts';
 export { type PendingEstimates, type TrainingStatus, taskStatusBody, trainingStatus } from './status-body.ts';
 export { drawSeed, submitTask } from './submit.ts';
 export { TASK_EVENTS_CHANNEL } from './task-events.ts';

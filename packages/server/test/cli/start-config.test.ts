@@ -31,7 +31,39 @@ describe('the settings npm start reads', () => {
     expect(config).toMatchObject({ poolSize: 8, workerPoolSize: 3, shutdownGraceMs: 0, healthPort: 9100 });
   });
 
+  it('keeps records for the retention defaults, or the days the settings give, 0 for ever', () => {
+    expect(readStartConfig({})).toMatchObject({
+      retention: { outputs: 30, uploads: 7, tasks: 30, webhookAttempts: 30, analytics: 90 },
+      retentionSweepMs: 600_000,
+    });
+    const config = readStartConfig({
+      RETENTION_OUTPUTS_DAYS: '0',
+      RETENTION_UPLOADS_DAYS: '1',
+      RETENTION_TASKS_DAYS: '365',
+      RETENTION_WEBHOOK_ATTEMPTS_DAYS: '0',
+      RETENTION_ANALYTICS_DAYS: '14',
+      RETENTION_SWEEP_SECONDS: '60',
+    });
+    expect(config).toMatchObject({
+      retention: { outputs: null, uploads: 1, tasks: 365, webhookAttempts: null, analytics: 14 },
+      retentionSweepMs: 60_000,
+    });
+  });
+
   it.each([
+    [
+      { RETENTION_OUTPUTS_DAYS: '30d' },
+      'RETENTION_OUTPUTS_DAYS=30d is not a number of days: a whole number, or 0 to keep forever',
+    ],
+    [
+      { RETENTION_TASKS_DAYS: '-1' },
+      'RETENTION_TASKS_DAYS=-1 is not a number of days: a whole number, or 0 to keep forever',
+    ],
+    [
+      { RETENTION_UPLOADS_DAYS: 'off' },
+      'RETENTION_UPLOADS_DAYS=off is not a number of days: a whole number, or 0 to keep forever',
+    ],
+    [{ RETENTION_SWEEP_SECONDS: '0' }, 'RETENTION_SWEEP_SECONDS=0 is not a whole number from 1'],
     [
       { IMAGEGEN_ROLES: 'api,gpu' },
       'IMAGEGEN_ROLES names unknown role "gpu"; roles: api, worker, webhooks, docs',

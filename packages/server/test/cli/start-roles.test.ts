@@ -153,6 +153,28 @@ describe('npm start, one role per process', { timeout: 120_000 }, () => {
     expect((await s3.store().get(key!))?.contentType).toBe('image/png');
   });
 
+  it('a worker process sweeps what has expired, from the bucket too, and counts it on /metrics', async () => {
+    const { rows } = await db.pool.query<{ owner_id: string }>('SELECT owner_id FROM api_keys LIMIT 1');
+    const key = 'expiredUploadFolder000/upload0.png';
+    await s3.store().put(key, Buffer.from('old'), 'image/png');
+    await db.pool.query(
+      `INSERT INTO uploads (owner_id, blob_key, content_type, size_bytes, created_at)
+       VALUES ($1, $2, 'image/png', 3, now() - interval '8 days')`,
+      [rows[0]!.owner_id, key],
+    );
+    const { worker, health } = await startWorker({});
+    const removed = 'imagegen_retention_removed_total{kind="uploads"} 1';
+    await eventually(
+      async () => (await (await fetch(`${health}/metrics`)).text()).includes(removed) || undefined,
+    );
+    expect(await s3.store().get(key)).toBeNull();
+    expect((await db.pool.query('SELECT 1 FROM uploads WHERE blob_key = $1', [key])).rowCount).toBe(0);
+    expect((await fetch(`${apiUrl}/files/${key}`)).status).toBe(404);
+    expect(worker.output()).toContain('retention: removed 1 uploads');
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+  });
+
   it('an API process answers the request it holds when SIGTERM comes, then exits 0; no process wrote a file of its own', async () => {
     // No worker runs now: the submission waits for its task until the API closes.
     const held = fetch(`${apiUrl}/sd/text2image/v1`, {

@@ -11,6 +11,7 @@ import type { Plan } from '../../src/auth/plans.ts';
 import { upsertServer } from '../../src/auth/sql/upsertServer.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import type { Metrics } from '../../src/observability/metrics.ts';
+import type { BlobStore } from '../../src/storage/blob-store.ts';
 import type { WorkerOptions } from '../../src/tasks/index.ts';
 import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
 import { type FileServer, serveFiles, startLoopbackApi } from './loopback.ts';
@@ -119,6 +120,8 @@ export interface HarnessOptions {
   metrics?: Metrics;
   /** JSON logs of the API and its workers (default: none). */
   logger?: Logger;
+  /** Where files go (default: a local store in a temporary folder). */
+  store?: BlobStore;
 }
 
 export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -149,6 +152,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     ...(options.eventsKeepAliveMs ? { eventsKeepAliveMs: options.eventsKeepAliveMs } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.store ? { store: options.store } : {}),
   });
   if (withWorkers) api.addWorker({ serverId: 'gpu-1' });
   const { url } = api;
