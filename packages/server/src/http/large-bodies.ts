@@ -38,7 +38,8 @@ export function largeBodyReader(metrics: Metrics): { read: BodyReader; close(): 
     const { method, url } = request.routeOptions;
     // Only a route whose body schema is the contract's own: a route without one (a cancel path)
     // keeps its body as it arrived, and the thread is never asked for a schema it does not have.
-    const schema = url === undefined ? undefined : requestSchemaOf(method as string, url);
+    if (url === undefined) return undefined;
+    const schema = requestSchemaOf(method as string, url);
     if (schema === undefined || schema !== request.routeOptions.schema?.body) return undefined;
     const gone = new AbortController();
     let started = false;
