@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // timeouts and setup); the root global setup starts the one PostgreSQL cluster a run shares.
 export default defineConfig({
   test: {
-    projects: ['packages/*/vitest.config.ts', 'e2e/vitest.config.ts'],
+    projects: ['packages/*/vitest.config.ts', 'e2e/vitest.config.ts', 'test/vitest.config.ts'],
     globalSetup: ['test/postgres-cluster.ts'],
   },
 });

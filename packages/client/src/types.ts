@@ -78,6 +78,24 @@ export type FailureState = 'FAILURE' | 'failed';
 /** Any status of any pipeline: what the helpers that serve every path work with. */
 export type AnyStatus = Statuses[TaskPath];
 
+type Webhooks = {
+  [P in TaskPath]: (SuccessOf<P> | FailureOf<P>) & {
+    /** The task's id, as the submission answered it. */
+    readonly id: string;
+    /** The path the task was submitted to (its pipeline). */
+    readonly path: P;
+  };
+};
+
+/**
+ * The body of the webhook a task of `path` sends when it ends: its final status, as the status path
+ * answers it, then the task's `id` and `path`.
+ */
+export type WebhookBodyOf<P extends TaskPath> = Webhooks[P];
+
+/** The webhook body of any pipeline; checking `path` narrows it to that pipeline's statuses. */
+export type AnyWebhookBody = Webhooks[TaskPath];
+
 /** One entry of the 422 `detail` list, as FastAPI writes it. */
 export type ValidationIssue = Static<Rows['/upload_images']['responses'][422]>['detail'][number];
 

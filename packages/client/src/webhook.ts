@@ -1,5 +1,5 @@
 import { WebhookVerificationError } from './errors.ts';
-import type { AnyStatus } from './types.ts';
+import type { AnyWebhookBody } from './types.ts';
 
 /**
  * Checks a webhook the API sent, per Standard Webhooks: `webhook-signature` holds one or more
@@ -51,10 +51,10 @@ function base64Bytes(text: string): Uint8Array | undefined {
 }
 
 /**
- * Resolves with the parsed body when the delivery is genuine; rejects with a
- * WebhookVerificationError that says what failed otherwise.
+ * Resolves with the parsed body when the delivery is genuine (the task's final status, its `id`
+ * and `path`); rejects with a WebhookVerificationError that says what failed otherwise.
  */
-export async function verifyWebhook<T = AnyStatus>(options: VerifyWebhookOptions): Promise<T> {
+export async function verifyWebhook<T = AnyWebhookBody>(options: VerifyWebhookOptions): Promise<T> {
   const id = header(options.headers, 'webhook-id');
   const timestamp = header(options.headers, 'webhook-timestamp');
   const signatures = header(options.headers, 'webhook-signature');

@@ -40,8 +40,12 @@ describe('imagegen run', () => {
       ['run', 'sd/text2image', '--prompt', 'a lighthouse', ...small, '--samples', '2', '--out', out],
       { env },
     );
-    expect(result.stderr).not.toMatch(/imagegen:/);
     expect(result.code).toBe(0);
+    // The sandbox drew them: stdout stays the files, stderr says they are placeholders.
+    expect(result.stderr.match(/^imagegen:.*$/gm)).toEqual([
+      'imagegen: placeholders: the sandbox engine answered this task with labelled placeholder images, ' +
+        'not real ones; a server with COMFYUI_URLS set draws real images',
+    ]);
     const files = result.stdout.trim().split('\n');
     expect(files).toHaveLength(2);
     for (const file of files) {
@@ -79,6 +83,7 @@ describe('imagegen run', () => {
     const status = JSON.parse(result.stdout) as { id: string; status: string; download_urls: string[] };
     expect(status.status).toBe('SUCCESS');
     expect(status.download_urls).toHaveLength(1);
+    expect(status).toMatchObject({ engine: 'sandbox', placeholder: true });
     const [task] = (await client.tasks({ limit: 1 })).tasks;
     expect(task?.id).toBe(status.id);
   });
@@ -208,7 +213,12 @@ describe('imagegen status, cancel, tasks, models', () => {
   it("tasks lists tasks as columns or JSON lines, filtered by the contract's query flags", async () => {
     const batch = `cli-${Date.now()}`;
     for (const prompt of ['a', 'b', 'c']) {
-      await client.submit('/sd/text2image/v1', { prompt, negative_prompt: '', batch_id: batch });
+      const { id } = await client.submit('/sd/text2image/v1', {
+        prompt,
+        negative_prompt: '',
+        batch_id: batch,
+      });
+      await client.wait('/sd/text2image/v1', id);
     }
     const table = await imagegen(
       ['tasks', '--batch-id', batch, '--pipeline', 'sd/text2image', '--limit', '2'],
@@ -218,8 +228,13 @@ describe('imagegen status, cancel, tasks, models', () => {
     );
     expect(table.code).toBe(0);
     const lines = table.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+PIPELINE\s+STATE\s+CREATED\s+FINISHED$/);
+    expect(lines[0]).toMatch(/^ID\s+PIPELINE\s+STATE\s+ENGINE\s+CREATED\s+FINISHED$/);
     expect(lines.slice(1)).toHaveLength(2);
+    for (const line of lines.slice(1)) {
+      expect(line).toMatch(
+        /^\S+\s+\/sd\/text2image\/v1\s+succeeded\s+sandbox \(placeholder\)\s+\S+Z\s+\S+Z$/,
+      );
+    }
     expect(table.stderr).toMatch(
       new RegExp(
         `^more: imagegen tasks --batch-id ${batch} --pipeline sd/text2image --limit 2 --cursor \\S+\\n$`,

@@ -64,22 +64,30 @@ async function delivered(): Promise<Delivery> {
 }
 
 describe('verifyWebhook', () => {
-  it('accepts a delivery of the real dispatcher and answers its body, the final status', async () => {
+  it('accepts a delivery of the real dispatcher and answers its body: the final status, the task id and path', async () => {
     const client = createClient({ apiKey: api.key, baseUrl: api.url });
-    const result = await client.run('/sd/text2image/v1', {
+    const request = {
       prompt: 'a lighthouse',
       negative_prompt: '',
       width: 64,
       height: 64,
       webhook: receiverUrl,
-    });
+    };
+    const { id } = await client.submit('/sd/text2image/v1', request);
+    const result = await client.wait('/sd/text2image/v1', id);
     const { headers, body } = await delivered();
     // Node's request.headers as they come, and the same as a fetch Headers (edge runtimes).
-    expect(await verifyWebhook({ secret, headers, body })).toEqual(result);
+    const verified = await verifyWebhook({ secret, headers, body });
+    expect(verified).toEqual({ ...result, id, path: '/sd/text2image/v1' });
     const fetchHeaders = new Headers(headers as Record<string, string>);
     expect(
       await verifyWebhook({ secret, headers: fetchHeaders, body: new TextEncoder().encode(body) }),
-    ).toEqual(result);
+    ).toEqual(verified);
+    // The type says so too: `path` narrows the body to that pipeline's final statuses.
+    if (verified.path === '/sd/text2image/v1' && verified.status === 'SUCCESS') {
+      const links: (string[] | null | undefined)[] = [verified.download_urls];
+      expect(links[0]).toEqual(result.download_urls);
+    }
   });
 
   it('refuses a body changed after signing', async () => {

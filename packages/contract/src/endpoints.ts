@@ -662,7 +662,8 @@ const records = [
     ...record(
       '/tasks/v1',
       'List your tasks',
-      'Designed path: your tasks newest first, each with its pipeline, state, times and status path. ' +
+      'Designed path: your tasks newest first, each with its pipeline, state, the engine that ran it ' +
+        '(and whether its result is a placeholder), times and status path. ' +
         'Filter with `status`, `pipeline` and `batch_id`; page with `limit` (1 to 100, default 20) and ' +
         'the `next_cursor` of the previous page as `cursor`.',
       TaskList,

@@ -87,6 +87,11 @@ export function shippedEngines(): EngineEntry[] {
   ];
 }
 
+/** Whether the engine of this name answers with labelled placeholders instead of real output (the sandbox). */
+export function isPlaceholderEngine(name: string): boolean {
+  return shippedEngines().some((engine) => engine.name === name && !engine.real);
+}
+
 /** One engine as `npm run --silent engines` lists it. */
 export interface EngineListing {
   readonly name: string;

@@ -9,6 +9,7 @@ export {
   type AnswerKind,
   type EngineCatalog,
   engineCatalog,
+  isPlaceholderEngine,
   type PathAnswer,
   shippedEngines,
 } from './catalog.ts';

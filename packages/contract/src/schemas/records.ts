@@ -156,6 +156,18 @@ export const TaskListEntry = Type.Object(
       },
     ),
     state: Enum(TASK_STATES),
+    engine: Nullable(
+      Type.String({
+        description:
+          'The engine that ran the task: `cpu` and `comfyui` compute real results, `sandbox` answers ' +
+          'labelled placeholders. Null until an engine has run it.',
+      }),
+    ),
+    placeholder: Type.Boolean({
+      description:
+        'true when the result is a labelled placeholder (the sandbox engine ran the task), not a real ' +
+        'generation; a ComfyUI server (`COMFYUI_URLS`) draws real images.',
+    }),
     batch_id: Nullable(Type.String()),
     created_at: timestamp,
     finished_at: Nullable(timestamp),

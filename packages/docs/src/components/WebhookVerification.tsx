@@ -7,6 +7,7 @@ const SDK = `import { verifyWebhook } from '@imagegen/client';
 
 // Resolves with the body, parsed, when the signature holds and the timestamp is within five
 // minutes; rejects with a WebhookVerificationError otherwise. Node, browsers and edge runtimes.
+// The body: the task's final status, then its id and path ({status, download_urls, id, path}).
 const status = await verifyWebhook({ secret, headers: request.headers, body: rawBody });`;
 
 const TYPESCRIPT = `import { createHmac, timingSafeEqual } from 'node:crypto';

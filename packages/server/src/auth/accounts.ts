@@ -4,6 +4,7 @@ import { generateApiKey, hashApiKey, isWellFormedApiKey, keyPrefix } from './api
 import { isPlan, type Plan } from './plans.ts';
 import { endSubscriptions } from './sql/endSubscriptions.ts';
 import { findOwnerByKeyHash } from './sql/findOwnerByKeyHash.ts';
+import { getFirstOwner } from './sql/getFirstOwner.ts';
 import { insertApiKey } from './sql/insertApiKey.ts';
 import { insertOwner, type OwnerRow } from './sql/insertOwner.ts';
 import { insertSubscription, type SubscriptionRow } from './sql/insertSubscription.ts';
@@ -23,6 +24,11 @@ export async function createOwner(
 ): Promise<NewOwner> {
   if (!isPlan(options.plan)) throw new Error(`unknown plan ${options.plan}`);
   return inTransaction(pool, (client) => insertOwnerWithKey(client, options));
+}
+
+/** The owner made first: the one a later start's banner names for `keys create --owner`. */
+export function firstOwner(db: Queryable): Promise<{ id: string; name: string } | null> {
+  return getFirstOwner(db);
 }
 
 /**

@@ -21,7 +21,7 @@ import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
 import { type EngineSetup, modelFileRemoverFromEnv, setUpEngines } from '@imagegen/engines';
 import type { FastifyInstance } from 'fastify';
-import { createFirstOwner, ensureApiKey } from '../auth/accounts.ts';
+import { createFirstOwner, ensureApiKey, firstOwner } from '../auth/accounts.ts';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
 import { modelFetcherFromEnv } from '../fetch/model-fetcher.ts';
@@ -40,6 +40,7 @@ import { startWorker } from '../tasks/index.ts';
 import { startWebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
 import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
 import { openDatabase } from './database.ts';
+import { startBanner } from './start-banner.ts';
 import { ROLES, readStartConfig } from './start-config.ts';
 
 // JSON lines on stdout (LOG_LEVEL); every listener of the process serves its metrics at /metrics.
@@ -227,7 +228,15 @@ async function main(): Promise<void> {
       : roles.has('docs')
         ? 'Documentation: not served (build it with npm run build:docs)'
         : 'Documentation: not served by this process (IMAGEGEN_ROLES has no docs)';
-    printBanner(config.publicUrl, key, docsLine, engines.registry.describe());
+    const banner = startBanner({
+      apiUrl: config.publicUrl,
+      key,
+      owner: key ? null : await firstOwner(db.pool),
+      docsLine,
+      docsUrl: docs?.url ?? null,
+      engines: engines.registry.describe(),
+    });
+    console.log(banner);
   } else {
     await workerStarted;
     log(
@@ -277,39 +286,6 @@ async function prepareKey(
   if (apiKey) return { key: apiKey, created: await ensureApiKey(pool, apiKey) };
   const created = await createFirstOwner(pool);
   return created && { key: created.apiKey, created: true };
-}
-
-function printBanner(
-  apiUrl: string,
-  key: { key: string; created: boolean } | null,
-  docsLine: string,
-  engines: { name: string; pipelines: string[] }[],
-): void {
-  const lines = [
-    '',
-    `imagegen API ready: ${apiUrl}   (OpenAPI: ${apiUrl}/openapi.json, health: ${apiUrl}/health)`,
-    docsLine,
-    `Engines: ${engines.map((e) => `${e.name} (${e.pipelines.length} pipelines)`).join(', ') || 'none'}`,
-  ];
-  if (key) {
-    const shown = key.created ? 'Your API key (shown once, keep it):' : 'API key (IMAGEGEN_API_KEY):';
-    const body = JSON.stringify({
-      prompt: 'a lighthouse at dawn, watercolour',
-      negative_prompt: 'blurry',
-      samples: 1,
-    });
-    lines.push(
-      `${shown} ${key.key}`,
-      'Try it (submit, then poll the id it answers):',
-      `  curl -s -X POST ${apiUrl}/sd/text2image/v1 -H 'API-Key: ${key.key}' -H 'Content-Type: application/json' -d '${body}'`,
-      `  curl -s ${apiUrl}/sd/text2image/v1/status/<id> -H 'API-Key: ${key.key}'`,
-    );
-  } else {
-    lines.push(
-      'API keys: existing keys work; make another with  npm run --silent cli -- keys create --owner <owner-id>',
-    );
-  }
-  console.log(`${lines.join('\n')}\n`);
 }
 
 main().catch((error) => {

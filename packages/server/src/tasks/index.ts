@@ -12,7 +12,8 @@
  *   getTaskForOwner(pool, ownerId, id)  → TaskRecord | null      (another owner's id: null)
  *   new TaskStatusReader(pool).read(ownerId, id) → the fields a status poll needs (batched reads)
  *   listBatch(pool, ownerId, batchId)   → TaskRecord[]
- *   taskStatusBody(task, publicUrl, estimates?) → the status response (and webhook body) for the task
+ *   taskStatusBody(task, publicUrl, estimates?) → the status response for the task
+ *   taskWebhookBody(task, publicUrl) → its webhook body: that status, then the task's id and path
  *   new QueueEstimates(pool).of(task)   → queue_position and eta_seconds of a pending task
  *   cancelTask(pool, {ownerId, endpoint, id, store, ...}) → cancelled | ended | missing
  *   new TaskWatcher(pool, reader).watch(ownerId, id, onChange) / .waitForEnd(...) → live status
@@ -37,7 +38,13 @@ export { SubmitRefusedError } from './refusal.ts';
 export { type Route, RoutingError, resolveRoute } from './routing.ts';
 export { deleteExpiredIdempotencyKeys } from './sql/deleteExpiredIdempotencyKeys.ts';
 export { deleteFinishedTasks } from './sql/deleteFinishedTasks.ts';
-export { type PendingEstimates, type TrainingStatus, taskStatusBody, trainingStatus } from './status-body.ts';
+export {
+  type PendingEstimates,
+  type TrainingStatus,
+  taskStatusBody,
+  taskWebhookBody,
+  trainingStatus,
+} from './status-body.ts';
 export { drawSeed, submitTask } from './submit.ts';
 export { TASK_EVENTS_CHANNEL } from './task-events.ts';
 export { TASKS_CHANNEL } from './task-notifications.ts';

@@ -1,5 +1,6 @@
 import { endpointByPath } from '@imagegen/contract';
 import { isUuid, type Queryable } from '@imagegen/db';
+import { isPlaceholderEngine } from '@imagegen/engines';
 import { listOwnerTasks } from './sql/listOwnerTasks.ts';
 
 /** One task as GET /tasks/v1 lists it (the contract's TaskListEntry). */
@@ -8,6 +9,8 @@ export interface TaskListEntry {
   pipeline: string;
   request: Record<string, unknown>;
   state: string;
+  engine: string | null;
+  placeholder: boolean;
   batch_id: string | null;
   created_at: string;
   finished_at: string | null;
@@ -55,6 +58,8 @@ export async function listTasks(
       pipeline: row.endpoint,
       request: row.input,
       state: row.cancelled ? 'cancelled' : row.state,
+      engine: row.engine,
+      placeholder: row.engine !== null && isPlaceholderEngine(row.engine),
       batch_id: row.batch_id,
       created_at: row.created_at.toISOString(),
       finished_at: row.finished_at?.toISOString() ?? null,

@@ -9,7 +9,7 @@ import { failTask } from './sql/failTask.ts';
 import { getCancelledAt } from './sql/getCancelledAt.ts';
 import { releaseTask } from './sql/releaseTask.ts';
 import { toTaskRecord } from './sql/task-row.ts';
-import { taskStatusBody } from './status-body.ts';
+import { taskWebhookBody } from './status-body.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
 import { taskFields, taskLabels, type WorkerContext } from './worker-context.ts';
 
@@ -167,6 +167,6 @@ async function enqueueWebhook(ctx: FailureContext, client: PoolClient, task: Tas
     ownerId: task.ownerId,
     taskId: task.id,
     url,
-    body: taskStatusBody(task, ctx.publicUrl),
+    body: taskWebhookBody(task, ctx.publicUrl),
   });
 }

@@ -30,7 +30,7 @@ export interface PendingEstimates {
 
 /**
  * The body `GET <path>/status/{id}` answers for a task, in the contract's shapes; webhooks carry
- * exactly this body too.
+ * this body too, with the task's id and path after it (taskWebhookBody).
  * - generation: PENDING (with the early links of queued_image_urls), SUCCESS with download_urls
  *   (plus `image` where the request has `base64`, `prompt` for image2prompt), FAILURE with error.
  * - load_model: PENDING, SUCCESS with model_id, FAILURE.
@@ -67,6 +67,19 @@ export function taskStatusBody(
   if (result.text !== undefined) body.prompt = result.text;
   if ('base64' in task.input) body.image = result.base64?.[0] ?? null;
   return body;
+}
+
+/**
+ * The body of a task's webhook: its final status exactly as the status path answers it, then the
+ * task's `id` (as the submission answered it) and `path` (the pipeline it was submitted to), so a
+ * receiver with several tasks in flight knows which one ended. The status fields come first and
+ * keep their names: a receiver written for the status body reads this one unchanged.
+ */
+export function taskWebhookBody(
+  task: Parameters<typeof taskStatusBody>[0] & Pick<TaskRecord, 'id' | 'endpoint'>,
+  publicUrl: string,
+): Record<string, unknown> {
+  return { ...taskStatusBody(task, publicUrl), id: task.id, path: task.endpoint };
 }
 
 function addPendingFacts(

@@ -5,7 +5,7 @@ export interface WebhookMessage {
   readonly ownerId: string;
   readonly taskId: string;
   readonly url: string;
-  /** Exactly the status response the API gives for the task. */
+  /** The task's final status as the API answers it, then its `id` and `path` (taskWebhookBody). */
   readonly body: unknown;
 }
 

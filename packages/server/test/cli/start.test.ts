@@ -100,6 +100,15 @@ describe('npm start and the CLI', () => {
     expect(body).toMatchObject({ status: 'SUCCESS' });
   });
 
+  it('says which pipelines answer with placeholders, and how to get real images', () => {
+    const line = output.split('\n').find((each) => each.startsWith('Placeholders: '));
+    expect(line).toMatch(
+      /^Placeholders: \d+ pipelines answer with labelled placeholder images, not real ones \(engine sandbox\): \/sd\/text2image\/v1, /,
+    );
+    expect(output).toContain(`For real images, set COMFYUI_URLS to your ComfyUI servers: http://`);
+    expect(output).toContain('/Deployment/Run-diffusion-on-ComfyUI');
+  });
+
   it('answers liveness and readiness for all four roles on the API port, beside the unchanged /health', async () => {
     const api = `http://127.0.0.1:${env.API_PORT}`;
     expect(await (await fetch(`${api}/health/live`)).json()).toEqual({ status: 'live' });
@@ -230,5 +239,25 @@ describe('npm start and the CLI', () => {
     start.child.kill('SIGTERM');
     expect(await start.exited).toBe(0);
     expect(start.output()).toContain('"msg":"stopped"');
+  });
+
+  // A second cold start: tens of seconds on a loaded 2-core machine.
+  it('on a later start, prints the command that makes another key with the first owner id filled in', {
+    timeout: 90_000,
+  }, async () => {
+    const { rows } = await db.pool.query<{ id: string }>(
+      "SELECT id FROM owners WHERE name = 'default' ORDER BY created_at LIMIT 1",
+    );
+    const again = startProcess({ ...env, IMAGEGEN_ROLES: 'api', API_PORT: String(await freePort()) });
+    try {
+      await again.waitFor('keys create --owner');
+      const banner = again.output();
+      expect(banner).not.toContain('<owner-id>');
+      expect(banner).toContain(`API keys: existing keys work; make another for owner default with\n`);
+      expect(banner).toContain(`  npm run --silent cli -- keys create --owner ${rows[0]!.id}\n`);
+    } finally {
+      again.kill();
+      await again.exited;
+    }
   });
 });

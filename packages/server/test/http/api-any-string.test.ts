@@ -269,11 +269,11 @@ describe('any string, in every string field', () => {
           saw(task, 'batch_id', 'batch');
         }
 
-        // The webhook delivery goes to the URL as it was sent, carrying the status body.
+        // The webhook delivery goes to the URL as it was sent, carrying the status body, the task's id and path.
         if (typeof sent.webhook === 'string') {
           const delivery = deliveries.find((each) => each.url === sent.webhook);
           expect(delivery, `${task.path}: no delivery to ${JSON.stringify(sent.webhook)}`).toBeDefined();
-          expect(JSON.parse(delivery!.payload)).toEqual(status);
+          expect(JSON.parse(delivery!.payload)).toEqual({ ...status, id: task.id, path: task.path });
           saw(task, 'webhook', 'webhook');
         }
       }

@@ -31,6 +31,9 @@ describe('cancelling tasks over HTTP', () => {
     gated.api.request('POST', `${path}/cancel/${id}`, { key });
   const status = async (id: string) => (await gated.api.request('GET', `${T2I}/status/${id}`)).body;
 
+  /** The webhook body of a task of T2I that ended with `status`: that status, then its id and path. */
+  const webhookOf = (body: unknown, id: string) => ({ ...(body as object), id, path: T2I });
+
   /** The webhook bodies queued for the task, in order. */
   async function webhooks(taskId: string): Promise<unknown[]> {
     const { rows } = await gated.api.db.pool.query<{ payload: string }>(
@@ -77,7 +80,7 @@ describe('cancelling tasks over HTTP', () => {
     expect((await gated.api.settle(`${T2I}/status/${after.id}`, gated.api.alice.key)).status).toBe('SUCCESS');
     expect(await reachedEngine(name)).toBe(false);
     expect(await status(id)).toEqual(CANCELLED);
-    expect(await webhooks(id)).toEqual([CANCELLED]);
+    expect(await webhooks(id)).toEqual([webhookOf(CANCELLED, id)]);
   });
 
   it('aborts a running task through its engine signal within well under a second; its outputs are never served', async () => {
@@ -97,7 +100,7 @@ describe('cancelling tasks over HTTP', () => {
     expect(await status(submitted.id)).toEqual(CANCELLED);
     expect(await imageRows(submitted.id)).toBe(0);
     for (const url of submitted.download_urls ?? []) expect((await fetch(url)).status).toBe(404);
-    expect(await webhooks(submitted.id)).toEqual([CANCELLED]);
+    expect(await webhooks(submitted.id)).toEqual([webhookOf(CANCELLED, submitted.id)]);
     // The worker's slot is free again.
     const next = await submit('next');
     expect((await gated.api.settle(`${T2I}/status/${next.id}`, gated.api.alice.key)).status).toBe('SUCCESS');
@@ -112,7 +115,7 @@ describe('cancelling tasks over HTTP', () => {
       `Task ${done.id} has already ended with status SUCCESS; only a queued or running task can be cancelled`,
     );
     expect(await status(done.id)).toEqual(finished);
-    expect(await webhooks(done.id)).toEqual([finished]);
+    expect(await webhooks(done.id)).toEqual([webhookOf(finished, done.id)]);
 
     const release = await occupyWorker();
     const queued = await submit('cancelled twice');
@@ -120,7 +123,7 @@ describe('cancelling tasks over HTTP', () => {
     const again = await cancel(queued.id);
     expect(again.status).toBe(409);
     expect((again.body as { detail: string }).detail).toContain(`status FAILURE (${CANCELLED_ERROR})`);
-    expect(await webhooks(queued.id)).toEqual([CANCELLED]);
+    expect(await webhooks(queued.id)).toEqual([webhookOf(CANCELLED, queued.id)]);
     await release();
   });
 
@@ -193,7 +196,7 @@ describe('cancelling tasks over HTTP', () => {
       claimer.release();
     }
     expect(await status(id)).toEqual(CANCELLED);
-    expect(await webhooks(id)).toEqual([CANCELLED]);
+    expect(await webhooks(id)).toEqual([webhookOf(CANCELLED, id)]);
     await release();
   });
 
@@ -236,7 +239,7 @@ describe('cancelling tasks over HTTP', () => {
         expect((await fetch(url)).status).toBe(200);
         expect(await imageRows(submitted.id)).toBe(submitted.download_urls!.length);
       }
-      expect(await webhooks(submitted.id)).toEqual([final]);
+      expect(await webhooks(submitted.id)).toEqual([webhookOf(final, submitted.id)]);
     }
     expect(outcomes.cancelled + outcomes.finished).toBe(12);
     // A cancel sent as soon as the submission answers beats the worker's run.
@@ -260,7 +263,7 @@ describe('cancelling tasks over HTTP', () => {
         expect(response.status).toBe(409);
         expect(final.status).toBe('SUCCESS');
       }
-      expect(await webhooks(submitted.id)).toEqual([final]);
+      expect(await webhooks(submitted.id)).toEqual([webhookOf(final, submitted.id)]);
     }
   });
 });

@@ -72,6 +72,8 @@ describe('the task listing over HTTP', () => {
       pipeline: SDXL,
       request: expect.objectContaining({ prompt: 'two', width: 16, height: 16, batch_id: 'night' }),
       state: 'succeeded',
+      engine: 'gated',
+      placeholder: false,
       batch_id: 'night',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       finished_at: expect.stringMatching(/Z$/),
@@ -80,6 +82,12 @@ describe('the task listing over HTTP', () => {
     expect(Date.parse(two.finished_at!)).toBeGreaterThanOrEqual(Date.parse(two.created_at));
     expect(page.tasks.find((task) => task.id === ids.broken)?.state).toBe('failed');
     expect(page.tasks.find((task) => task.id === ids.cancelled)?.state).toBe('cancelled');
+    // No engine ran the task whose input failed, nor the one cancelled while the engine held it.
+    expect(page.tasks.find((task) => task.id === ids.broken)).toMatchObject({
+      engine: null,
+      placeholder: false,
+    });
+    expect(page.tasks.find((task) => task.id === ids.cancelled)).toMatchObject({ engine: null });
     // The status path it names answers the task.
     const status = await api.request('GET', two.status_path);
     expect(status.body).toMatchObject({ status: 'SUCCESS' });

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,8 +10,8 @@ import { freePort } from '../support/loopback.ts';
 
 const TEXT2IMAGE = '/sd/text2image/v1';
 const TOKEN = 'scrape-token-for-the-test';
-/** Debian's package (`apt-get install prometheus`; .ci/run installs it where missing). */
-const PROMETHEUS = '/usr/bin/prometheus';
+/** Debian's package (`apt-get install prometheus`; `npm test`'s pretest installs it where missing). */
+const PROMETHEUS = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';
 
 interface QueryAnswer {
   status: string;
@@ -30,6 +31,12 @@ describe('a real Prometheus server scraping the API', () => {
   let output = '';
 
   beforeAll(async () => {
+    // Named here: a spawn of a missing program fails only as a separate, unhandled ENOENT.
+    await access(PROMETHEUS, constants.X_OK).catch(() => {
+      throw new Error(
+        `no Prometheus server at ${PROMETHEUS}: apt-get install prometheus (or set PROMETHEUS_PATH)`,
+      );
+    });
     api = await startApiHarness({ metrics: new Metrics({ token: TOKEN }) });
     dir = await mkdtemp(path.join(tmpdir(), 'imagegen-prometheus-'));
     const target = new URL(api.url).host;
@@ -61,6 +68,9 @@ describe('a real Prometheus server scraping the API', () => {
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    prometheus.on('error', (error) => {
+      output += `cannot run ${PROMETHEUS}: ${error.message}\n`;
+    });
     prometheus.stdout!.on('data', (chunk) => {
       output += chunk;
     });
@@ -69,13 +79,13 @@ describe('a real Prometheus server scraping the API', () => {
     });
   });
   afterAll(async () => {
-    if (prometheus && prometheus.exitCode === null) {
+    if (prometheus?.pid !== undefined && prometheus.exitCode === null) {
       const exited = new Promise((resolve) => prometheus.once('exit', resolve));
       prometheus.kill('SIGTERM');
       await exited;
     }
-    await rm(dir, { recursive: true, force: true });
-    await api.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    await api?.close();
   });
 
   async function query(expression: string): Promise<QueryAnswer | null> {

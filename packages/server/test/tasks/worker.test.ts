@@ -361,19 +361,27 @@ describe('the worker', () => {
     expect(stale).toBeNull();
   });
 
-  it('writes the webhook with the final status body inside the completing transaction', async () => {
+  it('writes the webhook with the final status body, then the task id and path, inside the completing transaction', async () => {
     run([fakeEngine('fake', ['/logo/v1'])], { enqueueWebhook });
     const ok = await submit('/logo/v1', { prompt: 'fox', webhook: 'https://hooks.example/ok' });
     const bad = await submit('/bgremover/v1', { webhook: 'https://hooks.example/bad', init_image: 'x' });
     const okTask = await settled(ok.id);
     const badTask = await settled(bad.id);
-    const rows = await db.pool.query(
-      'SELECT task_id, url, payload::jsonb AS body FROM webhook_deliveries ORDER BY url DESC',
+    const { rows } = await db.pool.query<{ task_id: string; url: string; payload: string }>(
+      'SELECT task_id, url, payload FROM webhook_deliveries ORDER BY url DESC',
     );
-    expect(rows.rows).toEqual([
-      { task_id: ok.id, url: 'https://hooks.example/ok', body: taskStatusBody(okTask, PUBLIC_URL) },
-      { task_id: bad.id, url: 'https://hooks.example/bad', body: taskStatusBody(badTask, PUBLIC_URL) },
+    const bodies = rows.map((row) => JSON.parse(row.payload) as Record<string, unknown>);
+    expect(rows.map((row) => [row.task_id, row.url])).toEqual([
+      [ok.id, 'https://hooks.example/ok'],
+      [bad.id, 'https://hooks.example/bad'],
     ]);
+    expect(bodies).toEqual([
+      { ...taskStatusBody(okTask, PUBLIC_URL), id: ok.id, path: '/logo/v1' },
+      { ...taskStatusBody(badTask, PUBLIC_URL), id: bad.id, path: '/bgremover/v1' },
+    ]);
+    // The status fields first, in the status body's order: a receiver of the status reads it unchanged.
+    expect(Object.keys(bodies[0]!)).toEqual(['status', 'download_urls', 'id', 'path']);
+    expect(Object.keys(bodies[1]!)).toEqual(['status', 'error', 'id', 'path']);
   });
 
   it("writes an engine's progress every progressFlushMs, between the lease's renewals", async () => {

@@ -25,7 +25,7 @@ export interface FollowOptions {
     client: ImagegenClient,
     id: string,
     status: AnyStatus,
-    options: { json: boolean; out: string | undefined },
+    options: { json: boolean; out: string | undefined; path: TaskPath },
   ) => Promise<void>;
 }
 
@@ -50,7 +50,7 @@ export async function followTask(
       onProgress: (pending) => view.show(pending as AnyStatus),
     });
     view.end();
-    await options.print(context, client, id, status as AnyStatus, options);
+    await options.print(context, client, id, status as AnyStatus, { ...options, path: pipeline.path });
     return EXIT.ok;
   } catch (error) {
     view.end();

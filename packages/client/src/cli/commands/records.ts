@@ -82,10 +82,13 @@ export async function tasksCommand(argv: readonly string[], context: CliContext)
       task.id,
       task.pipeline,
       task.state,
+      // A placeholder says so where the user looks, not only in the picture.
+      task.engine === null ? '' : task.placeholder ? `${task.engine} (placeholder)` : task.engine,
       task.created_at,
       task.finished_at ?? '',
     ]);
-    context.stdout.write(`${columns([['ID', 'PIPELINE', 'STATE', 'CREATED', 'FINISHED'], ...rows])}\n`);
+    const header = ['ID', 'PIPELINE', 'STATE', 'ENGINE', 'CREATED', 'FINISHED'];
+    context.stdout.write(`${columns([header, ...rows])}\n`);
   } else {
     // The filters that chose no task (a page's size and place choose none).
     const filters = TASK_LIST_FIELDS.filter(

@@ -7,6 +7,8 @@ export interface ListedTaskRow {
   /** The validated request as stored: defaults filled, seed resolved. */
   input: Record<string, unknown>;
   state: TaskState;
+  /** The engine that ran the task's last attempt (its result's meta), or null. */
+  engine: string | null;
   cancelled: boolean;
   batch_id: string | null;
   created_at: Date;
@@ -34,7 +36,7 @@ export interface ListOwnerTasksParams {
 export async function listOwnerTasks(db: Queryable, params: ListOwnerTasksParams): Promise<ListedTaskRow[]> {
   const result = await db.query<ListedTaskRow>({
     name: 'listOwnerTasks',
-    text: `SELECT id, endpoint, input, state, cancelled_at IS NOT NULL AS cancelled, batch_id, created_at, finished_at,
+    text: `SELECT id, endpoint, input, state, result->'meta'->>'engine' AS engine, cancelled_at IS NOT NULL AS cancelled, batch_id, created_at, finished_at,
              (extract(epoch from created_at) * 1000000)::bigint::text AS created_us
            FROM tasks
            WHERE owner_id = $1
