@@ -57,7 +57,7 @@ interface Door {
 
 export function heldAtTheDoor(registry: EngineRegistry): HeldRegistry {
   let next: { reached: boolean; opened: Promise<void>; open: () => void } | undefined;
-  // The worker asks an engine only for its name and to run a job.
+  // The worker asks an engine only for its name and to run a job (the API asks the registry to admit).
   const held = (engine: Engine): Engine => ({
     name: engine.name,
     pipelines: engine.pipelines,
@@ -76,6 +76,7 @@ export function heldAtTheDoor(registry: EngineRegistry): HeldRegistry {
     describe: () => registry.describe(),
     capacity: () => registry.capacity(),
     serverNames: () => registry.serverNames(),
+    admit: (pipeline, input) => registry.admit(pipeline, input),
     start: () => registry.start(),
     close: () => registry.close(),
     engineFor(pipeline) {

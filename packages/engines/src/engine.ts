@@ -145,6 +145,19 @@ export interface EngineServer {
   readonly error?: string;
 }
 
+/**
+ * A request an engine refuses at submission, before anything is queued: the API answers 422 with
+ * one pydantic-v1 entry located at `["body", field]`, as it answers a malformed field.
+ */
+export interface SubmissionRefusal {
+  /** The request field at fault (`model_id`). */
+  readonly field: string;
+  /** Plain words for the caller: what is wrong and what the pipeline needs instead. */
+  readonly message: string;
+  /** The entry's pydantic-style `type`, e.g. `value_error.model_family`. */
+  readonly type: string;
+}
+
 export interface Engine {
   /** Short, stable name used in configuration and `/health` (`cpu`, `sandbox`, `comfyui`). */
   readonly name: string;
@@ -161,6 +174,14 @@ export interface Engine {
    * claims the tasks routed to them and passes the routing on in `EngineJob.servers`.
    */
   servers?(): readonly EngineServer[];
+  /**
+   * Checks a validated request of one of its pipelines against what the engine knows without
+   * running it (its settings, the models its graphs fit), when the API receives it: a refusal is
+   * answered 422 at once instead of a task that would fail. Synchronous and cheap (no I/O, no
+   * owner's models: what only the worker can know is still checked by `run`). Absent: everything
+   * is admitted.
+   */
+  admit?(pipeline: Pipeline, input: Readonly<Record<string, unknown>>): SubmissionRefusal | null;
   /** Loads models once; called before the first `run`. Idempotent. */
   start?(): Promise<void>;
   run(job: EngineJob, ctx: RunContext): Promise<EngineResult>;

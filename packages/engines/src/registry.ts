@@ -1,5 +1,5 @@
 import { endpointByPath } from '@imagegen/contract';
-import type { Engine, EngineServer, Pipeline } from './engine.ts';
+import type { Engine, EngineServer, Pipeline, SubmissionRefusal } from './engine.ts';
 
 /**
  * Which engine serves which pipeline: the one decision, for the worker, `/health` and the docs'
@@ -86,6 +86,12 @@ export interface EngineDescription {
 /** Which engine serves which pipeline in this process: built from configuration. */
 export interface EngineRegistry {
   engineFor(pipeline: Pipeline): Engine | undefined;
+  /**
+   * The submission check of the engine that serves the pipeline (`Engine.admit`): the API's one
+   * question to the engines about a request before it is queued. Null: admitted (also when no
+   * engine serves the pipeline, or its engine checks nothing).
+   */
+  admit(pipeline: Pipeline, input: Readonly<Record<string, unknown>>): SubmissionRefusal | null;
   /** For `GET /health`: every configured engine and the pipelines it serves here. */
   describe(): EngineDescription[];
   /** Tasks the enabled engines take at once (their declared capacities together); 0 when none declares one. */
@@ -119,6 +125,7 @@ export function createEngineRegistry(available: readonly Engine[], config: Engin
   let started: Promise<void> | undefined;
   return {
     engineFor,
+    admit: (pipeline, input) => engineFor(pipeline)?.admit?.(pipeline, input) ?? null,
     describe: () =>
       enabled.map((engine) => ({
         name: engine.name,

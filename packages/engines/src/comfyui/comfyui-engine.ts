@@ -10,6 +10,7 @@ import {
   type OutputImage,
   type RunContext,
 } from '../engine.ts';
+import type { CheckpointFamily } from './checkpoint-roles.ts';
 import {
   type ComfyClient,
   type CompileContext,
@@ -49,8 +50,10 @@ export interface ComfyuiEngineOptions {
   readonly servers: readonly ComfyClient[];
   /** The compilers this engine runs: its pipelines are theirs. */
   readonly compilers: readonly PipelineCompiler[];
-  /** COMFYUI_CHECKPOINTS: the API's model ids to checkpoint files on the servers. */
+  /** COMFYUI_CHECKPOINTS: the API's model ids (and `<id>:<role>`) to checkpoint files on the servers. */
   readonly checkpoints: Readonly<Record<string, string>>;
+  /** COMFYUI_CHECKPOINTS' families of the operator's own model ids (`my-xl:sdxl=…`). Absent: none. */
+  readonly families?: Readonly<Record<string, CheckpointFamily>>;
   readonly pool?: PoolOptions;
   /**
    * COMFYUI_MODELS_DIR and what storing model files needs: with it the engine also serves
@@ -85,6 +88,18 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
     start: () => pool.start(),
     close: () => pool.close(),
 
+    // What the settings alone decide of a request (a model of a family its adapters do not fit),
+    // asked by the API before it queues the task; compile refuses the same when a task gets here.
+    admit(pipeline, input) {
+      const compiler = compilers.get(pipeline);
+      if (!compiler?.admit) return null;
+      return compiler.admit({
+        input,
+        checkpoints: options.checkpoints,
+        ...(options.families ? { families: options.families } : {}),
+      });
+    },
+
     async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
       if (modelFiles && (MODEL_TASK_PIPELINES as readonly string[]).includes(job.pipeline)) {
         return runModelTask(job, ctx, modelFiles);
@@ -98,7 +113,14 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
       // Unique per task: ComfyUI serves an identical graph from its cache, pointing at the files of
       // whichever task ran it first; a prefix of our own keeps every task's graph and files apart.
       const key = randomUUID();
-      const task = { job, uses, compiler, key, checkpoints: options.checkpoints };
+      const task = {
+        job,
+        uses,
+        compiler,
+        key,
+        checkpoints: options.checkpoints,
+        ...(options.families ? { families: options.families } : {}),
+      };
       // Compiled once before a server is taken: bad input fails at once, and the checkpoint the
       // graph loads steers the choice of server. It is compiled again for each submission, with
       // the names the server gave the uploads.
@@ -154,6 +176,7 @@ interface TaskPlan {
   readonly compiler: PipelineCompiler;
   readonly key: string;
   readonly checkpoints: Readonly<Record<string, string>>;
+  readonly families?: Readonly<Record<string, CheckpointFamily>>;
 }
 
 interface RunPlan extends TaskPlan {
@@ -176,6 +199,7 @@ function compile(
     ...(submission ? { submission } : {}),
     ...(device ? { device } : {}),
     checkpoints: task.checkpoints,
+    ...(task.families ? { families: task.families } : {}),
     ...(task.uses ? { models: task.uses } : {}),
   });
 }

@@ -1,7 +1,21 @@
+import {
+  BUILT_IN_FAMILIES,
+  CHECKPOINT_FAMILIES,
+  CHECKPOINT_ROLES,
+  type CheckpointFamily,
+  FIXED_MODEL_IDS,
+  isCheckpointFamily,
+  isCheckpointRole,
+  ROLE_IDS,
+  roleKey,
+} from './checkpoint-roles.ts';
+
 /**
- * The comfyui engine's two settings: COMFYUI_URLS (which servers) and COMFYUI_CHECKPOINTS (which
- * checkpoint file each model id of the API loads). Both are read once at start; a malformed value
- * stops start-up with a message naming the setting and the part that is wrong.
+ * The comfyui engine's settings: COMFYUI_URLS (which servers), COMFYUI_CHECKPOINTS (which
+ * checkpoint file each model id of the API loads, the family of the operator's own ids, and the
+ * files of roles such as inpainting), COMFYUI_MODELS_DIR and MODEL_MAX_BYTES. All are read once at
+ * start; a malformed value stops start-up with a message naming the setting and the part that is
+ * wrong.
  */
 
 /** One ComfyUI server of COMFYUI_URLS. */
@@ -58,24 +72,116 @@ export function parseServerList(value: string | undefined): ServerEntry[] {
   return servers;
 }
 
+/** COMFYUI_CHECKPOINTS as the engine reads it. */
+export interface CheckpointSettings {
+  /**
+   * Model id → checkpoint file, and `<id>:<role>` → the file of that id in a role (roles named by
+   * an id of earlier releases, `sdxl-lightning`, `flux-dev`, `flux-schnell`, kept under that id).
+   */
+  readonly checkpoints: Record<string, string>;
+  /** The operator's model ids whose family the setting declares (`my-xl:sdxl=…`). */
+  readonly families: Record<string, CheckpointFamily>;
+}
+
+const ENTRY_FORMS =
+  '<model id>=<checkpoint file> (or <model id>:<family>=<file>, family sd1.5 or sdxl, or <model id or family>:<role>=<file>)';
+
 /**
- * COMFYUI_CHECKPOINTS: the API's model ids to checkpoint file names on the servers, e.g.
- * `sd1.5=v1-5-pruned-emaonly.safetensors,sdxl=sd_xl_base_1.0.safetensors`.
+ * COMFYUI_CHECKPOINTS: the files the API's model ids load on the servers, the families of the
+ * operator's own ids, and the files of the roles (checkpoint-roles.ts has the words), e.g.
+ * `sdxl=sd_xl_base_1.0.safetensors,sdxl:inpainting=sd_xl_inpaint_0.1.safetensors,my-xl:sdxl=juggernautXL.safetensors`.
+ * Every value of earlier releases (`<model id>=<file>`) means what it meant.
  */
-export function parseCheckpoints(value: string | undefined): Record<string, string> {
+export function parseCheckpointSettings(value: string | undefined): CheckpointSettings {
   const checkpoints: Record<string, string> = {};
+  const families: Record<string, CheckpointFamily> = {};
+  /** The entry as written that set each key, for "listed twice". */
+  const written: Record<string, string> = {};
+  /** Inpainting roles of the operator's ids: those ids must be mapped too (checked at the end). */
+  const rolesOfMapped: { id: string; entry: string }[] = [];
   for (const part of (value ?? '').split(',')) {
-    if (!part.trim()) continue;
-    const equals = part.indexOf('=');
-    const id = part.slice(0, Math.max(0, equals)).trim();
-    const file = part.slice(equals + 1).trim();
-    if (equals < 0 || !id || !file) {
-      throw new Error(`COMFYUI_CHECKPOINTS: "${part.trim()}" is not <model id>=<checkpoint file>`);
+    const entry = part.trim();
+    if (!entry) continue;
+    const equals = entry.indexOf('=');
+    const name = entry.slice(0, Math.max(0, equals)).trim();
+    const file = entry.slice(equals + 1).trim();
+    if (equals < 0 || !name || !file) {
+      throw new Error(`COMFYUI_CHECKPOINTS: "${entry}" is not ${ENTRY_FORMS}`);
     }
-    if (id in checkpoints) throw new Error(`COMFYUI_CHECKPOINTS: model id "${id}" is listed twice`);
-    checkpoints[id] = file;
+    let key = name;
+    /** What the key names, where it is not a model id's own file. */
+    let label: string | undefined;
+    const colon = name.indexOf(':');
+    // An id of earlier releases that names a role (`sdxl-lightning`) is that role's entry.
+    const legacy = Object.entries(ROLE_IDS)
+      .find(([, id]) => id === name)?.[0]
+      .split(':');
+    if (legacy) label = `the ${legacy[1]} role of "${legacy[0]}"`;
+    if (colon >= 0) {
+      const id = name.slice(0, colon).trim();
+      const word = name.slice(colon + 1).trim();
+      if (!id || !word || word.includes(':')) {
+        throw new Error(`COMFYUI_CHECKPOINTS: "${entry}" is not ${ENTRY_FORMS}`);
+      }
+      if (isCheckpointFamily(word)) {
+        const builtIn = builtInFamily(id);
+        if (builtIn !== undefined && builtIn !== word) {
+          throw new Error(
+            `COMFYUI_CHECKPOINTS: "${entry}": model id "${id}" is the built-in ${builtIn} model`,
+          );
+        }
+        if (FIXED_MODEL_IDS.includes(id) || id === 'flux') {
+          throw new Error(
+            `COMFYUI_CHECKPOINTS: "${entry}": "${id}" is a pipeline's own model, not an SD model id`,
+          );
+        }
+        key = id;
+        if (builtIn === undefined) families[id] = word;
+      } else if (isCheckpointRole(word)) {
+        const role = CHECKPOINT_ROLES[word];
+        const allowed = role.ids ?? ['sd1.5', 'sdxl', 'a mapped SD model id'];
+        const fits = role.ids
+          ? role.ids.includes(id)
+          : id !== 'flux' && !FIXED_MODEL_IDS.includes(id) && !isCheckpointRole(id);
+        if (!fits) {
+          throw new Error(
+            `COMFYUI_CHECKPOINTS: "${entry}": the ${word} role (${role.uses}) is one of ${allowed.join(', ')}, not of "${id}"`,
+          );
+        }
+        if (!role.ids && builtInFamily(id) === undefined) rolesOfMapped.push({ id, entry });
+        key = roleKey(id, word);
+        label = `the ${word} role of "${id}"`;
+      } else {
+        const roles = Object.keys(CHECKPOINT_ROLES).join(', ');
+        throw new Error(
+          `COMFYUI_CHECKPOINTS: "${entry}": "${word}" is neither a model family (${CHECKPOINT_FAMILIES.join(', ')}) nor a role (${roles})`,
+        );
+      }
+    }
+    if (Object.hasOwn(checkpoints, key)) {
+      const what = label ?? `model id "${key}"`;
+      throw new Error(`COMFYUI_CHECKPOINTS: ${what} is listed twice ("${written[key]}", "${entry}")`);
+    }
+    checkpoints[key] = file;
+    written[key] = entry;
   }
-  return checkpoints;
+  for (const { id, entry } of rolesOfMapped) {
+    if (!Object.hasOwn(checkpoints, id)) {
+      throw new Error(
+        `COMFYUI_CHECKPOINTS: "${entry}" gives model id "${id}" a role, but "${id}" itself is not mapped (add ${id}=<file> or ${id}:<family>=<file>)`,
+      );
+    }
+  }
+  return { checkpoints, families };
+}
+
+function builtInFamily(id: string): CheckpointFamily | undefined {
+  return Object.hasOwn(BUILT_IN_FAMILIES, id) ? BUILT_IN_FAMILIES[id] : undefined;
+}
+
+/** COMFYUI_CHECKPOINTS' files alone: model ids (and `<id>:<role>` keys) to checkpoint files. */
+export function parseCheckpoints(value: string | undefined): Record<string, string> {
+  return parseCheckpointSettings(value).checkpoints;
 }
 
 /**

@@ -3,7 +3,8 @@
  * ComfyUI graph), the client (one ComfyUI server over HTTP + WebSocket) and the pool (which server
  * runs the next prompt). Each part depends on these types, not on another part's internals.
  */
-import type { JobModel, Pipeline } from '../engine.ts';
+import type { JobModel, Pipeline, SubmissionRefusal } from '../engine.ts';
+import type { CheckpointFamily } from './checkpoint-roles.ts';
 
 // ── ComfyUI's wire shapes (API format) ────────────────────────────────────────────────────────
 
@@ -83,8 +84,16 @@ export interface CompileContext {
    * a folder of the submission's own makes the name certain. Absent: the graph is only inspected.
    */
   readonly submission?: string;
-  /** The request's model ids to checkpoint file names on the server (COMFYUI_CHECKPOINTS). */
+  /**
+   * The request's model ids to checkpoint file names on the server, and `<id>:<role>` to the file
+   * of that id in a role (COMFYUI_CHECKPOINTS; checkpoint-roles.ts has the words).
+   */
   readonly checkpoints: Readonly<Record<string, string>>;
+  /**
+   * The families COMFYUI_CHECKPOINTS declares for the operator's own model ids (`my-xl:sdxl=…`).
+   * Absent: none; the built-in ids' families are known without it.
+   */
+  readonly families?: Readonly<Record<string, CheckpointFamily>>;
   /**
    * The torch device type of the server the graph is submitted to (`cuda`, `cpu`, `mps`…), as its
    * `/system_stats` says, for the pack nodes that take a device by name. Absent before a server is
@@ -156,9 +165,18 @@ export interface Refusal {
   readonly why: string;
 }
 
+/** What a submission check may read: the validated request and the settings, nothing of a server or an owner. */
+export type AdmitContext = Pick<CompileContext, 'input' | 'checkpoints' | 'families'>;
+
 export interface PipelineCompiler {
   readonly pipeline: Pipeline;
   readonly requires: ServerRequirements;
+  /**
+   * What the API refuses of a request at submission (the engine's `admit`): only what the
+   * settings alone decide, in the words `compile` fails with, which still refuses it when a
+   * worker gets such a task. Absent: nothing is refused before the task runs.
+   */
+  admit?(ctx: AdmitContext): SubmissionRefusal | null;
   /**
    * Request → graph. A field the graph cannot honour throws EngineInputError naming the field
    * (never silently ignored).

@@ -5,14 +5,28 @@
 import type { Engine, ModelSource } from '../engine.ts';
 import { createComfyClient } from './client/index.ts';
 import { createComfyuiEngine } from './comfyui-engine.ts';
-import { parseCheckpoints, parseModelMaxBytes, parseModelsDir, parseServerList } from './comfyui-settings.ts';
+import {
+  parseCheckpointSettings,
+  parseModelMaxBytes,
+  parseModelsDir,
+  parseServerList,
+} from './comfyui-settings.ts';
 import { COMPILERS } from './compilers/index.ts';
 
 export { PROMPT_STYLES, type PromptStyle } from './chains/prompt-styles.ts';
+export {
+  BUILT_IN_FAMILIES,
+  CHECKPOINT_FAMILIES,
+  CHECKPOINT_ROLES,
+  type CheckpointFamily,
+  type CheckpointRole,
+} from './checkpoint-roles.ts';
 export { type ComfyClientOptions, createComfyClient } from './client/index.ts';
 export { type ComfyuiEngineOptions, createComfyuiEngine } from './comfyui-engine.ts';
 export {
+  type CheckpointSettings,
   type ModelFolders,
+  parseCheckpointSettings,
   parseCheckpoints,
   parseModelMaxBytes,
   parseModelsDir,
@@ -42,7 +56,7 @@ export function comfyuiEngineFromEnv(
     ...(folders && fetchModel ? { modelFiles: { folders, maxBytes, fetch: fetchModel } } : {}),
     servers: servers.map((server) => createComfyClient({ url: server.url, name: server.name })),
     compilers: COMPILERS,
-    checkpoints: parseCheckpoints(env.COMFYUI_CHECKPOINTS),
+    ...parseCheckpointSettings(env.COMFYUI_CHECKPOINTS),
     ...(log ? { pool: { log } } : {}),
   });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_MODEL_MAX_BYTES,
+  parseCheckpointSettings,
   parseCheckpoints,
   parseModelMaxBytes,
   parseModelsDir,
@@ -53,6 +54,79 @@ describe('COMFYUI_CHECKPOINTS', () => {
     );
     expect(() => parseCheckpoints('=a.safetensors')).toThrow('is not <model id>=<checkpoint file>');
     expect(() => parseCheckpoints('a=x.ckpt,a=y.ckpt')).toThrow('model id "a" is listed twice');
+  });
+
+  it('maps a checkpoint per role, and declares the family of an id of the operator', () => {
+    const settings = parseCheckpointSettings(
+      [
+        'sd1.5=random-sd15.safetensors',
+        'sd1.5:inpainting=sd15-inpainting.safetensors',
+        'sdxl:inpainting = sd_xl_inpaint_0.1.safetensors',
+        'sdxl:lightning=juggernaut-lightning.safetensors',
+        'flux:dev=flux1-dev-fp8.safetensors',
+        'my-xl:sdxl=juggernautXL.safetensors',
+        'my-xl:inpainting=juggernautXL-inpainting.safetensors',
+        'my-15=dreamshaper8.safetensors',
+      ].join(','),
+    );
+    expect(settings.checkpoints).toEqual({
+      'sd1.5': 'random-sd15.safetensors',
+      'sd1.5:inpainting': 'sd15-inpainting.safetensors',
+      'sdxl:inpainting': 'sd_xl_inpaint_0.1.safetensors',
+      // The roles that were model ids of their own keep those keys.
+      'sdxl-lightning': 'juggernaut-lightning.safetensors',
+      'flux-dev': 'flux1-dev-fp8.safetensors',
+      'my-xl': 'juggernautXL.safetensors',
+      'my-xl:inpainting': 'juggernautXL-inpainting.safetensors',
+      'my-15': 'dreamshaper8.safetensors',
+    });
+    // An undeclared id has no family: it is not refused before its graph runs.
+    expect(settings.families).toEqual({ 'my-xl': 'sdxl' });
+    // A built-in id may say its own family; the values of earlier releases mean what they meant.
+    expect(parseCheckpointSettings('sdxl:sdxl=a.safetensors')).toEqual({
+      checkpoints: { sdxl: 'a.safetensors' },
+      families: {},
+    });
+    expect(
+      parseCheckpoints('sdxl-lightning=l.safetensors,flux-schnell=s.safetensors,flux-dev=d.safetensors'),
+    ).toEqual({
+      'sdxl-lightning': 'l.safetensors',
+      'flux-schnell': 's.safetensors',
+      'flux-dev': 'd.safetensors',
+    });
+  });
+
+  it('refuses an unknown role or family, a role of the wrong id, and a role or id given twice', () => {
+    expect(() => parseCheckpoints('sdxl:inpaint=x.safetensors')).toThrow(
+      'COMFYUI_CHECKPOINTS: "sdxl:inpaint=x.safetensors": "inpaint" is neither a model family (sd1.5, sdxl) nor a role (inpainting, lightning, dev, schnell)',
+    );
+    expect(() => parseCheckpoints('sd1.5:lightning=x.safetensors')).toThrow(
+      'the lightning role (/instamodel/v1) is one of sdxl, not of "sd1.5"',
+    );
+    expect(() => parseCheckpoints('flux:inpainting=x.safetensors')).toThrow(
+      'the inpainting role (/sd/inpainting/v1, /sdxl/inpainting/v1, /outpainting/v1 and the repaint of /bgchanger/v1, /modelswitch/v1, /inpaint_anything/v1) is one of sd1.5, sdxl, a mapped SD model id, not of "flux"',
+    );
+    expect(() => parseCheckpoints('sdxl:dev=x.safetensors')).toThrow('the dev role');
+    expect(() => parseCheckpoints('sdxl:sd1.5=x.safetensors')).toThrow(
+      'COMFYUI_CHECKPOINTS: "sdxl:sd1.5=x.safetensors": model id "sdxl" is the built-in sdxl model',
+    );
+    expect(() => parseCheckpoints('sd3:sdxl=x.safetensors')).toThrow("is a pipeline's own model");
+    expect(() => parseCheckpoints(':inpainting=x.safetensors')).toThrow(
+      'is not <model id>=<checkpoint file>',
+    );
+    expect(() => parseCheckpoints('a:b:c=x.safetensors')).toThrow('is not <model id>=<checkpoint file>');
+    expect(() => parseCheckpoints('mine:inpainting=x.safetensors')).toThrow(
+      'COMFYUI_CHECKPOINTS: "mine:inpainting=x.safetensors" gives model id "mine" a role, but "mine" itself is not mapped',
+    );
+    expect(() => parseCheckpoints('sdxl-lightning=a.safetensors,sdxl:lightning=b.safetensors')).toThrow(
+      'COMFYUI_CHECKPOINTS: the lightning role of "sdxl" is listed twice ("sdxl-lightning=a.safetensors", "sdxl:lightning=b.safetensors")',
+    );
+    expect(() => parseCheckpoints('sdxl:inpainting=a.safetensors,sdxl:inpainting=b.safetensors')).toThrow(
+      'the inpainting role of "sdxl" is listed twice',
+    );
+    expect(() => parseCheckpoints('mine=a.safetensors,mine:sdxl=b.safetensors')).toThrow(
+      'model id "mine" is listed twice ("mine=a.safetensors", "mine:sdxl=b.safetensors")',
+    );
   });
 });
 

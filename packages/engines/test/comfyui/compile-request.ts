@@ -229,6 +229,7 @@ export interface CompileOptions {
   readonly seed?: number;
   readonly filenamePrefix?: string;
   readonly checkpoints?: Readonly<Record<string, string>>;
+  readonly families?: CompileContext['families'];
   readonly imageSizes?: CompileContext['imageSizes'];
   readonly submission?: string;
   readonly device?: string;
@@ -249,6 +250,7 @@ export function compileRequest(
     images: uploadsOf(pipeline, input),
     filenamePrefix: options.filenamePrefix ?? 'imagegen/task-1/img',
     checkpoints: options.checkpoints ?? {},
+    ...(options.families ? { families: options.families } : {}),
     ...(options.imageSizes ? { imageSizes: options.imageSizes } : {}),
     ...(options.submission ? { submission: options.submission } : {}),
     ...(options.device ? { device: options.device } : {}),

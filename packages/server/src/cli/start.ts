@@ -102,6 +102,8 @@ async function main(): Promise<void> {
       store,
       publicUrl: config.publicUrl,
       engines: () => setup.registry.describe(),
+      // A request the serving engine can already tell will fail is answered 422, not queued.
+      admit: (pipeline, input) => setup.registry.admit(pipeline, input),
       docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],
       logger: logger.child({ component: 'api' }),
       metrics,

@@ -1,6 +1,6 @@
 import { buildOpenApi, endpoints } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
-import type { EngineDescription } from '@imagegen/engines';
+import type { EngineDescription, EngineRegistry } from '@imagegen/engines';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import { analyticsRoutes } from '../analytics/analytics-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
@@ -37,6 +37,11 @@ export interface ApiOptions {
   publicUrl: string;
   /** Engines, the pipelines they serve and their servers, for /health. */
   engines: () => EngineDescription[];
+  /**
+   * The serving engine's check of a validated generation request before it is queued
+   * (`EngineRegistry.admit`): a refusal answers 422 located at the field. Absent: none.
+   */
+  admit?: EngineRegistry['admit'];
   /**
    * Origins of the documentation site: they may post page views to the analytics collector
    * (which needs no API key: the browser has none). Without origins the collector is not served.
@@ -157,6 +162,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     closing: closing.signal,
     metrics,
     streams: new Set<() => void>(),
+    ...(options.admit ? { admit: options.admit } : {}),
     ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
     ...(options.eventsKeepAliveMs ? { keepAliveMs: options.eventsKeepAliveMs } : {}),
   };

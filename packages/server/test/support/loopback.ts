@@ -89,6 +89,7 @@ export async function startLoopbackApi(options: {
     store,
     publicUrl: url,
     engines: () => options.engines.describe(),
+    admit: (pipeline, input) => options.engines.admit(pipeline, input),
     ...(options.onRoute ? { onRoute: options.onRoute } : {}),
     ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
     ...(options.eventsKeepAliveMs ? { eventsKeepAliveMs: options.eventsKeepAliveMs } : {}),

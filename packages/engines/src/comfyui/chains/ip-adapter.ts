@@ -156,6 +156,25 @@ function perAdapter<T>(
   return [...values];
 }
 
+/** The named adapters that fit a family's models. */
+function fittingAdapters(family: Family): string {
+  const tag = family === 'sd' ? 'sd15' : 'sdxl';
+  return Object.keys(IP_ADAPTER_FILES)
+    .filter((n) => n.includes(tag))
+    .join(', ');
+}
+
+/**
+ * Why the first of the named adapters that is made for the other family than `family`'s (one
+ * family's adapter on the other's model draws nothing useful) is refused; undefined when none is.
+ * The API answers it at submission where the model's family is known; the compile fails with it.
+ */
+export function otherFamilyAdapter(names: readonly string[], family: Family): string | undefined {
+  const tag = family === 'sd' ? 'sd15' : 'sdxl';
+  const other = names.find((name) => Object.hasOwn(IP_ADAPTER_FILES, name) && !name.includes(tag));
+  return other === undefined ? undefined : `'${other}' ${OTHER_FAMILY} (${fittingAdapters(family)})`;
+}
+
 /** The model with the request's IP-Adapters applied (unchanged when it names none). */
 export function applyIpAdapters(
   w: Workflow,
@@ -171,17 +190,11 @@ export function applyIpAdapters(
     }
     return model;
   }
-  const tag = family === 'sd' ? 'sd15' : 'sdxl';
-  const fitting = Object.keys(IP_ADAPTER_FILES)
-    .filter((n) => n.includes(tag))
-    .join(', ');
   const adapters = names.map((name) => {
-    const files = IP_ADAPTER_FILES[name];
-    if (!files) fields.refuse('ip_adapter', `'${name}' is ${UPLOADED_ADAPTER} (${fitting})`);
-    // One family's adapter on the other's model draws nothing useful.
-    if (!name.includes(tag)) {
-      fields.refuse('ip_adapter', `'${name}' ${OTHER_FAMILY} (${fitting})`);
-    }
+    const files = Object.hasOwn(IP_ADAPTER_FILES, name) ? IP_ADAPTER_FILES[name] : undefined;
+    if (!files) fields.refuse('ip_adapter', `'${name}' is ${UPLOADED_ADAPTER} (${fittingAdapters(family)})`);
+    const other = otherFamilyAdapter([name], family);
+    if (other) fields.refuse('ip_adapter', other);
     return files;
   });
   const images = fields.images('ip_adapter_image');

@@ -1,5 +1,11 @@
-import { EngineInputError } from '../../engine.ts';
-import type { CompileContext, Refusal } from '../contracts.ts';
+import { EngineInputError, type SubmissionRefusal } from '../../engine.ts';
+import {
+  BUILT_IN_FAMILIES,
+  type CheckpointFamily,
+  type CheckpointRole,
+  roleKey,
+} from '../checkpoint-roles.ts';
+import type { AdmitContext, CompileContext, Refusal } from '../contracts.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
@@ -21,35 +27,66 @@ export const DEFAULT_CHECKPOINTS: Readonly<Record<string, string>> = {
   sdxl: 'sd_xl_base_1.0.safetensors',
 };
 
-/** The family of each built-in model id: the adapters, controlnets and CLIP layers that fit it. */
-const FAMILY_OF_MODEL: Readonly<Record<string, Family>> = { 'sd1.5': 'sd', sdxl: 'sdxl' };
+/** The graphs' family of each model family of the settings. */
+const FAMILY_OF_BASE: Readonly<Record<CheckpointFamily, Family>> = { 'sd1.5': 'sd', sdxl: 'sdxl' };
 
-/** The family of a built-in model id; undefined for any other id (a mapped or owner's model). */
-export function familyOfModel(modelId: string): Family | undefined {
-  return FAMILY_OF_MODEL[modelId];
+/**
+ * The family of a model id where the settings know it: a built-in id's, or the one
+ * COMFYUI_CHECKPOINTS declares for an id of the operator's (`families`); undefined for any other
+ * id (an undeclared mapping, an owner's model), whose family is known only when its file is.
+ */
+export function familyOfModel(
+  modelId: string,
+  families?: Readonly<Record<string, CheckpointFamily>>,
+): Family | undefined {
+  const base = Object.hasOwn(BUILT_IN_FAMILIES, modelId)
+    ? BUILT_IN_FAMILIES[modelId]
+    : families && Object.hasOwn(families, modelId)
+      ? families[modelId]
+      : undefined;
+  return base && FAMILY_OF_BASE[base];
 }
 
 const FAMILY_NAMES: Readonly<Record<Family, string>> = { sd: 'SD1.5', sdxl: 'SDXL' };
 
+/** The adapters of a graph that fit one family, and where a model of the other is served. */
+export interface FamilyAdapters {
+  readonly family: Family;
+  /** What fits that family only, e.g. `PuLID's weights`. */
+  readonly adapters: string;
+  /** Where to go instead, e.g. `send an SDXL model here, or use /facelock/v1 (…)`. */
+  readonly instead: string;
+}
+
+/** The pydantic-style type of a family refusal at submission. */
+export const MODEL_FAMILY_ERROR = 'value_error.model_family';
+
 /**
- * Refuses a `model_id` of a built-in id whose family the graph's adapters do not fit (`adapters`
- * names them; `instead` says where that model is served), so one family's adapter never runs on
- * the other's model. Other ids are the operator's or the owner's, whose base model is checked
- * where their file is looked up.
+ * The refusal of a `model_id` whose known family (built-in, or declared in COMFYUI_CHECKPOINTS)
+ * the graph's adapters do not fit, so one family's adapter never runs on the other's model; null
+ * when it fits or its family is not known before its file is (the owner's models, whose base
+ * model is checked where their file is looked up). The API answers it at submission (`admit`);
+ * `compile` fails with the same words.
  */
+export function otherFamilyRefusal(ctx: AdmitContext, fit: FamilyAdapters): SubmissionRefusal | null {
+  const id = typeof ctx.input.model_id === 'string' ? ctx.input.model_id : '';
+  const modelFamily = familyOfModel(id, ctx.families);
+  if (modelFamily === undefined || modelFamily === fit.family) return null;
+  return {
+    field: 'model_id',
+    message: `'${id}' is an ${FAMILY_NAMES[modelFamily]} model, and ${familyRefusal(fit.family, fit.adapters).why}; ${fit.instead}`,
+    type: MODEL_FAMILY_ERROR,
+  };
+}
+
+/** Fails the compile with otherFamilyRefusal's words, naming `model_id`. */
 export function refuseOtherFamily(
   fields: RequestFields<{ readonly model_id: string | undefined }>,
-  family: Family,
-  adapters: string,
-  instead: string,
+  ctx: AdmitContext,
+  fit: FamilyAdapters,
 ): void {
-  const id = fields.string('model_id');
-  const modelFamily = familyOfModel(id);
-  if (modelFamily === undefined || modelFamily === family) return;
-  fields.refuse(
-    'model_id',
-    `'${id}' is an ${FAMILY_NAMES[modelFamily]} model, and ${familyRefusal(family, adapters).why}; ${instead}`,
-  );
+  const refusal = otherFamilyRefusal(ctx, fit);
+  if (refusal) fields.refuse('model_id', refusal.message);
 }
 
 /** That refusal as `requires.refuses` lists it. */
@@ -84,18 +121,43 @@ export const FLUX_VAE = 'ae.safetensors';
 /**
  * The checkpoint file of a request's model id: one of the owner's loaded checkpoints (of `base`,
  * the graph's base model, when given), else a mapped or default id; an id nobody maps fails the
- * task, naming `model_id`.
+ * task, naming `model_id`. With a `role` (inpainting), the file COMFYUI_CHECKPOINTS maps to
+ * `<id>:<role>` where it maps one, else the id's own: an owner's model has no roles.
  */
-export function checkpointFile(ctx: CompileContext, modelId: string, base?: string): string {
+export function checkpointFile(
+  ctx: CompileContext,
+  modelId: string,
+  base?: string,
+  role?: CheckpointRole,
+): string {
   const owned = ownerModelFile(ctx, 'model_id', modelId, { type: 'checkpoint', ...(base ? { base } : {}) });
   if (owned) return owned;
-  const file = ctx.checkpoints[modelId] ?? DEFAULT_CHECKPOINTS[modelId];
+  // A key with a colon is a role's file, never a model id a request may name.
+  const mapped = (key: string) =>
+    !modelId.includes(':') && Object.hasOwn(ctx.checkpoints, key) ? ctx.checkpoints[key] : undefined;
+  const file =
+    (role ? mapped(roleKey(modelId, role)) : undefined) ??
+    mapped(modelId) ??
+    (Object.hasOwn(DEFAULT_CHECKPOINTS, modelId) ? DEFAULT_CHECKPOINTS[modelId] : undefined);
   if (file) return file;
-  const known = [...new Set([...Object.keys(ctx.checkpoints), ...Object.keys(DEFAULT_CHECKPOINTS)])].sort();
+  const ids = [...Object.keys(ctx.checkpoints), ...Object.keys(DEFAULT_CHECKPOINTS)].filter(
+    (id) => !id.includes(':'),
+  );
+  const known = [...new Set(ids)].sort();
   throw new EngineInputError(
     `model_id: unknown model id '${modelId}'; this server knows ${known.map((id) => `'${id}'`).join(', ')} ` +
       '(COMFYUI_CHECKPOINTS maps model ids to checkpoint files)',
   );
+}
+
+/** The file a role of a family or fixed id loads where COMFYUI_CHECKPOINTS maps one (`sdxl:lightning`). */
+export function roleFile(
+  ctx: Pick<CompileContext, 'checkpoints'>,
+  id: string,
+  role: CheckpointRole,
+): string | undefined {
+  const key = roleKey(id, role);
+  return Object.hasOwn(ctx.checkpoints, key) ? ctx.checkpoints[key] : undefined;
 }
 
 /** The file of a pipeline's own model: the mapped one, else the usual name. */
@@ -106,6 +168,15 @@ export function fixedModelFile(ctx: CompileContext, model: FixedModel): string {
 /** What the servers need for a model a pipeline loads by id: its usual file, or the mapped one. */
 export function modelNeed(id: string, folder: string, file: string): { folder: string; what: string } {
   return { folder, what: `\`${file}\`, or the file \`COMFYUI_CHECKPOINTS\` maps \`${id}\` to` };
+}
+
+/** The need of a model id's checkpoint in a role: the role's file where one is mapped, else the id's. */
+export function roleNeed(id: string, role: CheckpointRole): { folder: string; what: string } {
+  const file = DEFAULT_CHECKPOINTS[id]!;
+  return {
+    folder: 'checkpoints',
+    what: `the file \`COMFYUI_CHECKPOINTS\` maps \`${id}:${role}\` to, else \`${file}\` or the file it maps \`${id}\` to`,
+  };
 }
 
 /** The need of one of FIXED_MODELS. */

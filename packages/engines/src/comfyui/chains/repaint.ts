@@ -3,7 +3,7 @@ import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, type Workflow } from '../workflow/workflow.ts';
 import { inpaint } from './inpainting.ts';
-import { CHECKPOINT_DIFFUSION_NODES, checkpointFile, checkpointNeed, loadCheckpoint } from './model-files.ts';
+import { CHECKPOINT_DIFFUSION_NODES, checkpointFile, loadCheckpoint, roleNeed } from './model-files.ts';
 import { encodePrompts } from './prompt-encoding.ts';
 import { samplingFor } from './schedulers.ts';
 
@@ -21,8 +21,8 @@ export const REPAINT_NODES: readonly NodeClass[] = nodeClasses(CHECKPOINT_DIFFUS
   'ImageCompositeMasked',
 ]);
 
-/** The SDXL checkpoint the repainting pipelines sample with. */
-export const REPAINT_MODEL_NEED = checkpointNeed('sdxl');
+/** The SDXL checkpoint the repainting pipelines sample with: SDXL's inpainting one where it is mapped. */
+export const REPAINT_MODEL_NEED = roleNeed('sdxl', 'inpainting');
 
 /** StableDiffusionXLInpaintPipeline's defaults: 50 steps, guidance 7.5, its Euler scheduler. */
 const DIFFUSERS_INPAINT = { steps: 50, cfg: 7.5, ...samplingFor('EulerDiscreteScheduler') } as const;
@@ -43,7 +43,8 @@ export interface Repaint {
 
 /** The picture with the masked part repainted, at the picture's own size. */
 export function repaint(w: Workflow, ctx: CompileContext, r: Repaint): Link<'IMAGE'> {
-  const checkpoint = loadCheckpoint(w, checkpointFile(ctx, 'sdxl'));
+  // The SDXL inpainting checkpoint where COMFYUI_CHECKPOINTS maps `sdxl:inpainting`, else the base.
+  const checkpoint = loadCheckpoint(w, checkpointFile(ctx, 'sdxl', undefined, 'inpainting'));
   const model = r.adapt ? r.adapt(checkpoint.model) : checkpoint.model;
   const pixels = w
     .node('ImageScaleToTotalPixels', {

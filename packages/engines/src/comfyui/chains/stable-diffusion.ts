@@ -1,4 +1,11 @@
-import type { CompileContext, CompiledWorkflow, PipelineCompiler, ServerRequirements } from '../contracts.ts';
+import type { SubmissionRefusal } from '../../engine.ts';
+import type {
+  AdmitContext,
+  CompileContext,
+  CompiledWorkflow,
+  PipelineCompiler,
+  ServerRequirements,
+} from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -23,6 +30,7 @@ import {
   IP_ADAPTER_REFUSALS,
   type IpAdapterFields,
   ipAdapterNodes,
+  otherFamilyAdapter,
 } from './ip-adapter.ts';
 import { applyLoras, LORA_NODES, type LoraFields } from './lora-stack.ts';
 import {
@@ -31,6 +39,7 @@ import {
   DEFAULT_CHECKPOINTS,
   familyOfModel,
   loadCheckpoint,
+  MODEL_FAMILY_ERROR,
 } from './model-files.ts';
 import {
   CLIP_SKIP_NODES,
@@ -138,9 +147,12 @@ export function compileStableDiffusion(
   // A built-in model id of the other family (`model_id: "sdxl"` on an /sd/ path) brings its own
   // family's controlnets, adapters and CLIP layers: one family's adapters on the other's model
   // draw nothing useful. The owner's models the request names must be of the graph's base model.
-  const family = familyOfModel(fields.string('model_id')) ?? pipelineFamily;
+  // The same holds for an id of the operator's whose family COMFYUI_CHECKPOINTS declares.
+  const family = modelFamily(ctx, pipelineFamily);
   const base = BASE_MODEL_OF_FAMILY[family];
-  const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), base));
+  // Inpainting loads the model's inpainting checkpoint where COMFYUI_CHECKPOINTS maps one.
+  const role = mode === 'inpainting' ? 'inpainting' : undefined;
+  const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), base, role));
   const clipSkip = fields.optionalNumber('clip_skip');
   const { model, clip } = applyLoras(
     w,
@@ -215,6 +227,26 @@ export function compileStableDiffusion(
   return w.compiled();
 }
 
+/** The family the graph follows: the model's where the settings know it, else the pipeline's. */
+function modelFamily(ctx: AdmitContext, pipelineFamily: Family): Family {
+  const id = typeof ctx.input.model_id === 'string' ? ctx.input.model_id : '';
+  return familyOfModel(id, ctx.families) ?? pipelineFamily;
+}
+
+/**
+ * What the SD pipelines refuse at submission: an `ip_adapter` made for another family than the
+ * model's, where that family is known (a built-in id, or one COMFYUI_CHECKPOINTS declares). A
+ * model of the other family is not refused: it brings its own family's controlnets and adapters.
+ */
+export function admitStableDiffusion(ctx: AdmitContext, pipelineFamily: Family): SubmissionRefusal | null {
+  const names = Array.isArray(ctx.input.ip_adapter) ? (ctx.input.ip_adapter as unknown[]) : [];
+  const why = otherFamilyAdapter(
+    names.filter((name): name is string => typeof name === 'string'),
+    modelFamily(ctx, pipelineFamily),
+  );
+  return why ? { field: 'ip_adapter', message: why, type: MODEL_FAMILY_ERROR } : null;
+}
+
 /** What the SD pipelines of one family and mode need on the server. */
 export function stableDiffusionRequirements(
   family: Family,
@@ -261,7 +293,11 @@ export function stableDiffusionRequirements(
     models: [
       {
         folder: 'checkpoints',
-        what: `the checkpoint of \`model_id\`: \`${DEFAULT_CHECKPOINTS[defaultModel]}\` for \`${defaultModel}\` (the default), or the file \`COMFYUI_CHECKPOINTS\` maps the id to`,
+        what:
+          `the checkpoint of \`model_id\`: \`${DEFAULT_CHECKPOINTS[defaultModel]}\` for \`${defaultModel}\` (the default), or the file \`COMFYUI_CHECKPOINTS\` maps the id to` +
+          (mode === 'inpainting'
+            ? `; where it maps the model's inpainting role (\`${defaultModel}:inpainting\`, or the id's own), that file instead`
+            : ''),
       },
       {
         folder: 'loras',
@@ -309,6 +345,7 @@ export function stableDiffusionCompiler(
   return {
     pipeline,
     requires: stableDiffusionRequirements(family, mode, options),
+    admit: (ctx) => admitStableDiffusion(ctx, family),
     compile: (ctx) => compileStableDiffusion(pipeline, family, mode, ctx, options),
   };
 }

@@ -4,8 +4,10 @@ import {
   CHECKPOINT_DIFFUSION_NODES,
   checkpointFile,
   DEFAULT_CHECKPOINTS,
+  type FamilyAdapters,
   familyRefusal,
   loadCheckpoint,
+  otherFamilyRefusal,
   refuseOtherFamily,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
@@ -46,7 +48,8 @@ const FACEID_NODES: readonly NodeClass[] = [
   'IPAdapterFaceID',
 ];
 
-const WRONG_FAMILY = {
+const WRONG_FAMILY: FamilyAdapters = {
+  family: 'sd',
   adapters: 'IP-Adapter FaceID Plus V2 and its LoRA',
   instead: 'send an SD1.5 model here, or use /facelock/v2 (PuLID for SDXL)',
 };
@@ -72,11 +75,13 @@ export const compiler: PipelineCompiler = {
       { folder: 'clip_vision', what: `\`${FACEID_FILES.clipVision}\`` },
       { folder: 'insightface', what: '`models/buffalo_l/` (the face analysis FaceID reads)' },
     ],
-    refuses: [...refusals(REFUSED), familyRefusal('sd', WRONG_FAMILY.adapters)],
+    refuses: [...refusals(REFUSED), familyRefusal(WRONG_FAMILY.family, WRONG_FAMILY.adapters)],
   },
+  // A model of the other family is refused at submission where its family is known.
+  admit: (ctx) => otherFamilyRefusal(ctx, WRONG_FAMILY),
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
-    refuseOtherFamily(fields, 'sd', WRONG_FAMILY.adapters, WRONG_FAMILY.instead);
+    refuseOtherFamily(fields, ctx, WRONG_FAMILY);
     const mixed = fields.has('supp_image1');
     if (mixed && !fields.bool('id_mix')) fields.refuse('supp_image1', REFUSED.supp_image1);
     if (!mixed) fields.refuseUnlessDefault({ id_mix: REFUSED.id_mix });

@@ -3,8 +3,10 @@ import {
   CHECKPOINT_DIFFUSION_NODES,
   checkpointFile,
   DEFAULT_CHECKPOINTS,
+  type FamilyAdapters,
   familyRefusal,
   loadCheckpoint,
+  otherFamilyRefusal,
   refuseOtherFamily,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
@@ -39,7 +41,8 @@ const FACELOCK_NODES: readonly NodeClass[] = [
 const NOT_CONCATENATED =
   "would add the extra face's identity tokens to input_face's, as PuLID does; ApplyPulid averages the faces instead, which is another picture";
 
-const WRONG_FAMILY = {
+const WRONG_FAMILY: FamilyAdapters = {
+  family: 'sdxl',
   adapters: "PuLID's weights",
   instead: 'send an SDXL model here, or use /facelock/v1 (IP-Adapter FaceID for SD1.5)',
 };
@@ -62,12 +65,14 @@ export const compiler: PipelineCompiler = {
         what: '`models/antelopev2/` (the face analysis PuLID reads; EVA-CLIP is fetched on first use)',
       },
     ],
-    refuses: [...refusals(REFUSED), familyRefusal('sdxl', WRONG_FAMILY.adapters)],
+    refuses: [...refusals(REFUSED), familyRefusal(WRONG_FAMILY.family, WRONG_FAMILY.adapters)],
   },
+  // A model of the other family is refused at submission where its family is known.
+  admit: (ctx) => otherFamilyRefusal(ctx, WRONG_FAMILY),
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(REFUSED);
-    refuseOtherFamily(fields, 'sdxl', WRONG_FAMILY.adapters, WRONG_FAMILY.instead);
+    refuseOtherFamily(fields, ctx, WRONG_FAMILY);
     const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), 'sdxl'));
     const model = w

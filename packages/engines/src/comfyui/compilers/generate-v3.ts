@@ -84,7 +84,7 @@ export const compiler: PipelineCompiler = {
     models: [
       {
         ...SCHNELL_NEED,
-        what: `${SCHNELL_NEED.what}; with \`flux-dev\` mapped, the file it maps to (Flux Dev runs)`,
+        what: `${SCHNELL_NEED.what}; with \`flux:dev\` (or \`flux-dev\`) mapped, the file it maps to (Flux Dev runs)`,
       },
       { folder: 'text_encoders', what: `\`${TEXT_ENCODERS.clipL}\` and \`${TEXT_ENCODERS.t5xxl}\`` },
       { folder: 'vae', what: `\`${FLUX_VAE}\`` },

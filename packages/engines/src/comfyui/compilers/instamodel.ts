@@ -1,5 +1,5 @@
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
-import { CHECKPOINT_DIFFUSION_NODES, loadCheckpoint } from '../chains/model-files.ts';
+import { CHECKPOINT_DIFFUSION_NODES, loadCheckpoint, roleFile } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { requestFields } from '../chains/request-fields.ts';
 import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
@@ -17,8 +17,9 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  * The request's defaults (9 steps, guidance 1) are those of a step-distilled SDXL; the SDXL base
  * at 9 steps without guidance draws mush. So the model is ByteDance's SDXL-Lightning 8-step
  * checkpoint (its ComfyUI all-in-one file), sampled as its model card says: Euler on sgm_uniform,
- * no classifier-free guidance beyond the request's. An operator maps `sdxl-lightning` in
- * COMFYUI_CHECKPOINTS to another Lightning-distilled SDXL.
+ * no classifier-free guidance beyond the request's. An operator maps SDXL's lightning role
+ * (`sdxl:lightning`, or the older `sdxl-lightning`) in COMFYUI_CHECKPOINTS to another
+ * Lightning-distilled SDXL.
  */
 const PIPELINE = '/instamodel/v1';
 
@@ -55,7 +56,7 @@ export const compiler: PipelineCompiler = {
     models: [
       {
         folder: 'checkpoints',
-        what: `\`${INSTAMODEL_CHECKPOINT.file}\` (ByteDance/SDXL-Lightning), or the Lightning-distilled SDXL file \`COMFYUI_CHECKPOINTS\` maps \`${INSTAMODEL_CHECKPOINT.id}\` to`,
+        what: `\`${INSTAMODEL_CHECKPOINT.file}\` (ByteDance/SDXL-Lightning), or the Lightning-distilled SDXL file \`COMFYUI_CHECKPOINTS\` maps \`sdxl:lightning\` (or \`${INSTAMODEL_CHECKPOINT.id}\`) to`,
       },
       { folder: 'instantid', what: `\`${INSTANTID_FILES.adapter}\`` },
       {
@@ -68,10 +69,8 @@ export const compiler: PipelineCompiler = {
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
-    const checkpoint = loadCheckpoint(
-      w,
-      ctx.checkpoints[INSTAMODEL_CHECKPOINT.id] ?? INSTAMODEL_CHECKPOINT.file,
-    );
+    // SDXL's lightning role: `sdxl:lightning` (or its older id `sdxl-lightning`) in COMFYUI_CHECKPOINTS.
+    const checkpoint = loadCheckpoint(w, roleFile(ctx, 'sdxl', 'lightning') ?? INSTAMODEL_CHECKPOINT.file);
     const prompts = encodePrompts(
       w,
       checkpoint.clip,

@@ -3,8 +3,8 @@ import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import {
   CHECKPOINT_DIFFUSION_NODES,
   checkpointFile,
-  checkpointNeed,
   loadCheckpoint,
+  roleNeed,
 } from '../chains/model-files.ts';
 import { OUTPAINT_NODES, padForOutpaint } from '../chains/outpainting.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
@@ -65,14 +65,15 @@ export const compiler: PipelineCompiler = {
       INPAINT_NODES,
       WORKING_SIZE_NODES,
     ),
-    models: [checkpointNeed(MODEL_ID)],
+    models: [roleNeed(MODEL_ID, 'inpainting')],
     refuses: refusals(NOT_SERVED),
   },
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(NOT_SERVED);
     const w = new Workflow(ctx.filenamePrefix);
-    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID));
+    // SDXL's inpainting checkpoint where COMFYUI_CHECKPOINTS maps `sdxl:inpainting`, else the base.
+    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID, undefined, 'inpainting'));
     const conditioning = encodePrompts(w, checkpoint.clip, fields.string('prompt'), '');
     const { pixels: canvas, mask } = padForOutpaint(w, fields, loadImage(w, fields.image('init_image')));
     const pixels = w

@@ -1,5 +1,6 @@
 import type { Endpoint } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
+import type { EngineRegistry } from '@imagegen/engines';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Metrics } from '../../observability/metrics.ts';
 import {
@@ -31,6 +32,11 @@ export interface TaskRouteOptions {
   /** Aborted when the API closes: waiting submissions answer at once. */
   closing: AbortSignal;
   metrics: Metrics;
+  /**
+   * What the serving engine refuses of a generation before it is queued (a model of a family the
+   * pipeline's adapters do not fit): answered 422 at the field, nothing queued. Absent: nothing.
+   */
+  admit?: EngineRegistry['admit'];
 }
 
 /**
@@ -52,6 +58,11 @@ export function registerTaskEndpoint(
     const ownerId = callerOf(request).ownerId;
     const wait = preferredWait(request);
     const key = idempotencyKey(request);
+    // Before the Idempotency-Key is claimed: a refused request leaves it free, as routing does.
+    const refusal = kind === 'generation' ? options.admit?.(endpoint.path, input) : null;
+    if (refusal) {
+      throw new HttpError(422, [{ loc: ['body', refusal.field], msg: refusal.message, type: refusal.type }]);
+    }
 
     // The request id travels with the task, so the worker's and the webhook's log lines carry it.
     const params = { ownerId, endpoint: endpoint.path, kind, input, publicUrl, requestId: request.id };
