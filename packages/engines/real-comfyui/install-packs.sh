@@ -38,7 +38,17 @@ while read -r repo commit; do
   fi
   [ -d "$mirror" ] || { echo "$name: no mirror at $mirror (fetch $repo)" >&2; exit 1; }
   rm -rf "$dest"; mkdir -p "$dest"
-  git --git-dir="$mirror" archive "$commit" | tar -x -C "$dest"
+  # The mirrors may omit large blobs (example pictures, bundled weights): archive the files they hold
+  # and name the others in .imagegen-missing.
+  mapfile -t present < <(git --git-dir="$mirror" ls-tree -r --full-tree "$commit" |
+    awk -F'\t' '{split($1, m, " "); print m[3] "\t" $2}' |
+    while IFS=$'\t' read -r sha path; do echo "$sha $path"; done |
+    git --git-dir="$mirror" cat-file --batch-check='%(objectname) %(objecttype) %(rest)' 2>/dev/null |
+    awk '$2 != "missing" {sub(/^[^ ]+ [^ ]+ /, ""); print}')
+  git --git-dir="$mirror" ls-tree -r --full-tree --name-only "$commit" | sort > "$dest/.imagegen-all"
+  printf '%s\n' "${present[@]}" | sort | comm -23 "$dest/.imagegen-all" - > "$dest/.imagegen-missing"
+  rm "$dest/.imagegen-all"
+  git --git-dir="$mirror" archive "$commit" -- "${present[@]}" | tar -x -C "$dest"
   echo "$commit" > "$dest/.imagegen-commit"
-  echo "$name: installed $commit"
+  echo "$name: installed $commit ($(wc -l < "$dest/.imagegen-missing") files absent from the mirror)"
 done
