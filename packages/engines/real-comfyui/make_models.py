@@ -276,25 +276,42 @@ def make_clip_g(path):
 
 
 def make_t5xxl(path):
-    """T5-XXL's encoder, built on the meta device from ComfyUI's own class (24 layers of 4096), each
-    tensor drawn as torch.nn would, then stored in float8_e4m3fn."""
+    """T5-XXL's encoder, its tensor names and shapes from ComfyUI's own class built on the meta device
+    (24 layers of 4096), each tensor drawn as torch.nn would and written straight to the file in
+    float8_e4m3fn (the safetensors layout, one tensor in memory at a time: 4.9 GB never held at once)."""
+    import json
     import comfy.text_encoders.sd3_clip as sd3_clip
     with torch.device('meta'):
         t5 = sd3_clip.T5XXLModel(device='meta', dtype=torch.float32)
-    gen = torch.Generator().manual_seed(SEED + 3)
-    sd = {}
     modules = dict(t5.transformer.named_modules())
-    for name, p in t5.transformer.state_dict(keep_vars=True).items():
-        owner = modules[name.rsplit('.', 1)[0]]
-        if isinstance(owner, torch.nn.Linear):
-            bound = 1 / math.sqrt(p.shape[1])  # kaiming_uniform(a=sqrt(5)) as nn.Linear draws
-            t = torch.empty(p.shape).uniform_(-bound, bound, generator=gen)
-        elif isinstance(owner, torch.nn.Embedding):
-            t = torch.empty(p.shape).normal_(0, 1, generator=gen)
-        else:
-            t = torch.ones(p.shape)  # T5's RMS norm weights
-        sd[name] = t.to(torch.float8_e4m3fn)
-    save(sd, path, 'T5-XXL encoder (24 layers, 4096), float8_e4m3fn')
+    names = sorted(t5.transformer.state_dict(keep_vars=True).items())
+    header, offset = {}, 0
+    for name, p in names:
+        n = p.numel()
+        header[name] = {'dtype': 'F8_E4M3', 'shape': list(p.shape), 'data_offsets': [offset, offset + n]}
+        offset += n
+    header['__metadata__'] = {'imagegen_real_comfyui': NOTE.format(
+        seed=SEED + 3, what='T5-XXL encoder (24 layers, 4096), float8_e4m3fn')}
+    raw = json.dumps(header, separators=(',', ':')).encode()
+    raw += b' ' * (-len(raw) % 8)
+    gen = torch.Generator().manual_seed(SEED + 3)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + '.tmp'
+    with open(tmp, 'wb') as f:
+        f.write(len(raw).to_bytes(8, 'little'))
+        f.write(raw)
+        for name, p in names:
+            owner = modules[name.rsplit('.', 1)[0]]
+            if isinstance(owner, torch.nn.Linear):
+                bound = 1 / math.sqrt(p.shape[1])  # kaiming_uniform(a=sqrt(5)), as nn.Linear draws
+                t = torch.empty(p.shape).uniform_(-bound, bound, generator=gen)
+            elif isinstance(owner, torch.nn.Embedding):
+                t = torch.empty(p.shape).normal_(0, 1, generator=gen)
+            else:
+                t = torch.ones(p.shape)  # T5's RMS norm weights
+            f.write(t.to(torch.float8_e4m3fn).contiguous().view(torch.uint8).numpy().tobytes())
+    os.replace(tmp, path)
+    print(f'  saved {path}: {offset / 1e6:.1f} M params, {os.path.getsize(path) / 2**20:.1f} MiB')
 
 
 def verify_text_encoders(paths, clip_type, expect):
