@@ -26,6 +26,11 @@ if ! chroot "$ROOTFS" dpkg -s $APT >/dev/null 2>&1; then
     sh -c "apt-get update -qq && apt-get install -y -q --no-install-recommends $APT && apt-get clean"
 fi
 
+# Shims, only where a pack imports something neither Debian nor a local wheel provides (README.md says why).
+SITE=$(chroot "$ROOTFS" python3 -c 'import site; print([p for p in site.getsitepackages() if p.startswith("/usr/local")][0])')
+mkdir -p "$ROOTFS$SITE"
+cp -r "$HERE/shims/iopath" "$ROOTFS$SITE/"
+
 # | `file` | owner/name | commit | classes |
 grep '^| `' "$PACKS_README" | awk -F'|' '{gsub(/ /,"",$3); gsub(/ /,"",$4); print $3, $4}' |
 while read -r repo commit; do
