@@ -539,7 +539,13 @@ def verify_photomaker(path):
 def make_iclight(path):
     """IC-Light fc: an SD1.5 UNet with 8 input channels (picture latent + foreground latent), stored as the
     offsets kijai's LoadAndApplyICLightUnet adds to the checkpoint's weights (its ldm-key branch)."""
-    model = build_diffusion_model({**SD15_UNET, 'in_channels': 8}, 'SD15', SEED + 9)
+    # SD1.5's config with 8 input channels, as the loader patches it (detection alone would say
+    # Stable_Zero123 or SD15_instructpix2pix, SD1.5's architecture with 8 input channels too)
+    config = config_from_unet(SD15_UNET, 'SD15')
+    config.unet_config['in_channels'] = 8
+    config.set_inference_dtype(F16, None)
+    model = config.get_model({}, device='cpu')
+    torch_default_init(model.diffusion_model, SEED + 9)
     with torch.no_grad():
         sd = {k: (v * 0.05) for k, v in model.diffusion_model.state_dict().items()}
     save(fp16(sd), path, 'IC-Light fc offsets (SD1.5 UNet, 8 input channels)')
@@ -550,7 +556,12 @@ def verify_iclight(path):
     config = comfy.model_detection.model_config_from_unet(sd, '')
     channels = sd['input_blocks.0.0.weight'].shape[1]
     print(f'  detected: {type(config).__name__}, {channels} input channels, {len(sd)} tensors')
-    assert type(config).__name__ == 'SD15' and channels == 8
+    assert type(config).__name__ in ('SD15', 'Stable_Zero123', 'SD15_instructpix2pix') and channels == 8
+    sd15 = config_from_unet(SD15_UNET, 'SD15')
+    sd15.unet_config['in_channels'] = 8
+    with torch.device('meta'):
+        expected = {k: v.shape for k, v in sd15.get_model({}, device='meta').diffusion_model.state_dict().items()}
+    assert {k: v.shape for k, v in sd.items()} == expected, 'keys or shapes differ from the SD1.5 UNet'
 
 
 def aux_pack():
