@@ -608,8 +608,9 @@ def make_dpt_hybrid(path):
     torch.manual_seed(SEED + 14)
     model = DPTForDepthEstimation(config)
     model.save_pretrained(snapshot, safe_serialization=True)
-    DPTImageProcessor(do_resize=True, size={'height': 384, 'width': 384}, keep_aspect_ratio=True,
-                      ensure_multiple_of=32, do_normalize=True, image_mean=[0.5] * 3,
+    # the hybrid's position table is fixed at 384x384: its processor resizes to exactly that
+    DPTImageProcessor(do_resize=True, size={'height': 384, 'width': 384}, keep_aspect_ratio=False,
+                      ensure_multiple_of=1, do_normalize=True, image_mean=[0.5] * 3,
                       image_std=[0.5] * 3).save_pretrained(snapshot)
     os.makedirs(os.path.join(repo, 'refs'), exist_ok=True)
     with open(os.path.join(repo, 'refs', 'main'), 'w') as f:
