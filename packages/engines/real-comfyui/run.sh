@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs the comfyui engine's pipeline suite against the CPU ComfyUI with the random models setup.sh made.
+#
+#   ./run.sh [URL] [--only TEXT]...      (URL default http://127.0.0.1:8188; the server must be running)
+#
+# COMFY_CPU_BASE (default /opt/comfyui-cpu) locates models/, where the training case stores its LoRA.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+BASE=${COMFY_CPU_BASE:-/opt/comfyui-cpu}
+URL=http://127.0.0.1:8188
+if [ $# -gt 0 ] && [ "${1#http}" != "$1" ]; then URL=$1; shift; fi
+curl -fsS -o /dev/null "$URL/system_stats" || { echo "no ComfyUI answers at $URL (start it first)" >&2; exit 2; }
+export COMFYUI_CHECKPOINTS=sd1.5=random-sd15.safetensors,sdxl=random-sdxl.safetensors,sdxl-lightning=random-sdxl.safetensors,sd3=random-sd3.safetensors,sd3.5=random-sd3.5.safetensors,flux-schnell=random-flux-schnell.safetensors
+export COMFYUI_MODELS_DIR=$BASE/rootfs/opt/comfy/ComfyUI/models
+cd "$HERE/../../.."
+exec npm run --silent test:comfyui -- "$URL" "$@"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Sets up the real-server suite on a machine where the CPU ComfyUI chroot exists: installs the node
+# packs at their pinned commits (install-packs.sh), then writes every random-weight model into
+# ComfyUI's models/ (and where packs look for theirs) and verifies each (make_models.py).
+#
+#   MIRROR_ROOT=/work/.mirror ./setup.sh [COMFY_CPU_BASE] [make_models.py options, e.g. --only sdxl]
+#
+# COMFY_CPU_BASE (default /opt/comfyui-cpu): the folder holding the Debian chroot rootfs/ with ComfyUI
+# at /opt/comfy/ComfyUI. Idempotent: a pack at its commit and a model file that exists are left alone.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+BASE=${COMFY_CPU_BASE:-/opt/comfyui-cpu}
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then BASE=$1; shift; fi
+ROOTFS=$BASE/rootfs
+IN=/opt/comfy
+[ -d "$ROOTFS$IN/ComfyUI" ] || { echo "no ComfyUI at $ROOTFS$IN/ComfyUI (build the CPU chroot first)" >&2; exit 1; }
+mountpoint -q "$ROOTFS/proc" || mount -t proc proc "$ROOTFS/proc"
+mountpoint -q "$ROOTFS/dev" || mount --bind /dev "$ROOTFS/dev"
+cp -L /etc/resolv.conf "$ROOTFS/etc/resolv.conf" 2>/dev/null || true
+
+COMFY_CPU_BASE=$BASE "$HERE/install-packs.sh" "$BASE"
+
+mkdir -p "$ROOTFS$IN/imagegen"
+cp "$HERE/make_models.py" "$ROOTFS$IN/imagegen/"
+chroot "$ROOTFS" /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/bin:/usr/bin:/bin \
+  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1 OMP_NUM_THREADS=${COMFY_THREADS:-2} \
+  sh -c "cd $IN/ComfyUI && exec python3 $IN/imagegen/make_models.py $IN/ComfyUI/models $*"
