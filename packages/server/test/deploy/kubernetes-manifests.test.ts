@@ -237,18 +237,23 @@ describe('the Kubernetes manifests', () => {
     }
   });
 
-  it('run the CLI’s migrate command in the migration Job, and the program in every Deployment', () => {
+  it('run the CLI’s migrate command in the migration Job, and the program in every Deployment, built', () => {
     const [job] = podContainers(named('Job', 'imagegen-migrate'));
-    expect(job!.command!.slice(-2)).toEqual(['packages/server/src/cli/main.ts', 'migrate']);
+    expect(job!.command!.slice(-2)).toEqual(['packages/server/dist/src/cli/main.js', 'migrate']);
     expect(USAGE).toMatch(/^ {2}migrate /m);
     for (const deployment of byKind('Deployment')) {
-      expect(podContainers(deployment)[0]!.command!.at(-1)).toBe('packages/server/src/cli/start.ts');
+      expect(podContainers(deployment)[0]!.command!.at(-1)).toBe('packages/server/dist/src/cli/start.js');
     }
     for (const m of [...byKind('Deployment'), ...byKind('Job')]) {
       for (const c of podContainers(m)) {
+        // The image's built files (npm run build), which resolve each other through this condition.
+        expect(c.command!.slice(0, 2)).toEqual(['node', '--conditions=imagegen-build']);
         for (const part of c.command ?? []) {
-          if (part.startsWith('packages/'))
-            expect(readdirSync(path.dirname(path.join(ROOT, part)))).toContain(path.basename(part));
+          if (!part.startsWith('packages/')) continue;
+          // packages/NAME/dist/REST.js is built from packages/NAME/REST.ts.
+          const source = part.replace(/^(packages\/[^/]+)\/dist\//, '$1/').replace(/\.js$/, '.ts');
+          expect(source, part).not.toBe(part);
+          expect(readdirSync(path.dirname(path.join(ROOT, source)))).toContain(path.basename(source));
         }
       }
     }
