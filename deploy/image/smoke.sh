@@ -39,7 +39,15 @@ if ! podman image exists "$BASE"; then
   ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/local/bin/npm"
   ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$rootfs/usr/local/bin/npx"
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-  tar -C "$rootfs" -c . | podman import \
+  # The machine's trusted certificates too, so that npm in the build reaches the registry as it
+  # does here (through a proxy whose certificate authority the machine trusts, say).
+  cas=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
+  ca_env=()
+  if [ -f "$cas" ]; then
+    install -D -m 644 "$cas" "$rootfs/etc/ssl/certs/machine-ca-certificates.crt"
+    ca_env=(--change 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/machine-ca-certificates.crt')
+  fi
+  tar -C "$rootfs" -c . | podman import "${ca_env[@]}" \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'CMD ["node"]' - "$BASE" >/dev/null
   rm -rf "$rootfs"
@@ -47,7 +55,8 @@ fi
 
 # 2. The image.
 step "podman build $IMAGE (BASE=$BASE)"
-podman build --isolation chroot --build-arg "BASE=$BASE" -t "$IMAGE" .
+# The docker format: OCI image configs have no HEALTHCHECK, and podman drops it from them.
+podman build --isolation chroot --format docker --build-arg "BASE=$BASE" -t "$IMAGE" .
 size=$(podman image inspect "$IMAGE" --format '{{.Size}}')
 echo "image size: $((size / 1024 / 1024)) MiB"
 
@@ -65,6 +74,8 @@ cleanup() {
 trap cleanup EXIT
 config=$(podman image inspect "$IMAGE" --format '{{json .Config}}')
 field() { node -e "const c = JSON.parse(process.argv[1]); console.log($1)" "$config"; }
+[ "$(field 'c.Healthcheck?.Test?.join(" ")')" != undefined ] || { echo "the image has no HEALTHCHECK" >&2; exit 1; }
+echo "HEALTHCHECK: $(field 'c.Healthcheck.Test.slice(1).join(" ").slice(0, 100)')..."
 user=$(field c.User)
 workdir=$(field c.WorkingDir)
 mapfile -t command < <(field "c.Cmd.join('\n')")
@@ -74,6 +85,7 @@ gid=$(chroot "$root" id -g "$user")
 chown "$uid:$gid" "$data"
 mount -t proc proc "$root/proc"
 mount --bind /dev "$root/dev"
+mount --make-private "$root/dev" # its own /dev/shm below stays in it
 mount -t tmpfs tmpfs "$root/dev/shm"
 mount -t tmpfs tmpfs "$root/tmp"
 mount --bind "$data" "$root/data"
