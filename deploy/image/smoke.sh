@@ -130,8 +130,13 @@ echo "task $id: SUCCESS, $(stat -c %s "$WORK/output.png") bytes of PNG"
 
 step "the docs site"
 page=$(curl -sf "http://127.0.0.1:$DOCS_PORT/") || fail "no docs page on :$DOCS_PORT"
-grep -q '<title>' <<<"$page" || fail "the docs page has no title"
-grep -o '<title>[^<]*</title>' <<<"$page" | head -n 1
+title=$(grep -o '<title[^>]*>[^<]*</title>' <<<"$page" | head -n 1)
+grep -q 'imagegen</title>' <<<"$title" || fail "the docs site's home page has no imagegen title: $title"
+echo "$title"
+hits=$(curl -sf -X POST "http://127.0.0.1:$DOCS_PORT/1/indexes/*/queries" -H 'Content-Type: application/json' \
+  -H 'X-Algolia-Application-Id: imagegen' -H 'X-Algolia-API-Key: search-only-key' \
+  -d '{"requests":[{"indexName":"docs","query":"webhook"}]}') || fail "the docs search refused a query"
+echo "search for \"webhook\": $(node -p 'JSON.parse(process.argv[1]).results[0].nbHits' "$hits") hits"
 
 echo
 echo "image smoke check passed: $IMAGE, $((size / 1024 / 1024)) MiB"
