@@ -72,10 +72,11 @@ cleanup() {
   rm -rf "$data"
 }
 trap cleanup EXIT
-config=$(podman image inspect "$IMAGE" --format '{{json .Config}}')
-field() { node -e "const c = JSON.parse(process.argv[1]); console.log($1)" "$config"; }
-[ "$(field 'c.Healthcheck?.Test?.join(" ")')" != undefined ] || { echo "the image has no HEALTHCHECK" >&2; exit 1; }
-echo "HEALTHCHECK: $(field 'c.Healthcheck.Test.slice(1).join(" ").slice(0, 100)')..."
+# (podman shows the docker-format HEALTHCHECK beside Config, not in it)
+image=$(podman image inspect "$IMAGE" --format '{{json .}}')
+field() { node -e "const i = JSON.parse(process.argv[1]), c = i.Config; console.log($1)" "$image"; }
+[ "$(field 'i.Healthcheck?.Test?.join(" ")')" != undefined ] || { echo "the image has no HEALTHCHECK" >&2; exit 1; }
+echo "HEALTHCHECK: $(field 'i.Healthcheck.Test.slice(1).join(" ").slice(0, 100)')..."
 user=$(field c.User)
 workdir=$(field c.WorkingDir)
 mapfile -t command < <(field "c.Cmd.join('\n')")
