@@ -73,8 +73,8 @@ cleanup() {
 }
 trap cleanup EXIT
 # (podman shows the docker-format HEALTHCHECK beside Config, not in it)
-image=$(podman image inspect "$IMAGE" --format '{{json .}}')
-field() { node -e "const i = JSON.parse(process.argv[1]), c = i.Config; console.log($1)" "$image"; }
+image=$(podman image inspect "$IMAGE")
+field() { node -e "const [i] = JSON.parse(process.argv[1]), c = i.Config; console.log($1)" "$image"; }
 [ "$(field 'i.Healthcheck?.Test?.join(" ")')" != undefined ] || { echo "the image has no HEALTHCHECK" >&2; exit 1; }
 echo "HEALTHCHECK: $(field 'i.Healthcheck.Test.slice(1).join(" ").slice(0, 100)')..."
 user=$(field c.User)
