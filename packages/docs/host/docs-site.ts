@@ -11,8 +11,17 @@ import { type SearchSettings, searchSettingsFromEnv, startDocsSearch } from '@im
 import { siteLinks } from '../site-links.ts';
 import { type DocsHost, type DocsHostHandler, startDocsHost } from './docs-host.ts';
 
-/** The Docusaurus build of this package. */
-export const DOCS_BUILD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'build');
+const HOST_DIR = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * The Docusaurus build of this package, `build/` at its root: beside `host/` in the sources, two
+ * folders up from the production build's `dist/host/`.
+ */
+export const DOCS_BUILD_DIR = path.resolve(
+  HOST_DIR,
+  path.basename(path.dirname(HOST_DIR)) === 'dist' ? '../..' : '..',
+  'build',
+);
 
 export function docsBuilt(buildDir = DOCS_BUILD_DIR): boolean {
   return existsSync(path.join(buildDir, '404.html'));

@@ -38,9 +38,21 @@ export function programSource(): string {
   return files.join('\n');
 }
 
-/** The parts of a command that name a file of the repository, each of which must exist. */
+/**
+ * The parts of a command that name a program file the image does not hold: the image runs the
+ * build (npm run build), `packages/NAME/dist/REST.js` built from `packages/NAME/REST.ts`, with the
+ * condition under which the built packages resolve each other.
+ */
 export function missingProgramFiles(command: readonly string[]): string[] {
-  return command
-    .filter((part) => part.startsWith('packages/'))
-    .filter((part) => !readdirSync(path.dirname(path.join(ROOT, part))).includes(path.basename(part)));
+  const missing =
+    command.slice(0, 2).join(' ') === 'node --conditions=imagegen-build' ? [] : [command.join(' ')];
+  for (const part of command) {
+    if (!part.startsWith('packages/')) continue;
+    const source = part.replace(/^(packages\/[^/]+)\/dist\//, '$1/').replace(/\.js$/, '.ts');
+    const built = source !== part;
+    if (!built || !readdirSync(path.dirname(path.join(ROOT, source))).includes(path.basename(source))) {
+      missing.push(part);
+    }
+  }
+  return missing;
 }

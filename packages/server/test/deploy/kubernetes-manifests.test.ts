@@ -212,12 +212,12 @@ describe('the Kubernetes manifests', () => {
     }
   });
 
-  it('run the CLI’s migrate command in the migration Job, and the program in every Deployment', () => {
+  it('run the CLI’s migrate command in the migration Job, and the program in every Deployment, built', () => {
     const [job] = podContainers(named('Job', 'imagegen-migrate'));
-    expect(job!.command!.slice(-2)).toEqual(['packages/server/src/cli/main.ts', 'migrate']);
+    expect(job!.command!.slice(-2)).toEqual(['packages/server/dist/src/cli/main.js', 'migrate']);
     expect(USAGE).toMatch(/^ {2}migrate /m);
     for (const deployment of byKind('Deployment')) {
-      expect(podContainers(deployment)[0]!.command!.at(-1)).toBe('packages/server/src/cli/start.ts');
+      expect(podContainers(deployment)[0]!.command!.at(-1)).toBe('packages/server/dist/src/cli/start.js');
     }
     for (const m of [...byKind('Deployment'), ...byKind('Job')]) {
       for (const c of podContainers(m)) expect(missingProgramFiles(c.command ?? [])).toEqual([]);

@@ -1,0 +1,76 @@
+# The imagegen image: the API, the worker, the webhook dispatcher and the documentation site, one
+# program whose roles IMAGEGEN_ROLES picks (deploy/kubernetes/ runs it so). Built with
+#
+#   docker build -t registry.example.com/imagegen:1.0.0 .
+#
+# (or podman build). BASE is any Debian-based image with Node.js 20.19 or later and npm on PATH;
+# the default is the official Node image of the version the project supports.
+ARG BASE=node:22-bookworm-slim
+
+# ---- build: every dependency (TypeScript, Docusaurus), the JavaScript build and the docs site ----
+FROM ${BASE} AS build
+WORKDIR /app
+# The manifests first, so that the dependency layer is reused while only sources change.
+COPY package.json package-lock.json .npmrc ./
+COPY packages/client/package.json packages/client/
+COPY packages/contract/package.json packages/contract/
+COPY packages/db/package.json packages/db/
+COPY packages/docs/package.json packages/docs/
+COPY packages/engines/package.json packages/engines/
+COPY packages/search/package.json packages/search/
+COPY packages/server/package.json packages/server/
+COPY bench/package.json bench/
+COPY e2e/package.json e2e/
+# npm's download cache lives in a build cache, outside the layers, shared by both stages.
+RUN --mount=type=cache,target=/root/.npm,sharing=locked npm ci --no-audit --no-fund
+COPY . .
+# The packages to packages/*/dist, then the docs site to packages/docs/build.
+RUN npm run build
+
+# ---- runtime: production dependencies of the server, the built files, a non-root user ----
+FROM ${BASE} AS runtime
+ARG BASE
+ARG VERSION=1.0.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="imagegen" \
+      org.opencontainers.image.description="Self-hostable image-generation API and its documentation site" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="UNLICENSED" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="${BASE}"
+ENV NODE_ENV=production \
+    API_HOST=0.0.0.0 \
+    IMAGEGEN_DATA_DIR=/data
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+COPY packages/client/package.json packages/client/
+COPY packages/contract/package.json packages/contract/
+COPY packages/db/package.json packages/db/
+COPY packages/docs/package.json packages/docs/
+COPY packages/engines/package.json packages/engines/
+COPY packages/search/package.json packages/search/
+COPY packages/server/package.json packages/server/
+COPY bench/package.json bench/
+COPY e2e/package.json e2e/
+# Only what the server needs at run time: its dependencies and those of the packages it imports;
+# no TypeScript loader, no Docusaurus (the site is already built).
+RUN --mount=type=cache,target=/root/.npm,sharing=locked \
+    npm ci --omit=dev --workspace=packages/server --no-audit --no-fund
+COPY --from=build /app/packages/contract/dist packages/contract/dist
+COPY --from=build /app/packages/db/dist packages/db/dist
+COPY --from=build /app/packages/engines/dist packages/engines/dist
+COPY --from=build /app/packages/search/dist packages/search/dist
+COPY --from=build /app/packages/server/dist packages/server/dist
+COPY --from=build /app/packages/docs/dist packages/docs/dist
+COPY --from=build /app/packages/docs/build packages/docs/build
+# The bundled PostgreSQL refuses to run as root, and nothing here needs root.
+RUN groupadd --system imagegen \
+ && useradd --system --gid imagegen --home-dir /app --no-create-home imagegen \
+ && mkdir -p /data \
+ && chown imagegen:imagegen /data
+USER imagegen
+VOLUME ["/data"]
+EXPOSE 8000 8001 3000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "const port = process.env.IMAGEGEN_ROLES && !process.env.IMAGEGEN_ROLES.includes('api') ? process.env.HEALTH_PORT || 8001 : process.env.API_PORT || 8000; fetch('http://127.0.0.1:' + port + '/health/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "--conditions=imagegen-build", "packages/server/dist/src/cli/start.js"]
