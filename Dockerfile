@@ -7,11 +7,11 @@
 # the default is the official Node image of the version the project supports.
 ARG BASE=node:22-bookworm-slim
 
-# ---- build: every dependency (TypeScript, Docusaurus), the JavaScript build and the docs site ----
-FROM ${BASE} AS build
+# ---- manifests: what npm ci reads, copied first so that both stages' dependency layers are
+# reused while only sources change ----
+FROM ${BASE} AS manifests
 WORKDIR /app
-# The manifests first, so that the dependency layer is reused while only sources change.
-COPY package.json package-lock.json .npmrc ./
+COPY package.json package-lock.json ./
 COPY packages/client/package.json packages/client/
 COPY packages/contract/package.json packages/contract/
 COPY packages/db/package.json packages/db/
@@ -21,6 +21,11 @@ COPY packages/search/package.json packages/search/
 COPY packages/server/package.json packages/server/
 COPY bench/package.json bench/
 COPY e2e/package.json e2e/
+
+# ---- build: every dependency (TypeScript, Docusaurus), the JavaScript build and the docs site ----
+FROM ${BASE} AS build
+WORKDIR /app
+COPY --from=manifests /app ./
 # npm's download cache lives in a build cache, outside the layers, shared by both stages.
 RUN --mount=type=cache,target=/root/.npm,sharing=locked npm ci --no-audit --no-fund
 COPY . .
@@ -42,16 +47,7 @@ ENV NODE_ENV=production \
     API_HOST=0.0.0.0 \
     IMAGEGEN_DATA_DIR=/data
 WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
-COPY packages/client/package.json packages/client/
-COPY packages/contract/package.json packages/contract/
-COPY packages/db/package.json packages/db/
-COPY packages/docs/package.json packages/docs/
-COPY packages/engines/package.json packages/engines/
-COPY packages/search/package.json packages/search/
-COPY packages/server/package.json packages/server/
-COPY bench/package.json bench/
-COPY e2e/package.json e2e/
+COPY --from=manifests /app ./
 # Only what the server needs at run time: its dependencies and those of the packages it imports;
 # no TypeScript loader, no Docusaurus (the site is already built).
 RUN --mount=type=cache,target=/root/.npm,sharing=locked \
