@@ -33,11 +33,13 @@ interface BrowserSite {
 async function startBrowserSite(): Promise<BrowserSite> {
   const db: TestDatabase = await createTestDatabase();
   const { apiKey } = await createOwner(db.pool, { name: 'browser', plan: 'UNLIMITED' });
-  const engine = createSandboxEngine({ delayMs: 600 });
+  // Each of the two samples takes 400 ms and progress is written every 50 ms, so the stream
+  // always sees the half-way report, however slow the machine.
+  const engine = createSandboxEngine({ delayMs: 800 });
   const api = await startLoopbackApi({
     pool: db.pool,
     engines: createEngineRegistry([engine], { enabled: [engine.name], pinned: {} }),
-    worker: { pollMs: 100 },
+    worker: { pollMs: 100, progressFlushMs: 50 },
   });
   // The SDK's source through the package's exports, bundled for a browser.
   const bundle = await build({
