@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { inTransaction } from '@imagegen/db';
-import { CANCELLED, holdLease, SHUTDOWN } from './attempt-lease.ts';
+import { CANCELLED, DEADLINE_ERROR, holdLease, SHUTDOWN } from './attempt-lease.ts';
 import { runTask, type TaskOutcome } from './run-task.ts';
 import { settleError, settleFailure, settleSuccess } from './settle-task.ts';
 import { announceServers } from './sql/announceServers.ts';
 import { claimTask } from './sql/claimTask.ts';
+import { expireDeadlines } from './sql/expireDeadlines.ts';
 import { reclaimExpired } from './sql/reclaimExpired.ts';
 import { setServerStatus } from './sql/setServerStatus.ts';
 import { type TaskRow, toTaskRecord } from './sql/task-row.ts';
@@ -136,6 +137,7 @@ export class ClaimLoop {
         leaseOwner,
         routes: this.routing.routes,
         leaseMs: this.ctx.leaseMs,
+        planConcurrency: this.ctx.planConcurrency,
       });
     } catch (error) {
       this.ctx.log(`claim failed: ${(error as Error).message}`);
@@ -159,7 +161,7 @@ export class ClaimLoop {
 
   /** One attempt of a claimed task: run under a held lease, then settled either way. */
   private async attempt(task: TaskRecord, leaseOwner: string, controller: AbortController): Promise<void> {
-    const lease = holdLease(this.ctx, task.id, leaseOwner, controller);
+    const lease = holdLease(this.ctx, task, leaseOwner, controller);
     let outcome: TaskOutcome;
     try {
       const servers = this.routing.placement(task);
@@ -206,10 +208,19 @@ export class ClaimLoop {
     });
   }
 
-  /** Expired leases: the task goes back to the queue, or fails for good when its attempts ran out. */
+  /**
+   * Expired leases: the task goes back to the queue, or fails for good when its attempts ran out.
+   * Passed deadlines: a queued task fails without running.
+   */
   private async reclaim(): Promise<void> {
     try {
       await inTransaction(this.ctx.pool, async (client) => {
+        for (const row of await expireDeadlines(client, { error: DEADLINE_ERROR })) {
+          const task = toTaskRecord(row);
+          this.ctx.log(`task ${row.id}: its deadline passed before it ran`, taskFields(task));
+          await settleFailure(this.ctx, client, task);
+          this.ctx.metrics?.tasksFailed.inc(taskLabels(this.ctx, task));
+        }
         const rows = await reclaimExpired(client);
         for (const row of rows) {
           const task = toTaskRecord(row);
