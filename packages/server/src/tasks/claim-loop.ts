@@ -43,6 +43,8 @@ export class ClaimLoop {
   private readonly serverIds: string[];
   /** What this worker claims, and where each task may run: known owners once announced. */
   private routing: WorkerRoutes;
+  /** Whether some plan's running tasks are capped (PLAN_CONCURRENCY). */
+  private readonly capped: boolean;
   /** Resolves once the engines have started and the loop listens for tasks (readiness). */
   readonly ready: Promise<void>;
   private markReady: () => void = () => {};
@@ -54,6 +56,7 @@ export class ClaimLoop {
     const { serverId } = ctx;
     const engineServers = ctx.engines.serverNames();
     this.serverIds = [...new Set([...(serverId === undefined ? [] : [serverId]), ...engineServers])];
+    this.capped = Object.values(ctx.planConcurrency ?? {}).some((cap) => cap > 0);
     // Until the first announcement says whose servers they are, every one counts as shared.
     this.routing = workerRoutes(undefined, engineServers, new Map());
   }
@@ -112,7 +115,10 @@ export class ClaimLoop {
    * and one at a time a worker whose tasks end quickly (a pool of ComfyUI servers, each
    * finishing prompts every few milliseconds) could start no more tasks a second than one over
    * that round trip. A wave starts one claim per free slot, at most CLAIMS_IN_FLIGHT; a wave
-   * that comes back short found the queue empty, and the loop waits to be woken.
+   * that comes back short found the queue empty, and the loop waits to be woken. Under caps per
+   * plan a claim also comes back empty when another claim took the capped owner's last free
+   * place first (see claimTask), so a short wave that took something is followed by another: it
+   * ranks that owner as full and takes the next owner's task.
    *
    * Claims of one wave rank owners from the same moment, so two may take one owner's first and
    * second task where one at a time would have given the second to the next owner: fairness
@@ -124,7 +130,7 @@ export class ClaimLoop {
       const wave = Math.min(this.ctx.concurrency - this.running.size, CLAIMS_IN_FLIGHT);
       if (wave <= 0) return;
       const claimed = await Promise.all(Array.from({ length: wave }, () => this.claimOne()));
-      if (!claimed.every(Boolean)) return;
+      if (!claimed.every(Boolean) && !(this.capped && claimed.some(Boolean))) return;
     }
   }
 
