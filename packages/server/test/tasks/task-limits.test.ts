@@ -287,7 +287,7 @@ describe('task limits', () => {
 
     it('has no cap for a plan the setting leaves out, or sets to 0', async () => {
       const owner = await createOwner(db.pool, 'STANDARD');
-      for (const planConcurrency of [{ FREE: 1 }, { STANDARD: 0 }]) {
+      for (const planConcurrency of [{ FREE: 1 }, { STANDARD: 0 }] as Record<string, number>[]) {
         for (let n = 0; n < 3; n++) await submit(owner, '/sd/text2image/v1', { prompt: `free ${n}` });
         const claims = [];
         for (let n = 0; n < 3; n++) {
