@@ -40,9 +40,22 @@ export interface ClientOptions {
   readonly retryDelayMs?: number;
 }
 
+/**
+ * A task's deadline as the `Cancel-After` header writes it: whole numbers with the units h, m, s,
+ * ms, largest first (`30s`, `5m`, `1h30m`, `1s500ms`), from 1s to 24h. The API refuses anything
+ * else with a ValidationError at `["header", "cancel-after"]`.
+ */
+export type CancelAfter = `${number}${'h' | 'm' | 's' | 'ms'}${string}`;
+
 export interface SubmitOptions {
   /** Default: a new random key per submission, the same on each of its retries. */
   readonly idempotencyKey?: string;
+  /**
+   * The task's deadline, counted from its submission: past it the task fails with
+   * `the task's deadline (Cancel-After: 30s) passed`, never run if it still waited, stopped if it
+   * ran. Default: none.
+   */
+  readonly cancelAfter?: CancelAfter;
   readonly signal?: AbortSignal;
 }
 
@@ -64,6 +77,11 @@ export interface WaitOptions<P extends TaskPath> {
 export interface RunOptions<P extends TaskPath> extends WaitOptions<P> {
   /** Default: a new random key, the same on each retry of the submission. */
   readonly idempotencyKey?: string;
+  /**
+   * The task's deadline on the API (`Cancel-After`; see SubmitOptions). Unlike `timeoutMs`, which
+   * only stops this call waiting, it ends the task itself, even when nobody waits for it.
+   */
+  readonly cancelAfter?: CancelAfter;
 }
 
 type HasParams<P extends string> = P extends `${string}{${string}}${string}` ? true : false;
@@ -188,7 +206,10 @@ function untypedClient(transport: Transport) {
       method: 'POST',
       path,
       json: body,
-      headers: { 'idempotency-key': submitOptions.idempotencyKey ?? newIdempotencyKey() },
+      headers: {
+        'idempotency-key': submitOptions.idempotencyKey ?? newIdempotencyKey(),
+        ...(submitOptions.cancelAfter !== undefined ? { 'cancel-after': submitOptions.cancelAfter } : {}),
+      },
       signal: submitOptions.signal,
       retry: true,
     });
@@ -295,6 +316,7 @@ function untypedClient(transport: Transport) {
       underDeadline(path, runOptions, async (deadline, taskId) => {
         const { id } = await submit(path, body, {
           ...(runOptions.idempotencyKey ? { idempotencyKey: runOptions.idempotencyKey } : {}),
+          ...(runOptions.cancelAfter !== undefined ? { cancelAfter: runOptions.cancelAfter } : {}),
           signal: deadline.signal,
         });
         taskId(id);

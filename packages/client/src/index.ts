@@ -5,6 +5,7 @@
  */
 export type { CheckedRequestOf } from './bounds-check.ts';
 export {
+  type CancelAfter,
   type ClientOptions,
   createClient,
   type ImagegenClient,

@@ -96,6 +96,26 @@ describe('imagegen run', () => {
     expect(result.stderr).toContain('--samples: ensure this value is less than or equal to 4');
   });
 
+  it('--cancel-after sends the deadline; a duration the API refuses exits 2, naming the flag', async () => {
+    const refused = await imagegen(
+      ['run', 'sd/text2image', '--prompt', 'x', ...small, '--cancel-after', '5x'],
+      {
+        env,
+      },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--cancel-after: Cancel-After must be a duration from 1s to 24h');
+    const queued = await imagegen(
+      ['run', 'sd/text2image', '--prompt', 'x', ...small, '--cancel-after', '2m30s', '--no-wait'],
+      { env },
+    );
+    expect(queued.code).toBe(0);
+    const { rows } = await api.db.pool.query('SELECT cancel_after FROM tasks WHERE id = $1', [
+      queued.stdout.trim(),
+    ]);
+    expect(rows).toEqual([{ cancel_after: '2m30s' }]);
+  });
+
   it('exits 2 on an unknown flag, a value of the wrong type, a missing file or pipeline', async () => {
     const typo = await imagegen(['run', 'sd/text2image', '--prompt', 'x', '--sample', '2'], { env });
     expect([typo.code, typo.stderr]).toEqual([

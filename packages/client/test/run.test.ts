@@ -113,6 +113,37 @@ describe('run', () => {
     expect(status).toEqual(failed.status);
   });
 
+  it('sends cancelAfter as Cancel-After: the API fails the task at that deadline', async () => {
+    const client = createClient({ apiKey: api.key, baseUrl: api.url });
+    // The engine works 1.5 s; the task's deadline is 1 s after its submission.
+    const error = await client
+      .run('/sd/text2image/v1', prompt, { cancelAfter: '1s', timeoutMs: 30_000 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TaskFailedError);
+    expect((error as TaskFailedError).message).toBe("the task's deadline (Cancel-After: 1s) passed");
+    const { rows } = await api.db.pool.query('SELECT cancel_after FROM tasks WHERE id = $1', [
+      (error as TaskFailedError).taskId,
+    ]);
+    expect(rows).toEqual([{ cancel_after: '1s' }]);
+  });
+
+  it('answers a Cancel-After the API refuses with a ValidationError at the header, and submit sends it too', async () => {
+    const client = createClient({ apiKey: api.key, baseUrl: api.url });
+    const error = await client
+      .run('/sd/text2image/v1', prompt, { cancelAfter: '25h' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues.map((issue) => issue.loc)).toEqual([['header', 'cancel-after']]);
+    const { id } = await client.submit('/sd/text2image/v1', prompt, { cancelAfter: '1h30m' });
+    const { rows } = await api.db.pool.query(
+      'SELECT cancel_after, extract(epoch FROM deadline_at - created_at)::int AS seconds FROM tasks WHERE id = $1',
+      [id],
+    );
+    expect(rows).toEqual([{ cancel_after: '1h30m', seconds: 5400 }]);
+    // @ts-expect-error: a duration has a unit
+    await client.submit('/sd/text2image/v1', prompt, { cancelAfter: '30' }).catch(() => {});
+  });
+
   it('rejects with a TimeoutError at the deadline and leaves the task running', async () => {
     const client = createClient({ apiKey: api.key, baseUrl: api.url });
     const error = await client.run('/sd/text2image/v1', prompt, { timeoutMs: 300 }).catch((e: unknown) => e);

@@ -40,7 +40,7 @@ export interface Endpoint {
   readonly taskPath?: string;
   /**
    * Request headers the operation reads besides `API-Key` (`Prefer`, `Idempotency-Key`,
-   * `Last-Event-ID`): documented here, parsed by the handler, since their syntax is HTTP's own.
+   * `Cancel-After`, `Last-Event-ID`): documented here, parsed by the handler, since their syntax is HTTP's own.
    */
   readonly headers?: readonly HeaderParameter[];
   /** The media type of the success answer when it is not JSON (`text/event-stream`). */

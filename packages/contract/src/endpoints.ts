@@ -118,6 +118,15 @@ const SUBMIT_HEADERS: readonly HeaderParameter[] = [
       'of queueing another; the same key with a different body answers 422.',
     schema: Type.String(),
   },
+  {
+    name: 'Cancel-After',
+    description:
+      "The task's deadline, counted from the submission: a duration in whole numbers with the units h, " +
+      'm, s, ms, largest first (`30s`, `5m`, `1h30m`, `1s500ms`), from 1s to 24h. A task still waiting ' +
+      'then never runs, a running one is stopped, and either fails with ' +
+      "`the task's deadline (Cancel-After: 30s) passed`. Anything else answers 422.",
+    schema: Type.String(),
+  },
 ];
 
 const LAST_EVENT_ID: HeaderParameter = {

@@ -56,7 +56,7 @@ describe('the endpoint table', () => {
       expect(
         task.headers?.map((header) => header.name),
         task.path,
-      ).toEqual(['Prefer', 'Idempotency-Key']);
+      ).toEqual(['Prefer', 'Idempotency-Key', 'Cancel-After']);
     }
     expect(endpointByPath('/train_model/v1/cancel/{training_id}')?.responses[200]).toMatchObject({
       title: 'TrainFailureResponse',

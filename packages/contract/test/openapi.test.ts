@@ -197,6 +197,7 @@ describe('the OpenAPI document', () => {
     expect(submit.parameters.map((p) => `${p.in} ${p.name}`)).toEqual([
       'header Prefer',
       'header Idempotency-Key',
+      'header Cancel-After',
     ]);
     const events = doc.paths['/sd/text2image/v1/status/{task_id}/events']?.get as Operation;
     expect(Object.keys(events.responses['200']?.content ?? {})).toEqual(['text/event-stream']);

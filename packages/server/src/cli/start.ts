@@ -42,6 +42,7 @@ import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
 import { openDatabase } from './database.ts';
 import { startBanner } from './start-banner.ts';
 import { ROLES, readStartConfig } from './start-config.ts';
+import { taskLimitsFromEnv } from './task-limits.ts';
 
 // JSON lines on stdout (LOG_LEVEL); every listener of the process serves its metrics at /metrics.
 const logger = loggerFromEnv(process.env);
@@ -132,6 +133,8 @@ async function main(): Promise<void> {
       enqueueWebhook,
       signal: stop.signal,
       drainMs: config.shutdownGraceMs,
+      // TASK_MAX_RUN_SECONDS(_BY_PIPELINE), PLAN_CONCURRENCY.
+      ...taskLimitsFromEnv(process.env),
       ...(config.serverId ? { serverId: config.serverId } : {}),
       log: lineLog(logger.child({ component: 'worker' })),
       metrics,

@@ -127,7 +127,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       .header('access-control-allow-methods', 'GET, POST, OPTIONS')
       .header(
         'access-control-allow-headers',
-        'API-Key, Content-Type, Prefer, Idempotency-Key, Last-Event-ID, X-Request-Id',
+        'API-Key, Content-Type, Prefer, Idempotency-Key, Cancel-After, Last-Event-ID, X-Request-Id',
       )
       .header('access-control-max-age', '86400')
       .send(),

@@ -1,5 +1,6 @@
 import { CANCELLED_ERROR } from '@imagegen/contract';
 import { heartbeatTask } from './sql/heartbeatTask.ts';
+import type { TaskRecord } from './types.ts';
 import type { WorkerContext } from './worker-context.ts';
 
 /**
@@ -9,6 +10,18 @@ import type { WorkerContext } from './worker-context.ts';
 export const LEASE_LOST = 'lease lost';
 export const SHUTDOWN = 'worker shutting down';
 export const CANCELLED = CANCELLED_ERROR;
+/**
+ * The error of a task whose deadline passed, as SQL's `format` template: `%s` is its Cancel-After
+ * as the caller wrote it. A queued task gets it from `expireDeadlines`, a running one from here.
+ */
+export const DEADLINE_ERROR = "the task's deadline (Cancel-After: %s) passed";
+
+/** The abort reason of an attempt stopped at its task's deadline: the task fails, never retried. */
+export class DeadlinePassedError extends Error {
+  constructor(cancelAfter: string) {
+    super(DEADLINE_ERROR.replace('%s', cancelAfter));
+  }
+}
 
 export interface AttemptLease {
   /** Records the engine's progress; written with the next heartbeat or flush. */
@@ -20,11 +33,12 @@ export interface AttemptLease {
 /**
  * Holds the lease of a running attempt: renews it every third of its length (with the progress),
  * writes new progress at most every `progressFlushMs`, and aborts `controller` when the lease was lost to
- * another worker or the attempt outran its time limit.
+ * another worker, the attempt outran its time limit (its pipeline's, else `attemptTimeoutMs`), or
+ * the task's deadline passed, whichever comes first.
  */
 export function holdLease(
   ctx: WorkerContext,
-  taskId: string,
+  task: TaskRecord,
   leaseOwner: string,
   controller: AbortController,
 ): AttemptLease {
@@ -34,7 +48,7 @@ export function holdLease(
   const beat = async () => {
     dirty = false;
     const held = await heartbeatTask(ctx.pool, {
-      id: taskId,
+      id: task.id,
       leaseOwner,
       leaseMs: ctx.leaseMs,
       progress,
@@ -44,10 +58,19 @@ export function holdLease(
   };
   const heartbeat = setInterval(() => void beat(), Math.max(100, ctx.leaseMs / 3));
   const progressFlush = setInterval(() => dirty && void beat(), ctx.progressFlushMs);
-  const deadline = setTimeout(
-    () => controller.abort(new Error(`the attempt took longer than ${ctx.attemptTimeoutMs / 1000} s`)),
-    ctx.attemptTimeoutMs,
-  );
+  const limitMs = ctx.attemptTimeoutsByPipeline?.[task.endpoint] ?? ctx.attemptTimeoutMs;
+  // The deadline was set by the database's clock; the workers' clocks are assumed to agree with it.
+  const leftMs = task.deadlineAt ? task.deadlineAt.getTime() - Date.now() : Number.POSITIVE_INFINITY;
+  const deadline =
+    leftMs < limitMs
+      ? setTimeout(
+          () => controller.abort(new DeadlinePassedError(task.cancelAfter ?? '')),
+          Math.max(0, leftMs),
+        )
+      : setTimeout(
+          () => controller.abort(new Error(`the attempt took longer than ${limitMs / 1000} s`)),
+          limitMs,
+        );
   return {
     progress(fraction, text) {
       progress = Math.min(1, Math.max(0, fraction));

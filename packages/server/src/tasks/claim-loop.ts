@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { inTransaction } from '@imagegen/db';
-import { CANCELLED, holdLease, SHUTDOWN } from './attempt-lease.ts';
+import { CANCELLED, DEADLINE_ERROR, holdLease, SHUTDOWN } from './attempt-lease.ts';
 import { runTask, type TaskOutcome } from './run-task.ts';
 import { settleError, settleFailure, settleSuccess } from './settle-task.ts';
 import { announceServers } from './sql/announceServers.ts';
 import { claimTask } from './sql/claimTask.ts';
+import { expireDeadlines } from './sql/expireDeadlines.ts';
 import { reclaimExpired } from './sql/reclaimExpired.ts';
 import { setServerStatus } from './sql/setServerStatus.ts';
 import { type TaskRow, toTaskRecord } from './sql/task-row.ts';
@@ -42,6 +43,8 @@ export class ClaimLoop {
   private readonly serverIds: string[];
   /** What this worker claims, and where each task may run: known owners once announced. */
   private routing: WorkerRoutes;
+  /** Whether some plan's running tasks are capped (PLAN_CONCURRENCY). */
+  private readonly capped: boolean;
   /** Resolves once the engines have started and the loop listens for tasks (readiness). */
   readonly ready: Promise<void>;
   private markReady: () => void = () => {};
@@ -53,6 +56,7 @@ export class ClaimLoop {
     const { serverId } = ctx;
     const engineServers = ctx.engines.serverNames();
     this.serverIds = [...new Set([...(serverId === undefined ? [] : [serverId]), ...engineServers])];
+    this.capped = Object.values(ctx.planConcurrency ?? {}).some((cap) => cap > 0);
     // Until the first announcement says whose servers they are, every one counts as shared.
     this.routing = workerRoutes(undefined, engineServers, new Map());
   }
@@ -111,7 +115,10 @@ export class ClaimLoop {
    * and one at a time a worker whose tasks end quickly (a pool of ComfyUI servers, each
    * finishing prompts every few milliseconds) could start no more tasks a second than one over
    * that round trip. A wave starts one claim per free slot, at most CLAIMS_IN_FLIGHT; a wave
-   * that comes back short found the queue empty, and the loop waits to be woken.
+   * that comes back short found the queue empty, and the loop waits to be woken. Under caps per
+   * plan a claim also comes back empty when another claim took the capped owner's last free
+   * place first (see claimTask), so a short wave that took something is followed by another: it
+   * ranks that owner as full and takes the next owner's task.
    *
    * Claims of one wave rank owners from the same moment, so two may take one owner's first and
    * second task where one at a time would have given the second to the next owner: fairness
@@ -123,7 +130,7 @@ export class ClaimLoop {
       const wave = Math.min(this.ctx.concurrency - this.running.size, CLAIMS_IN_FLIGHT);
       if (wave <= 0) return;
       const claimed = await Promise.all(Array.from({ length: wave }, () => this.claimOne()));
-      if (!claimed.every(Boolean)) return;
+      if (!claimed.every(Boolean) && !(this.capped && claimed.some(Boolean))) return;
     }
   }
 
@@ -136,6 +143,7 @@ export class ClaimLoop {
         leaseOwner,
         routes: this.routing.routes,
         leaseMs: this.ctx.leaseMs,
+        planConcurrency: this.ctx.planConcurrency,
       });
     } catch (error) {
       this.ctx.log(`claim failed: ${(error as Error).message}`);
@@ -159,7 +167,7 @@ export class ClaimLoop {
 
   /** One attempt of a claimed task: run under a held lease, then settled either way. */
   private async attempt(task: TaskRecord, leaseOwner: string, controller: AbortController): Promise<void> {
-    const lease = holdLease(this.ctx, task.id, leaseOwner, controller);
+    const lease = holdLease(this.ctx, task, leaseOwner, controller);
     let outcome: TaskOutcome;
     try {
       const servers = this.routing.placement(task);
@@ -206,10 +214,19 @@ export class ClaimLoop {
     });
   }
 
-  /** Expired leases: the task goes back to the queue, or fails for good when its attempts ran out. */
+  /**
+   * Expired leases: the task goes back to the queue, or fails for good when its attempts ran out.
+   * Passed deadlines: a queued task fails without running.
+   */
   private async reclaim(): Promise<void> {
     try {
       await inTransaction(this.ctx.pool, async (client) => {
+        for (const row of await expireDeadlines(client, { error: DEADLINE_ERROR })) {
+          const task = toTaskRecord(row);
+          this.ctx.log(`task ${row.id}: its deadline passed before it ran`, taskFields(task));
+          await settleFailure(this.ctx, client, task);
+          this.ctx.metrics?.tasksFailed.inc(taskLabels(this.ctx, task));
+        }
         const rows = await reclaimExpired(client);
         for (const row of rows) {
           const task = toTaskRecord(row);

@@ -1,7 +1,7 @@
 import { inTransaction, type PoolClient, type Queryable } from '@imagegen/db';
 import { EngineInputError } from '@imagegen/engines';
 import { downloadUrl } from '../storage/blob-keys.ts';
-import { CANCELLED, LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
+import { CANCELLED, DeadlinePassedError, LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
 import { settleModel } from './models/sql/settleModel.ts';
 import { FinalError, type TaskOutcome } from './run-task.ts';
 import { completeTask } from './sql/completeTask.ts';
@@ -99,8 +99,9 @@ export async function settleSuccess(
  * Settles an attempt that threw. Aborted because the lease was lost: another worker owns the task,
  * leave it. Aborted by a cancel: the cancel already settled the task (and queued its webhook).
  * Aborted by shutdown: release it to the queue without counting the attempt. Otherwise
- * the attempt fails: an input error or a FinalError at once, anything else is retried with
- * backoff until the task's attempts run out.
+ * the attempt fails: an input error, a FinalError or the task's deadline at once, anything else
+ * (an attempt past its time limit included) is retried with backoff until the task's attempts
+ * run out.
  */
 export async function settleError(
   ctx: WorkerContext,
@@ -122,10 +123,11 @@ export async function settleError(
     ctx.log(`task ${task.id}: released for another worker (shutdown)`, taskFields(task));
     return;
   }
-  const final = error instanceof FinalError || error instanceof EngineInputError;
+  const deadline = signal.aborted && signal.reason instanceof DeadlinePassedError ? signal.reason : null;
+  const final = deadline !== null || error instanceof FinalError || error instanceof EngineInputError;
   // Timed out: the engine saw the abort; the reason says why it was aborted.
   const cause = reason ?? (error as Error)?.message ?? String(error);
-  const text = final ? (error as Error).message : `engine error: ${cause}`;
+  const text = deadline ? deadline.message : final ? (error as Error).message : `engine error: ${cause}`;
   const backoffMs = ctx.retryBaseMs * 2 ** Math.max(0, task.attempts - 1);
   const failed = await inTransaction(ctx.pool, async (client) => {
     const row = await failTask(client, { id: task.id, leaseOwner, error: text, final, backoffMs });

@@ -82,6 +82,9 @@ async function prepareTask(
     max_attempts: params.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     output_keys: outputKeys,
     request_id: params.requestId ?? null,
+    ...(params.cancelAfter
+      ? { cancel_after: params.cancelAfter.text, cancel_after_ms: params.cancelAfter.ms }
+      : {}),
   };
   const submitted: SubmittedTask = {
     id,

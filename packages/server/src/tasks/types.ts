@@ -32,6 +32,11 @@ export interface SubmitTaskParams {
   readonly id?: string;
   /** The id of the API request that submits it (X-Request-Id), recorded for the task's log lines. */
   readonly requestId?: string;
+  /**
+   * Its deadline (the Cancel-After header): past it the task fails, never run if still queued,
+   * aborted if running. `text` is the duration as the caller wrote it, named by the error.
+   */
+  readonly cancelAfter?: { readonly ms: number; readonly text: string };
 }
 
 export interface SubmittedTask {
@@ -66,6 +71,9 @@ export interface TaskRecord {
   readonly finishedAt: Date | null;
   /** The request id of its submission (null for tasks queued without one); absent where not read. */
   readonly requestId?: string | null;
+  /** When the task must have ended (Cancel-After), and that duration as the caller wrote it; absent where not read. */
+  readonly deadlineAt?: Date | null;
+  readonly cancelAfter?: string | null;
 }
 
 /** What a succeeded task recorded (the `result` column). */
@@ -122,6 +130,13 @@ export interface WorkerOptions {
   readonly drainMs?: number;
   /** One attempt's longest run before it is aborted and retried (default 1 h). */
   readonly attemptTimeoutMs?: number;
+  /** attemptTimeoutMs of the pipelines that have their own (TASK_MAX_RUN_SECONDS_BY_PIPELINE). */
+  readonly attemptTimeoutsByPipeline?: Readonly<Record<string, number>>;
+  /**
+   * How many of one owner's tasks may run at once, by plan (PLAN_CONCURRENCY), across every
+   * worker; a plan not named (or 0) has no cap. Default: no caps.
+   */
+  readonly planConcurrency?: Readonly<Record<string, number>>;
   /** Retry backoff base (default 1 s, doubled per attempt). */
   readonly retryBaseMs?: number;
   /** The request fields holding image URLs per pipeline (default: the contract's endpoint table). */

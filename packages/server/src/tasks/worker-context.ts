@@ -2,6 +2,9 @@ import { endpointByPath } from '@imagegen/contract';
 import type { LineLog, LogFields } from '../observability/logger.ts';
 import type { TaskRecord, WorkerOptions } from './types.ts';
 
+/** One attempt's longest run when no setting says otherwise (TASK_MAX_RUN_SECONDS). */
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 60 * 60_000;
+
 /** The worker's options with every default filled: what its parts (claim loop, lease, run, settle) read. */
 export interface WorkerContext extends WorkerOptions {
   /** This worker's name; each claim's lease owner starts with it. */
@@ -27,7 +30,7 @@ export function workerContext(id: string, options: WorkerOptions): WorkerContext
     concurrency: Math.max(1, options.concurrency ?? options.engines.capacity()),
     pollMs: options.pollMs ?? 1_000,
     drainMs: options.drainMs ?? 10_000,
-    attemptTimeoutMs: options.attemptTimeoutMs ?? 60 * 60_000,
+    attemptTimeoutMs: options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
     retryBaseMs: options.retryBaseMs ?? 1_000,
     imageFields: options.imageFields ?? contractImageFields,
     log: options.log ?? (() => {}),

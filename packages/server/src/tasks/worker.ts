@@ -10,7 +10,7 @@ import { workerContext } from './worker-context.ts';
  * `signal` stops claiming; running tasks get `drainMs` to finish, then are released to the queue.
  *
  * Its parts, one job each: claim-loop.ts (slots, wake-ups, polling, reclaiming expired leases,
- * draining), attempt-lease.ts (heartbeat, progress, lease loss, time limit), run-task.ts (inputs,
+ * draining), attempt-lease.ts (heartbeat, progress, lease loss, time limit, deadline), run-task.ts (inputs,
  * checks, the engine, outputs) and settle-task.ts (the completing and failing transactions).
  */
 export function startWorker(options: WorkerOptions): Worker {

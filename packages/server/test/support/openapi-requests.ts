@@ -85,7 +85,7 @@ export function requestCases(doc: OpenApiDocument, options: { imageUrl: string }
 }
 
 function operationCases(reader: SchemaReader, method: string, path: string, operation: Operation) {
-  // Headers (Prefer, Idempotency-Key, Last-Event-ID) are HTTP's own syntax, read by the handlers
+  // Headers (Prefer, Idempotency-Key, Cancel-After, Last-Event-ID) are HTTP's own syntax, read by the handlers
   // rather than by a schema: the task-control tests cover them.
   const parameters = (operation.parameters ?? []).filter((parameter) => parameter.in !== 'header');
   const values: Record<string, string> = {};

@@ -27,6 +27,12 @@ export const RUN_OPTIONS = [
     help: 'the key of this submission (default: a new one); resubmitting with it answers the same task',
   },
   {
+    flag: '--cancel-after',
+    takesValue: true,
+    usage: '--cancel-after <duration>',
+    help: "the task's deadline on the API (30s, 5m, 1h30m; 1s to 24h): past it the task fails, queued or running",
+  },
+  {
     flag: '--base-url',
     takesValue: true,
     usage: '--base-url <url>',

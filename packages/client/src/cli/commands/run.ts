@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { CancelAfter } from '../../client.ts';
 import { uploadFiles } from '../../node.ts';
 import { parseArgs } from '../args.ts';
 import { type CliContext, clientFor, single, switchOn } from '../context.ts';
@@ -40,8 +41,11 @@ export async function runCommand(argv: readonly string[], context: CliContext): 
   );
 
   const key = single(values, '--idempotency-key');
+  // The API checks the duration; its refusal names this flag.
+  const cancelAfter = single(values, '--cancel-after') as CancelAfter | undefined;
   const submitted = await client.submit(pipeline.path, body as never, {
     ...(key ? { idempotencyKey: key } : {}),
+    ...(cancelAfter !== undefined ? { cancelAfter } : {}),
     signal: context.interrupted,
   });
   const { id } = submitted as { id: string };

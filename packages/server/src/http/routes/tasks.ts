@@ -20,7 +20,7 @@ import {
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
 import { HttpError, TASK_NOT_FOUND } from '../http-errors.ts';
-import { headerError, idempotencyKey, preferredWait } from '../task-headers.ts';
+import { cancelAfter, headerError, idempotencyKey, preferredWait } from '../task-headers.ts';
 import { fastifyPath } from './fastify-path.ts';
 
 export interface TaskRouteOptions {
@@ -42,7 +42,7 @@ export interface TaskRouteOptions {
 /**
  * A task-creating endpoint (generation, load_model, training): POST queues the task with the body
  * the contract validated (defaults filled in; model tasks with their model row), once per
- * Idempotency-Key, and with `Prefer: wait=N` holds the answer until the task ends (at most N
+ * Idempotency-Key, with its Cancel-After deadline, and with `Prefer: wait=N` holds the answer until the task ends (at most N
  * seconds); GET <status path> answers the task's status shape, a pending one with its estimates.
  */
 export function registerTaskEndpoint(
@@ -58,6 +58,7 @@ export function registerTaskEndpoint(
     const ownerId = callerOf(request).ownerId;
     const wait = preferredWait(request);
     const key = idempotencyKey(request);
+    const deadline = cancelAfter(request);
     // Before the Idempotency-Key is claimed: a refused request leaves it free, as routing does.
     const refusal = kind === 'generation' ? options.admit?.(endpoint.path, input) : null;
     if (refusal) {
@@ -65,7 +66,15 @@ export function registerTaskEndpoint(
     }
 
     // The request id travels with the task, so the worker's and the webhook's log lines carry it.
-    const params = { ownerId, endpoint: endpoint.path, kind, input, publicUrl, requestId: request.id };
+    const params = {
+      ownerId,
+      endpoint: endpoint.path,
+      kind,
+      input,
+      publicUrl,
+      requestId: request.id,
+      ...(deadline ? { cancelAfter: deadline } : {}),
+    };
     // load_model, train_model and sync_model write their model rows with the task (tasks/models).
     const submit = kind === 'generation' ? submitTask : submitModelTask;
     let submitted: SubmittedTask;

@@ -13,6 +13,9 @@ export interface NewTaskRow {
   output_keys: string[];
   /** The submission's request id (absent: none). */
   request_id?: string | null;
+  /** Cancel-After as the caller wrote it, and in milliseconds (absent: no deadline). */
+  cancel_after?: string | null;
+  cancel_after_ms?: number | null;
 }
 
 /**
@@ -24,12 +27,12 @@ export async function insertTasks(db: Queryable, rows: readonly NewTaskRow[]): P
   await db.query({
     name: 'insertTasks',
     text: `INSERT INTO tasks (id, owner_id, endpoint, kind, input, target_server, target_pool, batch_id,
-             max_attempts, output_keys, request_id)
+             max_attempts, output_keys, request_id, cancel_after, deadline_at)
            SELECT id, owner_id, endpoint, kind, input, target_server, target_pool, batch_id, max_attempts,
-             output_keys, request_id
+             output_keys, request_id, cancel_after, now() + make_interval(secs => cancel_after_ms / 1000.0)
            FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, owner_id uuid, endpoint text, kind text,
              input jsonb, target_server text, target_pool text, batch_id text, max_attempts integer,
-             output_keys text[], request_id text)`,
+             output_keys text[], request_id text, cancel_after text, cancel_after_ms bigint)`,
     values: [JSON.stringify(toStored(rows))],
   });
 }

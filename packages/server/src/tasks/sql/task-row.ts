@@ -3,7 +3,7 @@ import type { TaskKind, TaskRecord, TaskResult, TaskState } from '../types.ts';
 /** The columns every task read returns, in the shape `toTaskRecord` maps. */
 export const TASK_COLUMNS = `id, owner_id, endpoint, kind, input, state, target_server, target_pool, batch_id,
   attempts, max_attempts, progress, progress_message, result, error, output_keys, created_at, started_at,
-  finished_at, request_id`;
+  finished_at, request_id, deadline_at, cancel_after`;
 
 export interface TaskRow {
   id: string;
@@ -26,6 +26,8 @@ export interface TaskRow {
   started_at: Date | null;
   finished_at: Date | null;
   request_id: string | null;
+  deadline_at: Date | null;
+  cancel_after: string | null;
 }
 
 export function toTaskRecord(row: TaskRow): TaskRecord {
@@ -50,6 +52,8 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     requestId: row.request_id,
+    deadlineAt: row.deadline_at,
+    cancelAfter: row.cancel_after,
   };
 }
 
