@@ -96,9 +96,44 @@ describe('GET /metrics on the API', () => {
       expect(sampleValue(text, 'imagegen_queue_depth{route="shared"}')).toBe(3);
       expect(sampleValue(text, 'imagegen_queue_depth{route="server:gpu-1"}')).toBe(1);
       expect(sampleValue(text, 'imagegen_queue_oldest_age_seconds{route="shared"}')).toBeGreaterThan(1);
+      // The same queue per pipeline, and every other pipeline at 0 rather than missing.
+      expect(sampleValue(text, `imagegen_pipeline_queue_depth{pipeline="${TEXT2IMAGE}"}`)).toBe(4);
+      expect(
+        sampleValue(text, `imagegen_pipeline_queue_oldest_age_seconds{pipeline="${TEXT2IMAGE}"}`),
+      ).toBeGreaterThan(1);
+      expect(sampleValue(text, 'imagegen_pipeline_queue_depth{pipeline="/sd/image2image/v1"}')).toBe(0);
+      expect(sampleValue(text, `imagegen_pipeline_running_tasks{pipeline="${TEXT2IMAGE}"}`)).toBe(0);
     } finally {
       await idle.close();
     }
+  });
+
+  it('sums running and queued tasks per routing pool and per pipeline from one reading', async () => {
+    const signals = new Metrics();
+    const rows = [
+      { route: 'shared', pipeline: TEXT2IMAGE, state: 'queued', tasks: 5, oldest_seconds: 30 },
+      { route: 'server:gpu-1', pipeline: TEXT2IMAGE, state: 'queued', tasks: 2, oldest_seconds: 90 },
+      { route: 'shared', pipeline: TEXT2IMAGE, state: 'running', tasks: 3, oldest_seconds: 0 },
+      { route: 'shared', pipeline: '/sd/image2image/v1', state: 'running', tasks: 1, oldest_seconds: 0 },
+    ];
+    let statements = 0;
+    signals.watchQueue({
+      query: async () => {
+        statements++;
+        return { rows };
+      },
+    } as never);
+    const text = await signals.render();
+    expect(statements).toBe(1);
+    expect(sampleValue(text, `imagegen_pipeline_queue_depth{pipeline="${TEXT2IMAGE}"}`)).toBe(7);
+    expect(sampleValue(text, `imagegen_pipeline_queue_oldest_age_seconds{pipeline="${TEXT2IMAGE}"}`)).toBe(
+      90,
+    );
+    expect(sampleValue(text, `imagegen_pipeline_running_tasks{pipeline="${TEXT2IMAGE}"}`)).toBe(3);
+    expect(sampleValue(text, 'imagegen_pipeline_running_tasks{pipeline="/sd/image2image/v1"}')).toBe(1);
+    expect(sampleValue(text, 'imagegen_running_tasks{route="shared"}')).toBe(4);
+    expect(sampleValue(text, 'imagegen_running_tasks{route="server:gpu-1"}')).toBe(0);
+    expect(sampleValue(text, 'imagegen_queue_depth{route="server:gpu-1"}')).toBe(2);
   });
 
   it('reads the queue once a second whatever the number of scrapes', async () => {
@@ -107,7 +142,9 @@ describe('GET /metrics on the API', () => {
     counting.watchQueue({
       query: async () => {
         reads++;
-        return { rows: [{ route: 'shared', tasks: reads, oldest_seconds: 1 }] };
+        return {
+          rows: [{ route: 'shared', pipeline: TEXT2IMAGE, state: 'queued', tasks: reads, oldest_seconds: 1 }],
+        };
       },
     } as never);
     const texts = await Promise.all(Array.from({ length: 20 }, () => counting.render()));
@@ -117,19 +154,25 @@ describe('GET /metrics on the API', () => {
 
   it("reports each engine server group's states and queue", async () => {
     const engines = new Metrics();
-    const server = (name: string, state: 'up' | 'down' | 'unknown', queue: number) => ({
+    const server = (name: string, state: 'up' | 'down' | 'unknown', queue: number, suspect?: string) => ({
       name,
       url: `http://${name}.example:8188`,
       state,
       queue,
       inFlight: queue,
       checkpoint: null,
+      ...(suspect ? { suspect } : {}),
     });
     engines.watchEngines(() => [
       {
         name: 'comfyui',
         pipelines: [TEXT2IMAGE],
-        servers: [server('gpu-a', 'up', 2), server('gpu-a', 'down', 0), server('gpu-b', 'unknown', 1)],
+        servers: [
+          server('gpu-a', 'up', 2),
+          server('gpu-a', 'down', 0),
+          server('gpu-b', 'unknown', 1),
+          server('gpu-b', 'up', 0, 'prompt p made no progress for 300 s'),
+        ],
       },
     ]);
     const text = await engines.render();
@@ -146,6 +189,15 @@ describe('GET /metrics on the API', () => {
       sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-b",state="unknown"}'),
     ).toBe(1);
     expect(sampleValue(text, 'imagegen_engine_server_queue{engine="comfyui",server="gpu-a"}')).toBe(2);
+    // Half of each group is busy; gpu-b's idle server is suspect, and stays up.
+    expect(sampleValue(text, 'imagegen_engine_server_busy_ratio{engine="comfyui",server="gpu-a"}')).toBe(0.5);
+    expect(sampleValue(text, 'imagegen_engine_server_busy_ratio{engine="comfyui",server="gpu-b"}')).toBe(0.5);
+    expect(sampleValue(text, 'imagegen_engine_server_in_flight{engine="comfyui",server="gpu-a"}')).toBe(2);
+    expect(sampleValue(text, 'imagegen_engine_server_suspect{engine="comfyui",server="gpu-a"}')).toBe(0);
+    expect(sampleValue(text, 'imagegen_engine_server_suspect{engine="comfyui",server="gpu-b"}')).toBe(1);
+    expect(
+      sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-b",state="up"}'),
+    ).toBe(1);
   });
 
   it('answers only a matching bearer token when METRICS_TOKEN is set', async () => {
