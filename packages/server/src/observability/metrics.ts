@@ -4,8 +4,14 @@ import type { EngineDescription } from '@imagegen/engines';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { getQueueSignals, type QueueSignal } from './sql/getQueueSignals.ts';
 
-/** How long one reading of the queue serves scrapes: several scrapers cost one statement a second. */
+/**
+ * How long one reading of the queue serves scrapes: several scrapers cost one statement a second,
+ * or, when the reading is slow (a backlog of a hundred thousand tasks takes a good part of a
+ * second), ten times its own duration, so the database never spends more than a tenth of its time
+ * on it.
+ */
 const QUEUE_READING_MS = 1_000;
+const QUEUE_READING_SHARE = 10;
 
 /**
  * The pipelines that queue tasks: each has its queue series from the first scrape on, at 0 while
@@ -122,6 +128,8 @@ export class Metrics {
 
   private queueSource: Queryable | undefined;
   private queueReading: { at: number; reading: Promise<QueueReading> } | undefined;
+  /** How long the last reading took to come back. */
+  private queueReadingMs = 0;
   private engineSource: (() => readonly EngineDescription[]) | undefined;
 
   constructor(options: MetricsOptions = {}) {
@@ -275,11 +283,15 @@ export class Metrics {
     const db = this.queueSource;
     if (!db) return Promise.resolve({ routes: new Map(), pipelines: new Map() });
     const now = Date.now();
-    if (!this.queueReading || now - this.queueReading.at >= QUEUE_READING_MS) {
+    const reuseMs = Math.max(QUEUE_READING_MS, QUEUE_READING_SHARE * this.queueReadingMs);
+    if (!this.queueReading || now - this.queueReading.at >= reuseMs) {
       // A failed read shows an empty queue for a second; the database's own alerts say why.
       const reading = getQueueSignals(db)
         .catch(() => [])
-        .then(summed);
+        .then((rows) => {
+          this.queueReadingMs = Date.now() - now;
+          return summed(rows);
+        });
       this.queueReading = { at: now, reading };
     }
     return this.queueReading.reading;

@@ -108,6 +108,23 @@ describe('GET /metrics on the API', () => {
     }
   });
 
+  it('reuses a slow reading for ten times its duration, so the database spends at most a tenth on it', async () => {
+    let reads = 0;
+    const slow = new Metrics();
+    slow.watchQueue({
+      query: async () => {
+        reads++;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return { rows: [] };
+      },
+    } as never);
+    await slow.render();
+    // 1.2 s later: past the one second a quick reading serves, inside the 3 s this one does.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await slow.render();
+    expect(reads).toBe(1);
+  });
+
   it('sums running and queued tasks per routing pool and per pipeline from one reading', async () => {
     const signals = new Metrics();
     const rows = [
