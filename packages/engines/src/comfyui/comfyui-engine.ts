@@ -248,6 +248,9 @@ async function runOn(
       signal,
       onProgress: task.progress.onProgress,
       onNodeStart: task.progress.onNodeStart,
+      // ComfyUI's training node reports no step until a later release: an hour-long training is
+      // silent all along, which is no stall.
+      ...(trains(task.job.pipeline) ? { stallMs: Number.POSITIVE_INFINITY } : {}),
     });
     return { outputs, workflow };
   };

@@ -264,6 +264,8 @@ export interface ComfyClient {
       readonly onProgress?: (progress: PromptProgress) => void;
       /** Told each node of the prompt as it starts (`executing`); cached nodes never start. */
       readonly onNodeStart?: (node: string) => void;
+      /** This prompt's stall bound instead of the client's; Infinity: never stalled. */
+      readonly stallMs?: number;
     },
   ): Promise<PromptOutputs>;
   view(file: FileRef, signal?: AbortSignal): Promise<Buffer>;

@@ -139,4 +139,27 @@ describe('stalled prompts', () => {
     expect(server(engine, 'gpu-a').state).toBe('down');
     expect(server(engine, 'gpu-a').suspect).toBeUndefined();
   });
+
+  it('leaves a prompt with its own unbounded stall alone (a training that reports no step)', async () => {
+    const { a } = await setUp();
+    const client = createComfyClient({ url: a.url, name: 'gpu-a', silenceMs: 50, stallMs: 200 });
+    try {
+      a.faults.afterStep(2, 'stall');
+      const prompt = compiler.compile({ filenamePrefix: 'imagegen/t/img' } as never).prompt;
+      const running = client.run(prompt, {
+        promptId: crypto.randomUUID(),
+        outputNodes: ['9'],
+        signal: AbortSignal.timeout(15_000),
+        stallMs: Number.POSITIVE_INFINITY,
+      });
+      // Four times the client's bound, then the step goes on: the prompt ends as it would have.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(a.stalled).toBe(true);
+      a.faults.resume();
+      expect((await running).files).toHaveLength(1);
+      expect(a.counters.interrupts).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
 });

@@ -45,6 +45,8 @@ export interface RunOptions {
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: PromptProgress) => void;
   readonly onNodeStart?: (node: string) => void;
+  /** This prompt's stall bound instead of `RunTiming.stallMs` (Infinity: never stalled). */
+  readonly stallMs?: number;
 }
 
 export async function runPrompt(
@@ -223,8 +225,7 @@ class PromptFollower {
   private arm(): void {
     if (!this.following) return;
     clearTimeout(this.timer);
-    const { silenceMs, stallMs } = this.deps.timing;
-    this.timer = setTimeout(() => void this.check(), Math.min(silenceMs, stallMs));
+    this.timer = setTimeout(() => void this.check(), Math.min(this.deps.timing.silenceMs, this.stallMs));
   }
 
   private async check(): Promise<void> {
@@ -246,7 +247,7 @@ class PromptFollower {
       } while (this.checkAgain);
       this.failedChecks = 0;
       const still = Date.now() - this.movedAt;
-      if (still >= this.deps.timing.stallMs) {
+      if (still >= this.stallMs) {
         const seconds = Math.round(still / 1000);
         return this.fail(
           new PromptStalledError(
@@ -273,6 +274,10 @@ class PromptFollower {
     if (!this.succeeded || !outputNodes.every((node) => node in this.shown)) return undefined;
     const entry: HistoryEntry = { outputs: this.shown, status: { status_str: 'success', completed: true } };
     return readHistoryEntry(entry, outputNodes, this.deps.http.server);
+  }
+
+  private get stallMs(): number {
+    return this.options.stallMs ?? this.deps.timing.stallMs;
   }
 
   /** Where the prompt is: ended (history), running, waiting its turn in the server's queue, or lost. */
