@@ -27,11 +27,11 @@ const compiler: PipelineCompiler = {
   pipeline: '/sd/text2image/v1',
   requires: { nodes: ['CheckpointLoaderSimple'], models: [] },
   compile(ctx) {
-    const prompt = structuredClone(RECORDED_TXT2IMG);
-    prompt['3'] = { ...prompt['3']!, inputs: { ...prompt['3']!.inputs, steps: STEPS } };
-    prompt['9'] = {
-      ...prompt['9']!,
-      inputs: { ...prompt['9']!.inputs, filename_prefix: ctx.filenamePrefix },
+    const recorded = RECORDED_TXT2IMG;
+    const prompt: ApiPrompt = {
+      ...recorded,
+      '3': { ...recorded['3']!, inputs: { ...recorded['3']!.inputs, steps: STEPS } },
+      '9': { ...recorded['9']!, inputs: { ...recorded['9']!.inputs, filename_prefix: ctx.filenamePrefix } },
     };
     return { prompt, outputNodes: ['9'], samplingSteps: [{ node: '3', steps: STEPS }] };
   },
