@@ -34,6 +34,46 @@ interface QueueReading {
   pipelines: Map<string, QueueFigures>;
 }
 
+/** The gauges read from the queue: name, help, what they are per, and their figure. */
+const QUEUE_GAUGES: readonly [string, string, 'route' | 'pipeline', (figures: QueueFigures) => number][] = [
+  [
+    'imagegen_queue_depth',
+    'Queued tasks per routing pool (shared, owner:<id> for an owner’s own servers, server:<id>)',
+    'route',
+    (row) => row.queued,
+  ],
+  [
+    'imagegen_queue_oldest_age_seconds',
+    'Age of the oldest queued task per routing pool',
+    'route',
+    (row) => row.oldestSeconds,
+  ],
+  [
+    'imagegen_running_tasks',
+    'Tasks running now per routing pool (every worker’s, from the database)',
+    'route',
+    (row) => row.running,
+  ],
+  [
+    'imagegen_pipeline_queue_depth',
+    'Queued tasks per pipeline (its submission path): which kind of worker to add',
+    'pipeline',
+    (row) => row.queued,
+  ],
+  [
+    'imagegen_pipeline_queue_oldest_age_seconds',
+    'Age of the oldest queued task per pipeline',
+    'pipeline',
+    (row) => row.oldestSeconds,
+  ],
+  [
+    'imagegen_pipeline_running_tasks',
+    'Tasks running now per pipeline (every worker’s, from the database)',
+    'pipeline',
+    (row) => row.running,
+  ],
+];
+
 /** The states an engine server can be in; each gets a series per server name. */
 const SERVER_STATES = ['unknown', 'up', 'down'] as const;
 
@@ -136,42 +176,7 @@ export class Metrics {
     this.token = options.token || undefined;
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
     const metrics = this;
-    this.queueGauge(
-      'imagegen_queue_depth',
-      'Queued tasks per routing pool (shared, owner:<id> for an owner’s own servers, server:<id>)',
-      'route',
-      (row) => row.queued,
-    );
-    this.queueGauge(
-      'imagegen_queue_oldest_age_seconds',
-      'Age of the oldest queued task per routing pool',
-      'route',
-      (row) => row.oldestSeconds,
-    );
-    this.queueGauge(
-      'imagegen_running_tasks',
-      'Tasks running now per routing pool (every worker’s, from the database)',
-      'route',
-      (row) => row.running,
-    );
-    this.queueGauge(
-      'imagegen_pipeline_queue_depth',
-      'Queued tasks per pipeline (its submission path): which kind of worker to add',
-      'pipeline',
-      (row) => row.queued,
-    );
-    this.queueGauge(
-      'imagegen_pipeline_queue_oldest_age_seconds',
-      'Age of the oldest queued task per pipeline',
-      'pipeline',
-      (row) => row.oldestSeconds,
-    );
-    this.queueGauge(
-      'imagegen_pipeline_running_tasks',
-      'Tasks running now per pipeline (every worker’s, from the database)',
-      'pipeline',
-      (row) => row.running,
-    );
+    for (const [name, help, by, value] of QUEUE_GAUGES) this.queueGauge(name, help, by, value);
     new Gauge({
       name: 'imagegen_engine_server_state',
       help: 'Engine servers (ComfyUI) by name and state: how many of the servers of that name are in it now',

@@ -16,6 +16,14 @@ function sampleValue(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
+/** Metrics whose queue reading answers these rows (given the reading's number), counting the readings. */
+function watching(answer: (read: number) => Promise<unknown[]>): { metrics: Metrics; reads: () => number } {
+  let reads = 0;
+  const metrics = new Metrics();
+  metrics.watchQueue({ query: async () => ({ rows: await answer(++reads) }) } as never);
+  return { metrics, reads: () => reads };
+}
+
 describe('GET /metrics on the API', () => {
   let api: ApiHarness;
   const metrics = new Metrics();
@@ -109,39 +117,27 @@ describe('GET /metrics on the API', () => {
   });
 
   it('reuses a slow reading for ten times its duration, so the database spends at most a tenth on it', async () => {
-    let reads = 0;
-    const slow = new Metrics();
-    slow.watchQueue({
-      query: async () => {
-        reads++;
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        return { rows: [] };
-      },
-    } as never);
+    const { metrics: slow, reads } = watching(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return [];
+    });
     await slow.render();
     // 1.2 s later: past the one second a quick reading serves, inside the 3 s this one does.
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     await slow.render();
-    expect(reads).toBe(1);
+    expect(reads()).toBe(1);
   });
 
   it('sums running and queued tasks per routing pool and per pipeline from one reading', async () => {
-    const signals = new Metrics();
     const rows = [
       { route: 'shared', pipeline: TEXT2IMAGE, state: 'queued', tasks: 5, oldest_seconds: 30 },
       { route: 'server:gpu-1', pipeline: TEXT2IMAGE, state: 'queued', tasks: 2, oldest_seconds: 90 },
       { route: 'shared', pipeline: TEXT2IMAGE, state: 'running', tasks: 3, oldest_seconds: 0 },
       { route: 'shared', pipeline: '/sd/image2image/v1', state: 'running', tasks: 1, oldest_seconds: 0 },
     ];
-    let statements = 0;
-    signals.watchQueue({
-      query: async () => {
-        statements++;
-        return { rows };
-      },
-    } as never);
+    const { metrics: signals, reads } = watching(async () => rows);
     const text = await signals.render();
-    expect(statements).toBe(1);
+    expect(reads()).toBe(1);
     expect(sampleValue(text, `imagegen_pipeline_queue_depth{pipeline="${TEXT2IMAGE}"}`)).toBe(7);
     expect(sampleValue(text, `imagegen_pipeline_queue_oldest_age_seconds{pipeline="${TEXT2IMAGE}"}`)).toBe(
       90,
@@ -154,18 +150,11 @@ describe('GET /metrics on the API', () => {
   });
 
   it('reads the queue once a second whatever the number of scrapes', async () => {
-    let reads = 0;
-    const counting = new Metrics();
-    counting.watchQueue({
-      query: async () => {
-        reads++;
-        return {
-          rows: [{ route: 'shared', pipeline: TEXT2IMAGE, state: 'queued', tasks: reads, oldest_seconds: 1 }],
-        };
-      },
-    } as never);
+    const { metrics: counting, reads } = watching(async (read) => [
+      { route: 'shared', pipeline: TEXT2IMAGE, state: 'queued', tasks: read, oldest_seconds: 1 },
+    ]);
     const texts = await Promise.all(Array.from({ length: 20 }, () => counting.render()));
-    expect(reads).toBe(1);
+    expect(reads()).toBe(1);
     for (const text of texts) expect(sampleValue(text, 'imagegen_queue_depth{route="shared"}')).toBe(1);
   });
 
