@@ -143,6 +143,12 @@ export interface EngineServer {
   readonly checkpoint: string | null;
   /** Why it is down, when it is. */
   readonly error?: string;
+  /**
+   * Why it is suspect, when it is: a prompt stalled there (it made no progress for the stall
+   * bound and was interrupted). It still answers its checks, so it is not down; it is cleared when
+   * a prompt completes on it again.
+   */
+  readonly suspect?: string;
 }
 
 /**

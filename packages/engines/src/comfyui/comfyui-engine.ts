@@ -22,6 +22,7 @@ import {
   PromptLostError,
   type PromptOutputs,
   PromptRejectedError,
+  PromptStalledError,
   ServerUnavailableError,
 } from './contracts.ts';
 import { ModelListings } from './model-listings.ts';
@@ -40,8 +41,9 @@ import { type PoolOptions, type ServerLease, ServerPool, SLOTS_PER_SERVER } from
  * The comfyui engine: real diffusion on one or many ComfyUI servers. A job is compiled into a
  * ComfyUI graph by its pipeline's compiler, sent to the server the pool picks (its routing
  * respected), followed to the end with progress, and answered with the server's output images.
- * A server that dies mid-run is marked down and the job runs again on another; a server that
- * restarted and forgot the prompt gets it once more; a graph the server refuses, or one that
+ * A server that dies mid-run is marked down and the job runs again on another; a prompt that
+ * stalls (no progress for COMFYUI_STALL_SECONDS) is interrupted, its server marked suspect, and the
+ * job runs once more on another server; a server that restarted and forgot the prompt gets it once more; a graph the server refuses, or one that
  * fails while it runs, fails the task with the server's reason in plain words. A training runs the
  * same way; its result is the LoRA the graph saved, stored as the owner's model.
  */
@@ -128,10 +130,13 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
       const { checkpoint } = compiled;
       // One bar for the whole task, so a run again elsewhere never moves it back.
       const progress = samplingProgress(compiled, (fraction, message) => ctx.progress(fraction, message));
+      // The server a prompt of this job stalled on: the job runs once more, elsewhere.
+      let stalledOn: ComfyClient | undefined;
       for (let attempt = 1; ; attempt++) {
         const lease = await pool.acquire({
           ...(checkpoint ? { checkpoint } : {}),
           ...(job.servers ? { servers: job.servers } : {}),
+          ...(stalledOn ? { avoid: stalledOn } : {}),
           signal: ctx.signal,
         });
         try {
@@ -148,6 +153,14 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
             meta,
           };
         } catch (error) {
+          if (error instanceof PromptStalledError && !ctx.signal.aborted) {
+            lease.suspect(error);
+            if (!stalledOn && pool.hasOther(lease.client, job.servers)) {
+              stalledOn = lease.client;
+              continue;
+            }
+            throw error;
+          }
           if (error instanceof ServerUnavailableError && !ctx.signal.aborted) {
             lease.fail(error);
             if (attempt < tries) continue;
@@ -235,6 +248,9 @@ async function runOn(
       signal,
       onProgress: task.progress.onProgress,
       onNodeStart: task.progress.onNodeStart,
+      // ComfyUI's training node reports no step until a later release: an hour-long training is
+      // silent all along, which is no stall.
+      ...(trains(task.job.pipeline) ? { stallMs: Number.POSITIVE_INFINITY } : {}),
     });
     return { outputs, workflow };
   };
@@ -247,7 +263,7 @@ async function runOn(
     // under a new id so nothing can mistake the two. A second loss fails the attempt.
     ran = await submit();
   }
-  lease.release();
+  lease.completed();
   const { outputs, workflow } = ran;
   const [images, model] = await Promise.all([
     Promise.all(outputs.files.map(async (file) => decode(await client.view(file, signal), file))),

@@ -9,11 +9,12 @@ import {
   ROLE_IDS,
   roleKey,
 } from './checkpoint-roles.ts';
+import { DEFAULT_STALL_MS } from './client/comfy-client.ts';
 
 /**
  * The comfyui engine's settings: COMFYUI_URLS (which servers), COMFYUI_CHECKPOINTS (which
  * checkpoint file each model id of the API loads, the family of the operator's own ids, and the
- * files of roles such as inpainting), COMFYUI_MODELS_DIR and MODEL_MAX_BYTES. All are read once at
+ * files of roles such as inpainting), COMFYUI_MODELS_DIR, MODEL_MAX_BYTES and COMFYUI_STALL_SECONDS. All are read once at
  * start; a malformed value stops start-up with a message naming the setting and the part that is
  * wrong.
  */
@@ -240,4 +241,17 @@ export function parseModelMaxBytes(value: string | undefined): number {
     throw new Error(`MODEL_MAX_BYTES=${value} is not a positive whole number of bytes`);
   }
   return bytes;
+}
+
+/**
+ * COMFYUI_STALL_SECONDS: how long a running prompt may go without progress (no message about it,
+ * no history entry) before it is interrupted and its job runs on another server; in milliseconds.
+ */
+export function parseStallMs(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_STALL_MS;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    throw new Error(`COMFYUI_STALL_SECONDS=${value} is not a positive number of seconds`);
+  }
+  return Math.round(seconds * 1000);
 }

@@ -217,6 +217,15 @@ export class ServerUnavailableError extends Error {
   override readonly name = 'ServerUnavailableError';
 }
 
+/**
+ * A prompt that ran without a sign of progress for the stall bound (no message about it, no
+ * history entry): the client has interrupted it; the pool marks its server suspect and the engine
+ * runs the job once more on another server.
+ */
+export class PromptStalledError extends Error {
+  override readonly name = 'PromptStalledError';
+}
+
 export interface ComfyServerStats {
   readonly comfyuiVersion: string;
   /** Prompts running plus pending on the server, from `/queue` or `/prompt`. */
@@ -242,8 +251,8 @@ export interface ComfyClient {
   /**
    * Submits the graph under our own prompt id and follows it to the end (WebSocket, with `/history`
    * polling when the socket is silent or drops). Answers the output files of the given nodes
-   * (type output only) and the text of those that show text. Throws PromptRejectedError, PromptFailedError, PromptLostError or
-   * ServerUnavailableError;
+   * (type output only) and the text of those that show text. Throws PromptRejectedError, PromptFailedError, PromptLostError,
+   * PromptStalledError or ServerUnavailableError;
    * on abort it interrupts the prompt (targeted `/interrupt` and `/queue` delete) and rejects.
    */
   run(
@@ -255,6 +264,8 @@ export interface ComfyClient {
       readonly onProgress?: (progress: PromptProgress) => void;
       /** Told each node of the prompt as it starts (`executing`); cached nodes never start. */
       readonly onNodeStart?: (node: string) => void;
+      /** This prompt's stall bound instead of the client's; Infinity: never stalled. */
+      readonly stallMs?: number;
     },
   ): Promise<PromptOutputs>;
   view(file: FileRef, signal?: AbortSignal): Promise<Buffer>;

@@ -10,6 +10,7 @@ import {
   parseModelMaxBytes,
   parseModelsDir,
   parseServerList,
+  parseStallMs,
 } from './comfyui-settings.ts';
 import { COMPILERS } from './compilers/index.ts';
 
@@ -31,6 +32,7 @@ export {
   parseModelMaxBytes,
   parseModelsDir,
   parseServerList,
+  parseStallMs,
   type ServerEntry,
 } from './comfyui-settings.ts';
 export { COMFYUI_PIPELINES, COMPILERS, compilerFor } from './compilers/index.ts';
@@ -50,11 +52,12 @@ export function comfyuiEngineFromEnv(
   if (servers.length === 0) throw new Error('COMFYUI_URLS names no server');
   const folders = parseModelsDir(env.COMFYUI_MODELS_DIR, servers);
   const maxBytes = parseModelMaxBytes(env.MODEL_MAX_BYTES);
+  const stallMs = parseStallMs(env.COMFYUI_STALL_SECONDS);
   if (folders && !fetchModel)
     throw new Error('COMFYUI_MODELS_DIR is set, but this process has no model fetcher');
   return createComfyuiEngine({
     ...(folders && fetchModel ? { modelFiles: { folders, maxBytes, fetch: fetchModel } } : {}),
-    servers: servers.map((server) => createComfyClient({ url: server.url, name: server.name })),
+    servers: servers.map((server) => createComfyClient({ url: server.url, name: server.name, stallMs })),
     compilers: COMPILERS,
     ...parseCheckpointSettings(env.COMFYUI_CHECKPOINTS),
     ...(log ? { pool: { log } } : {}),

@@ -7,7 +7,9 @@ import { type ComfyClient, ServerUnavailableError } from './contracts.ts';
  * never waits for us and a dead server strands little). A free slot goes to the job waiting
  * longest; the job takes the server with the shortest queue, then one that last ran its
  * checkpoint (no needless model reload), then the one used least recently. Health comes from
- * `/system_stats`: a server that fails is skipped and checked again with a doubling backoff.
+ * `/system_stats`: a server that fails is skipped and checked again with a doubling backoff. A
+ * server where a prompt stalled is suspect: it answers its checks, so it stays up, but it is
+ * chosen only when no other server is free, until a prompt completes on it again.
  */
 
 /** One prompt running and one queued behind it, per server. */
@@ -32,6 +34,8 @@ export interface SlotRequest {
   readonly checkpoint?: string;
   /** Only servers of these names (the task's routing); absent: any. */
   readonly servers?: readonly string[];
+  /** Not this server (a job that stalled on it runs again elsewhere). */
+  readonly avoid?: ComfyClient;
   readonly signal: AbortSignal;
 }
 
@@ -42,6 +46,10 @@ export interface ServerLease {
   readonly device?: string;
   /** The prompt left the server's queue: the slot is free again. */
   release(): void;
+  /** The prompt completed: the slot is free again, and the server is no longer suspect. */
+  completed(): void;
+  /** A prompt stalled there (and was interrupted): the slot is freed and the server is suspect. */
+  suspect(error: Error): void;
   /** The server failed while we used it: the slot is freed and the server skipped until a check passes. */
   fail(error: Error): void;
 }
@@ -57,6 +65,8 @@ interface Member {
   device?: string;
   failures: number;
   error?: string;
+  /** Why the server is suspect (a prompt stalled there), until a prompt completes on it. */
+  suspect?: string;
   /** Order of the last assignment, for least-recently-used ties. */
   lastUsed: number;
   timer?: NodeJS.Timeout;
@@ -117,9 +127,7 @@ export class ServerPool {
   /** Waits for a free slot on a server the request may use, and holds it. */
   acquire(request: SlotRequest): Promise<ServerLease> {
     request.signal.throwIfAborted();
-    const eligible = request.servers
-      ? this.members.filter((member) => request.servers!.includes(member.client.name))
-      : this.members;
+    const eligible = this.eligible(request);
     if (eligible.length === 0) {
       const allowed = request.servers?.length ? request.servers.join(', ') : 'none of them';
       throw new EngineInputError(
@@ -150,6 +158,18 @@ export class ServerPool {
     });
   }
 
+  /** Whether a server other than `avoid` may run a job of this routing. */
+  hasOther(avoid: ComfyClient, servers?: readonly string[]): boolean {
+    return this.eligible({ avoid, ...(servers ? { servers } : {}) }).length > 0;
+  }
+
+  private eligible(request: Pick<SlotRequest, 'servers' | 'avoid'>): Member[] {
+    return this.members.filter(
+      (member) =>
+        member.client !== request.avoid && (!request.servers || request.servers.includes(member.client.name)),
+    );
+  }
+
   /** Every server, for `/health`. */
   status(): EngineServer[] {
     return this.members.map((member) => ({
@@ -160,6 +180,7 @@ export class ServerPool {
       inFlight: member.inFlight,
       checkpoint: member.checkpoint,
       ...(member.state === 'down' && member.error ? { error: member.error } : {}),
+      ...(member.suspect ? { suspect: member.suspect } : {}),
     }));
   }
 
@@ -192,16 +213,17 @@ export class ServerPool {
     }
   }
 
-  /** The rule: shortest queue, then the same checkpoint, then least recently used. */
+  /** The rule: a server not suspect, then shortest queue, then the same checkpoint, then least recently used. */
   private pick(waiter: Waiter): Member | undefined {
     const wanted = waiter.request.checkpoint;
     let best: Member | undefined;
     for (const member of waiter.eligible) {
       if (member.state === 'down' || member.inFlight >= SLOTS_PER_SERVER) continue;
-      if (!best) {
+      if (!best || (best.suspect && !member.suspect)) {
         best = member;
         continue;
       }
+      if (member.suspect && !best.suspect) continue;
       const queue = member.inFlight + member.foreign - (best.inFlight + best.foreign);
       const affinity = Number(best.checkpoint === wanted) - Number(member.checkpoint === wanted);
       if (
@@ -226,6 +248,19 @@ export class ServerPool {
       client: member.client,
       ...(member.device ? { device: member.device } : {}),
       release: () => {
+        if (giveBack()) this.dispatch();
+      },
+      completed: () => {
+        if (member.suspect) this.o.log?.(`ComfyUI server ${member.client.name} completed a prompt again`);
+        member.suspect = undefined;
+        if (giveBack()) this.dispatch();
+      },
+      suspect: (error) => {
+        if (!member.suspect)
+          this.o.log?.(
+            `ComfyUI server ${member.client.name} (${member.client.url}) is suspect: ${error.message}`,
+          );
+        member.suspect = error.message;
         if (giveBack()) this.dispatch();
       },
       // Also after release: a server that dies while we download its outputs is down all the same.

@@ -6,6 +6,7 @@ import {
   parseModelMaxBytes,
   parseModelsDir,
   parseServerList,
+  parseStallMs,
 } from '../../src/comfyui/comfyui-settings.ts';
 
 describe('COMFYUI_URLS', () => {
@@ -162,5 +163,16 @@ describe('COMFYUI_MODELS_DIR and MODEL_MAX_BYTES', () => {
       'MODEL_MAX_BYTES=8G is not a positive whole number of bytes',
     );
     expect(() => parseModelMaxBytes('0')).toThrow('MODEL_MAX_BYTES=0');
+  });
+});
+
+describe('COMFYUI_STALL_SECONDS', () => {
+  it('is five minutes by default, takes seconds (fractions too), and refuses what is no positive number', () => {
+    expect(parseStallMs(undefined)).toBe(300_000);
+    expect(parseStallMs(' ')).toBe(300_000);
+    expect(parseStallMs('90')).toBe(90_000);
+    expect(parseStallMs('0.5')).toBe(500);
+    expect(() => parseStallMs('0')).toThrow('COMFYUI_STALL_SECONDS=0 is not a positive number of seconds');
+    expect(() => parseStallMs('5m')).toThrow('COMFYUI_STALL_SECONDS=5m');
   });
 });

@@ -12,6 +12,7 @@ import { listServers } from '../auth/sql/listServers.ts';
 import { revokeApiKeys } from '../auth/sql/revokeApiKeys.ts';
 import { upsertServer } from '../auth/sql/upsertServer.ts';
 import { listAppliedMigrations } from '../db/sql/listAppliedMigrations.ts';
+import { type FailedTask, listFailedTasks, requeueFailedTasks } from '../tasks/index.ts';
 
 export const USAGE = `usage: npm run --silent cli -- <command> [options]
 
@@ -25,6 +26,11 @@ export const USAGE = `usage: npm run --silent cli -- <command> [options]
   servers list
   servers remove --id SERVER_ID
   analytics page-views [--days 7] [--limit 50]             the documentation pages viewed most
+  tasks failed [--since 7d] [--pipeline PATH] [--limit 50]  tasks that failed their last attempt, newest
+                                                          first, with every attempt's error (--since: 30m,
+                                                          24h, 7d or an ISO date)
+  tasks requeue TASK_ID...                                queue failed generation tasks again (same id,
+                                                          request and seed; attempts renewed)
   migrate                                                 apply pending database migrations (every command
                                                           does on start) and list what the schema has
   help [COMMAND]                                          this text, or a command's (also: COMMAND --help)
@@ -75,6 +81,31 @@ function required(options: Options, name: string): string {
   return value;
 }
 
+const SINCE_UNITS: Readonly<Record<string, number>> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** --since: a time back from now (`30m`, `24h`, `7d`) or an ISO date; 7 days without it. */
+function since(options: Options): Date {
+  const value = options.since;
+  if (value === undefined) return new Date(Date.now() - 7 * SINCE_UNITS.d!);
+  const text = String(value);
+  const back = /^(\d+)([mhd])$/.exec(text);
+  if (back) return new Date(Date.now() - Number(back[1]) * SINCE_UNITS[back[2]!]!);
+  const date = new Date(text);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(date.getTime()))
+    throw new UsageError(`--since ${text} is neither 30m, 24h, 7d nor an ISO date`);
+  return date;
+}
+
+/** A failed task as `tasks failed` prints it: one line, then each attempt's error indented. */
+function failedLines(task: FailedTask): string {
+  const head = `${task.id}  ${task.pipeline}  failed ${task.finished_at.toISOString()}  ${task.attempts} attempt(s)`;
+  const errors = task.attempt_errors.length
+    ? task.attempt_errors.map((e) => `  attempt ${e.attempt}: ${e.error}`)
+    : // Failed before attempt_errors was recorded: its last error is all there is.
+      [`  ${task.error ?? 'no error recorded'}`];
+  return [head, ...errors].join('\n');
+}
+
 function plan(value: string): Plan {
   const upper = value.toUpperCase();
   if (!isPlan(upper)) throw new UsageError(`unknown plan ${value}; plans: ${PLANS.join(', ')}`);
@@ -93,6 +124,8 @@ export async function runCommand(
   words: string[],
   options: Options,
 ): Promise<{ json: unknown; text: string }> {
+  // The one command whose words go on after its name: the task ids.
+  if (words[0] === 'tasks' && words[1] === 'requeue') return requeue(pool, words.slice(2));
   const command = words.join(' ');
   switch (command) {
     case 'owners create': {
@@ -197,6 +230,18 @@ export async function runCommand(
           `no page views in ${days} days`,
       };
     }
+    case 'tasks failed': {
+      const from = since(options);
+      const tasks = await listFailedTasks(pool, {
+        since: from,
+        pipeline: typeof options.pipeline === 'string' ? options.pipeline : null,
+        limit: count(options, 'limit', 50),
+      });
+      return {
+        json: tasks,
+        text: tasks.map(failedLines).join('\n') || `no failed tasks since ${from.toISOString()}`,
+      };
+    }
     case 'migrate': {
       // Opening the database applied what was pending, under the migration lock: this answers
       // the schema as it now is (a rolling upgrade runs it as a one-off job before the new pods).
@@ -209,4 +254,16 @@ export async function runCommand(
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
   }
+}
+
+async function requeue(pool: Pool, ids: readonly string[]): Promise<{ json: unknown; text: string }> {
+  if (ids.length === 0) throw new UsageError('tasks requeue takes the ids of the tasks to queue again');
+  const malformed = ids.filter((id) => !isUuid(id));
+  if (malformed.length > 0) throw new UsageError(`not a task id: ${malformed.join(', ')}`);
+  const requeued = await requeueFailedTasks(pool, ids);
+  const left = ids.filter((id) => !requeued.includes(id));
+  const lines = [`requeued ${requeued.length} task(s)`];
+  if (left.length > 0)
+    lines.push(`not requeued (no such task, not failed, cancelled, or a model task): ${left.join(', ')}`);
+  return { json: { requeued, not_requeued: left }, text: lines.join('\n') };
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run --silent cli -- <command>`: owners, keys, subscriptions and servers. Works beside a
+ * `npm run --silent cli -- <command>`: owners, keys, subscriptions, servers and failed tasks. Works beside a
  * running `npm start` (it reuses the bundled PostgreSQL) or alone (it starts it for the command).
  */
 import { parseArgs } from 'node:util';
@@ -21,6 +21,8 @@ async function main(): Promise<number> {
       'period-end': { type: 'string' },
       days: { type: 'string' },
       limit: { type: 'string' },
+      since: { type: 'string' },
+      pipeline: { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

@@ -1,10 +1,78 @@
+import { endpoints } from '@imagegen/contract';
 import type { Queryable } from '@imagegen/db';
 import type { EngineDescription } from '@imagegen/engines';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { getQueueDepths, type QueueDepth } from './sql/getQueueDepths.ts';
+import { getQueueSignals, type QueueSignal } from './sql/getQueueSignals.ts';
 
-/** How long one reading of the queue serves scrapes: several scrapers cost one statement a second. */
+/**
+ * How long one reading of the queue serves scrapes: several scrapers cost one statement a second,
+ * or, when the reading is slow (a backlog of a hundred thousand tasks takes a good part of a
+ * second), ten times its own duration, so the database never spends more than a tenth of its time
+ * on it.
+ */
 const QUEUE_READING_MS = 1_000;
+const QUEUE_READING_SHARE = 10;
+
+/**
+ * The pipelines that queue tasks: each has its queue series from the first scrape on, at 0 while
+ * idle, so a scaler's query never meets a missing series. A fixed set: the label stays bounded.
+ */
+const TASK_PIPELINES = endpoints
+  .filter((row) => row.kind === 'generation' || row.kind === 'load_model' || row.kind === 'training')
+  .map((row) => row.path);
+
+/** What the queue reading says of one routing pool or one pipeline. */
+interface QueueFigures {
+  queued: number;
+  oldestSeconds: number;
+  running: number;
+}
+
+/** The queue reading summed both ways: per routing pool and per pipeline. */
+interface QueueReading {
+  routes: Map<string, QueueFigures>;
+  pipelines: Map<string, QueueFigures>;
+}
+
+/** The gauges read from the queue: name, help, what they are per, and their figure. */
+const QUEUE_GAUGES: readonly [string, string, 'route' | 'pipeline', (figures: QueueFigures) => number][] = [
+  [
+    'imagegen_queue_depth',
+    'Queued tasks per routing pool (shared, owner:<id> for an owner’s own servers, server:<id>)',
+    'route',
+    (row) => row.queued,
+  ],
+  [
+    'imagegen_queue_oldest_age_seconds',
+    'Age of the oldest queued task per routing pool',
+    'route',
+    (row) => row.oldestSeconds,
+  ],
+  [
+    'imagegen_running_tasks',
+    'Tasks running now per routing pool (every worker’s, from the database)',
+    'route',
+    (row) => row.running,
+  ],
+  [
+    'imagegen_pipeline_queue_depth',
+    'Queued tasks per pipeline (its submission path): which kind of worker to add',
+    'pipeline',
+    (row) => row.queued,
+  ],
+  [
+    'imagegen_pipeline_queue_oldest_age_seconds',
+    'Age of the oldest queued task per pipeline',
+    'pipeline',
+    (row) => row.oldestSeconds,
+  ],
+  [
+    'imagegen_pipeline_running_tasks',
+    'Tasks running now per pipeline (every worker’s, from the database)',
+    'pipeline',
+    (row) => row.running,
+  ],
+];
 
 /** The states an engine server can be in; each gets a series per server name. */
 const SERVER_STATES = ['unknown', 'up', 'down'] as const;
@@ -15,6 +83,12 @@ interface ServerGroup {
   server: string;
   states: Map<string, number>;
   queue: number;
+  /** Our prompts on the group's servers now. */
+  inFlight: number;
+  /** The group's servers with a prompt running or waiting (ours or others'). */
+  busy: number;
+  /** The group's servers where a prompt stalled and none has completed since. */
+  suspect: number;
 }
 
 /** Labels hold route patterns, pipeline and engine names, never ids: the series count stays bounded. */
@@ -93,23 +167,16 @@ export class Metrics {
   });
 
   private queueSource: Queryable | undefined;
-  private queueReading: { at: number; rows: Promise<QueueDepth[]> } | undefined;
+  private queueReading: { at: number; reading: Promise<QueueReading> } | undefined;
+  /** How long the last reading took to come back. */
+  private queueReadingMs = 0;
   private engineSource: (() => readonly EngineDescription[]) | undefined;
 
   constructor(options: MetricsOptions = {}) {
     this.token = options.token || undefined;
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
     const metrics = this;
-    this.queueGauge(
-      'imagegen_queue_depth',
-      'Queued tasks per routing pool (shared, owner:<id> for an owner’s own servers, server:<id>)',
-      (row) => row.tasks,
-    );
-    this.queueGauge(
-      'imagegen_queue_oldest_age_seconds',
-      'Age of the oldest queued task per routing pool',
-      (row) => row.oldest_seconds,
-    );
+    for (const [name, help, by, value] of QUEUE_GAUGES) this.queueGauge(name, help, by, value);
     new Gauge({
       name: 'imagegen_engine_server_state',
       help: 'Engine servers (ComfyUI) by name and state: how many of the servers of that name are in it now',
@@ -133,6 +200,21 @@ export class Metrics {
           this.set({ engine, server }, queue);
       },
     });
+    this.serverGauge(
+      'imagegen_engine_server_in_flight',
+      'Prompts of this worker running or waiting on each engine server group now',
+      (group) => group.inFlight,
+    );
+    this.serverGauge(
+      'imagegen_engine_server_busy_ratio',
+      'Fraction of the servers of each group with a prompt running or waiting (ours or others’, as of its last check)',
+      (group) => group.busy / [...group.states.values()].reduce((sum, n) => sum + n, 0),
+    );
+    this.serverGauge(
+      'imagegen_engine_server_suspect',
+      'Engine servers of each group that are suspect: a prompt stalled there (COMFYUI_STALL_SECONDS) and none has completed since',
+      (group) => group.suspect,
+    );
   }
 
   /** Reports the queue's depth and age per routing pool, read from this database at scrape time. */
@@ -163,32 +245,61 @@ export class Metrics {
     });
   }
 
-  /** A gauge per routing pool, read from the queue when scraped. */
-  private queueGauge(name: string, help: string, value: (row: QueueDepth) => number): void {
+  /** A gauge per routing pool or per pipeline, read from the queue when scraped. */
+  private queueGauge(
+    name: string,
+    help: string,
+    by: 'route' | 'pipeline',
+    value: (figures: QueueFigures) => number,
+  ): void {
     const metrics = this;
     new Gauge({
       name,
       help,
-      labelNames: ['route'] as const,
+      labelNames: [by],
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const row of await metrics.readQueue()) this.set({ route: row.route }, value(row));
+        const reading = await metrics.readQueue();
+        for (const [key, figures] of by === 'route' ? reading.routes : reading.pipelines)
+          this.set({ [by]: key }, value(figures));
+      },
+    });
+  }
+
+  /** A gauge per engine server group, from the process's engines when scraped. */
+  private serverGauge(name: string, help: string, value: (group: ServerGroup) => number): void {
+    const metrics = this;
+    new Gauge({
+      name,
+      help,
+      labelNames: ['engine', 'server'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const group of metrics.servers().values())
+          this.set({ engine: group.engine, server: group.server }, value(group));
       },
     });
   }
 
   /** One statement a second at most, whatever the number of scrapes and gauges reading it. */
-  private readQueue(): Promise<QueueDepth[]> {
+  private readQueue(): Promise<QueueReading> {
     const db = this.queueSource;
-    if (!db) return Promise.resolve([]);
+    if (!db) return Promise.resolve({ routes: new Map(), pipelines: new Map() });
     const now = Date.now();
-    if (!this.queueReading || now - this.queueReading.at >= QUEUE_READING_MS) {
+    const reuseMs = Math.max(QUEUE_READING_MS, QUEUE_READING_SHARE * this.queueReadingMs);
+    if (!this.queueReading || now - this.queueReading.at >= reuseMs) {
       // A failed read shows an empty queue for a second; the database's own alerts say why.
-      const rows = getQueueDepths(db).catch(() => []);
-      this.queueReading = { at: now, rows };
+      const reading = getQueueSignals(db)
+        .catch(() => [])
+        .then((rows) => {
+          this.queueReadingMs = Date.now() - now;
+          return summed(rows);
+        });
+      this.queueReading = { at: now, reading };
     }
-    return this.queueReading.rows;
+    return this.queueReading.reading;
   }
 
   /** Servers sharing a name form a group: each series counts the group's members. */
@@ -199,15 +310,50 @@ export class Metrics {
         const key = `${engine.name}\u0000${server.name}`;
         let group = groups.get(key);
         if (!group) {
-          group = { engine: engine.name, server: server.name, states: new Map(), queue: 0 };
+          group = {
+            engine: engine.name,
+            server: server.name,
+            states: new Map(),
+            queue: 0,
+            inFlight: 0,
+            busy: 0,
+            suspect: 0,
+          };
           groups.set(key, group);
         }
         group.states.set(server.state, (group.states.get(server.state) ?? 0) + 1);
         group.queue += server.queue;
+        group.inFlight += server.inFlight;
+        if (server.queue > 0) group.busy++;
+        if (server.suspect) group.suspect++;
       }
     }
     return groups;
   }
+}
+
+/** The rows of one reading summed per routing pool and per pipeline; every pipeline is there. */
+function summed(rows: readonly QueueSignal[]): QueueReading {
+  const empty = (): QueueFigures => ({ queued: 0, oldestSeconds: 0, running: 0 });
+  const reading: QueueReading = {
+    routes: new Map(),
+    pipelines: new Map(TASK_PIPELINES.map((pipeline) => [pipeline, empty()])),
+  };
+  const add = (map: Map<string, QueueFigures>, key: string, row: QueueSignal) => {
+    const figures = map.get(key) ?? empty();
+    map.set(key, figures);
+    if (row.state === 'running') {
+      figures.running += row.tasks;
+    } else {
+      figures.queued += row.tasks;
+      figures.oldestSeconds = Math.max(figures.oldestSeconds, row.oldest_seconds);
+    }
+  };
+  for (const row of rows) {
+    add(reading.routes, row.route, row);
+    add(reading.pipelines, row.pipeline, row);
+  }
+  return reading;
 }
 
 /** The process's metrics as the environment configures them (METRICS_TOKEN). */

@@ -38,6 +38,8 @@ export { SubmitRefusedError } from './refusal.ts';
 export { type Route, RoutingError, resolveRoute } from './routing.ts';
 export { deleteExpiredIdempotencyKeys } from './sql/deleteExpiredIdempotencyKeys.ts';
 export { deleteFinishedTasks } from './sql/deleteFinishedTasks.ts';
+export { type AttemptError, type FailedTask, listFailedTasks } from './sql/listFailedTasks.ts';
+export { requeueFailedTasks } from './sql/requeueFailedTasks.ts';
 export {
   type PendingEstimates,
   type TrainingStatus,

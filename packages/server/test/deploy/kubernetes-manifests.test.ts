@@ -4,7 +4,9 @@
  * strictly (an unknown field, such as a misspelt probe, is an error, as `kubectl apply
  * --validate=strict` makes it), and consistent with the program: every variable they set is a
  * documented setting the program reads, the probes ask the health paths on the port the process
- * answers them on, the grace period covers the drain, and the Job runs a real command.
+ * answers them on, the grace period covers the drain, and the Job runs a real command. The KEDA
+ * ScaledObject is checked against KEDA's own fields (keda-v2-scaledobject-schema.json), and its
+ * query against the series the program exports.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { USAGE } from '../../src/cli/commands.ts';
 import { readStartConfig } from '../../src/cli/start-config.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
 import {
   documentedSettings,
   missingProgramFiles,
@@ -25,6 +28,9 @@ const MANIFESTS = path.join(ROOT, 'deploy/kubernetes');
 const SCHEMA = JSON.parse(
   readFileSync(path.join(import.meta.dirname, 'kubernetes-v1.21.2-definitions.json'), 'utf8'),
 ) as { kinds: Record<string, string>; definitions: Record<string, Record<string, unknown>> };
+const KEDA_SCHEMA = JSON.parse(
+  readFileSync(path.join(import.meta.dirname, 'keda-v2-scaledobject-schema.json'), 'utf8'),
+) as { schema: Record<string, unknown> };
 
 interface Manifest {
   file: string;
@@ -80,6 +86,14 @@ const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
 const definitions = strictDefinitions();
 const validators = new Map<string, ValidateFunction>();
 function validatorFor(apiVersion: string, kind: string): ValidateFunction {
+  if (apiVersion === 'keda.sh/v1alpha1' && kind === 'ScaledObject') {
+    let validate = validators.get(kind);
+    if (!validate) {
+      validate = ajv.compile({ definitions, ...KEDA_SCHEMA.schema });
+      validators.set(kind, validate);
+    }
+    return validate;
+  }
   const name = SCHEMA.kinds[`${apiVersion} ${kind}`];
   if (!name) throw new Error(`no schema for ${apiVersion} ${kind}: add it to the vendored definitions`);
   let validate = validators.get(name);
@@ -123,6 +137,7 @@ describe('the Kubernetes manifests', () => {
       'Deployment/imagegen-docs',
       'Deployment/imagegen-worker',
       'Job/imagegen-migrate',
+      'ScaledObject/imagegen-worker',
       'Secret/imagegen-secrets',
       'Service/imagegen-api',
       'Service/imagegen-docs',
@@ -185,10 +200,10 @@ describe('the Kubernetes manifests', () => {
     }
     expect([
       ...readStartConfig(effectiveEnv(podContainers(named('Deployment', 'imagegen-api'))[0]!)).roles,
-    ]).toEqual(['api']);
+    ]).toEqual(['api', 'webhooks']);
     expect([
       ...readStartConfig(effectiveEnv(podContainers(named('Deployment', 'imagegen-worker'))[0]!)).roles,
-    ]).toEqual(['worker', 'webhooks']);
+    ]).toEqual(['worker']);
   });
 
   it('give each pod the time to drain: the preStop pause and SHUTDOWN_GRACE_MS fit in the grace period', () => {
@@ -222,5 +237,62 @@ describe('the Kubernetes manifests', () => {
     for (const m of [...byKind('Deployment'), ...byKind('Job')]) {
       for (const c of podContainers(m)) expect(missingProgramFiles(c.command ?? [])).toEqual([]);
     }
+  });
+
+  it('scale the workers with KEDA on the queue the API reports, from zero, within the connections', async () => {
+    const scaled = named('ScaledObject', 'imagegen-worker');
+    const worker = named('Deployment', 'imagegen-worker');
+    expect(scaled.spec.scaleTargetRef).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: 'imagegen-worker',
+    });
+    const [trigger] = scaled.spec.triggers as { type: string; metadata: Record<string, string> }[];
+    expect(trigger!.type).toBe('prometheus');
+
+    // Its query names only series the program exports, read from the queue by the API's metrics.
+    const exported = await new Metrics().render();
+    const names = trigger!.metadata.query!.match(/imagegen_[a-z_]+/g) ?? [];
+    expect(names.length).toBeGreaterThan(0);
+    for (const name of names) expect(exported, name).toContain(`# TYPE ${name} gauge`);
+    expect(Number(trigger!.metadata.threshold)).toBeGreaterThan(0);
+    expect(trigger!.metadata.activationThreshold).toBe('0');
+
+    // At zero workers nothing else may stop: the API reads the queue and delivers webhooks.
+    expect(scaled.spec.minReplicaCount).toBe(0);
+    const apiRoles = readStartConfig(
+      effectiveEnv(podContainers(named('Deployment', 'imagegen-api'))[0]!),
+    ).roles;
+    expect(apiRoles.has('webhooks')).toBe(true);
+    expect(readStartConfig(effectiveEnv(podContainers(worker)[0]!)).roles.has('webhooks')).toBe(false);
+
+    // Its most workers fit in PostgreSQL's default 100 connections with everything else.
+    const connections = (m: Manifest, replicas: number) => {
+      const config = readStartConfig(effectiveEnv(podContainers(m)[0]!));
+      const foreground = config.roles.has('api') || config.roles.has('docs');
+      const background = config.roles.has('worker') || config.roles.has('webhooks');
+      const each = (foreground ? config.poolSize : 0) + (background ? config.workerPoolSize : 0);
+      return each * replicas;
+    };
+    const total =
+      connections(named('Deployment', 'imagegen-api'), named('Deployment', 'imagegen-api').spec.replicas) +
+      connections(
+        named('Deployment', 'imagegen-docs'),
+        named('Deployment', 'imagegen-docs').spec.replicas ?? 1,
+      ) +
+      connections(worker, scaled.spec.maxReplicaCount);
+    expect(total).toBeLessThanOrEqual(100);
+  });
+
+  it('check the ScaledObject strictly too', () => {
+    const scaled = named('ScaledObject', 'imagegen-worker');
+    const misspelt = structuredClone(scaled);
+    misspelt.spec.minReplicas = 0;
+    expect(schemaErrors(misspelt).join('\n')).toContain('minReplicas');
+    const wrongType = structuredClone(scaled);
+    wrongType.spec.triggers[0].metadata.threshold = 6;
+    expect(schemaErrors(wrongType).join('\n')).toContain(
+      '/spec/triggers/0/metadata/threshold must be string',
+    );
   });
 });

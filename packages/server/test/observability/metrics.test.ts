@@ -16,6 +16,14 @@ function sampleValue(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
+/** Metrics whose queue reading answers these rows (given the reading's number), counting the readings. */
+function watching(answer: (read: number) => Promise<unknown[]>): { metrics: Metrics; reads: () => number } {
+  let reads = 0;
+  const metrics = new Metrics();
+  metrics.watchQueue({ query: async () => ({ rows: await answer(++reads) }) } as never);
+  return { metrics, reads: () => reads };
+}
+
 describe('GET /metrics on the API', () => {
   let api: ApiHarness;
   const metrics = new Metrics();
@@ -96,40 +104,81 @@ describe('GET /metrics on the API', () => {
       expect(sampleValue(text, 'imagegen_queue_depth{route="shared"}')).toBe(3);
       expect(sampleValue(text, 'imagegen_queue_depth{route="server:gpu-1"}')).toBe(1);
       expect(sampleValue(text, 'imagegen_queue_oldest_age_seconds{route="shared"}')).toBeGreaterThan(1);
+      // The same queue per pipeline, and every other pipeline at 0 rather than missing.
+      expect(sampleValue(text, `imagegen_pipeline_queue_depth{pipeline="${TEXT2IMAGE}"}`)).toBe(4);
+      expect(
+        sampleValue(text, `imagegen_pipeline_queue_oldest_age_seconds{pipeline="${TEXT2IMAGE}"}`),
+      ).toBeGreaterThan(1);
+      expect(sampleValue(text, 'imagegen_pipeline_queue_depth{pipeline="/sd/image2image/v1"}')).toBe(0);
+      expect(sampleValue(text, `imagegen_pipeline_running_tasks{pipeline="${TEXT2IMAGE}"}`)).toBe(0);
     } finally {
       await idle.close();
     }
   });
 
+  it('reuses a slow reading for ten times its duration, so the database spends at most a tenth on it', async () => {
+    const { metrics: slow, reads } = watching(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return [];
+    });
+    await slow.render();
+    // 1.2 s later: past the one second a quick reading serves, inside the 3 s this one does.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await slow.render();
+    expect(reads()).toBe(1);
+  });
+
+  it('sums running and queued tasks per routing pool and per pipeline from one reading', async () => {
+    const rows = [
+      { route: 'shared', pipeline: TEXT2IMAGE, state: 'queued', tasks: 5, oldest_seconds: 30 },
+      { route: 'server:gpu-1', pipeline: TEXT2IMAGE, state: 'queued', tasks: 2, oldest_seconds: 90 },
+      { route: 'shared', pipeline: TEXT2IMAGE, state: 'running', tasks: 3, oldest_seconds: 0 },
+      { route: 'shared', pipeline: '/sd/image2image/v1', state: 'running', tasks: 1, oldest_seconds: 0 },
+    ];
+    const { metrics: signals, reads } = watching(async () => rows);
+    const text = await signals.render();
+    expect(reads()).toBe(1);
+    expect(sampleValue(text, `imagegen_pipeline_queue_depth{pipeline="${TEXT2IMAGE}"}`)).toBe(7);
+    expect(sampleValue(text, `imagegen_pipeline_queue_oldest_age_seconds{pipeline="${TEXT2IMAGE}"}`)).toBe(
+      90,
+    );
+    expect(sampleValue(text, `imagegen_pipeline_running_tasks{pipeline="${TEXT2IMAGE}"}`)).toBe(3);
+    expect(sampleValue(text, 'imagegen_pipeline_running_tasks{pipeline="/sd/image2image/v1"}')).toBe(1);
+    expect(sampleValue(text, 'imagegen_running_tasks{route="shared"}')).toBe(4);
+    expect(sampleValue(text, 'imagegen_running_tasks{route="server:gpu-1"}')).toBe(0);
+    expect(sampleValue(text, 'imagegen_queue_depth{route="server:gpu-1"}')).toBe(2);
+  });
+
   it('reads the queue once a second whatever the number of scrapes', async () => {
-    let reads = 0;
-    const counting = new Metrics();
-    counting.watchQueue({
-      query: async () => {
-        reads++;
-        return { rows: [{ route: 'shared', tasks: reads, oldest_seconds: 1 }] };
-      },
-    } as never);
+    const { metrics: counting, reads } = watching(async (read) => [
+      { route: 'shared', pipeline: TEXT2IMAGE, state: 'queued', tasks: read, oldest_seconds: 1 },
+    ]);
     const texts = await Promise.all(Array.from({ length: 20 }, () => counting.render()));
-    expect(reads).toBe(1);
+    expect(reads()).toBe(1);
     for (const text of texts) expect(sampleValue(text, 'imagegen_queue_depth{route="shared"}')).toBe(1);
   });
 
   it("reports each engine server group's states and queue", async () => {
     const engines = new Metrics();
-    const server = (name: string, state: 'up' | 'down' | 'unknown', queue: number) => ({
+    const server = (name: string, state: 'up' | 'down' | 'unknown', queue: number, suspect?: string) => ({
       name,
       url: `http://${name}.example:8188`,
       state,
       queue,
       inFlight: queue,
       checkpoint: null,
+      ...(suspect ? { suspect } : {}),
     });
     engines.watchEngines(() => [
       {
         name: 'comfyui',
         pipelines: [TEXT2IMAGE],
-        servers: [server('gpu-a', 'up', 2), server('gpu-a', 'down', 0), server('gpu-b', 'unknown', 1)],
+        servers: [
+          server('gpu-a', 'up', 2),
+          server('gpu-a', 'down', 0),
+          server('gpu-b', 'unknown', 1),
+          server('gpu-b', 'up', 0, 'prompt p made no progress for 300 s'),
+        ],
       },
     ]);
     const text = await engines.render();
@@ -146,6 +195,15 @@ describe('GET /metrics on the API', () => {
       sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-b",state="unknown"}'),
     ).toBe(1);
     expect(sampleValue(text, 'imagegen_engine_server_queue{engine="comfyui",server="gpu-a"}')).toBe(2);
+    // Half of each group is busy; gpu-b's idle server is suspect, and stays up.
+    expect(sampleValue(text, 'imagegen_engine_server_busy_ratio{engine="comfyui",server="gpu-a"}')).toBe(0.5);
+    expect(sampleValue(text, 'imagegen_engine_server_busy_ratio{engine="comfyui",server="gpu-b"}')).toBe(0.5);
+    expect(sampleValue(text, 'imagegen_engine_server_in_flight{engine="comfyui",server="gpu-a"}')).toBe(2);
+    expect(sampleValue(text, 'imagegen_engine_server_suspect{engine="comfyui",server="gpu-a"}')).toBe(0);
+    expect(sampleValue(text, 'imagegen_engine_server_suspect{engine="comfyui",server="gpu-b"}')).toBe(1);
+    expect(
+      sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-b",state="up"}'),
+    ).toBe(1);
   });
 
   it('answers only a matching bearer token when METRICS_TOKEN is set', async () => {

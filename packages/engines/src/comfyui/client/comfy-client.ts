@@ -21,7 +21,15 @@ export interface ComfyClientOptions {
   readonly maxFailedChecks?: number;
   /** First socket reconnect delay, doubling on each failure (default 250 ms). */
   readonly reconnectDelayMs?: number;
+  /**
+   * A running prompt with no progress for this long is interrupted and fails as stalled
+   * (COMFYUI_STALL_SECONDS; default 300 s).
+   */
+  readonly stallMs?: number;
 }
+
+/** COMFYUI_STALL_SECONDS' default: five minutes without a step is no slow step any sampler takes. */
+export const DEFAULT_STALL_MS = 300_000;
 
 export function createComfyClient(options: ComfyClientOptions): ComfyClient {
   const base = new URL(options.url);
@@ -40,6 +48,7 @@ export function createComfyClient(options: ComfyClientOptions): ComfyClient {
   const timing: RunTiming = {
     silenceMs: options.silenceMs ?? 5_000,
     maxFailedChecks: options.maxFailedChecks ?? 3,
+    stallMs: options.stallMs ?? DEFAULT_STALL_MS,
   };
   let closed = false;
 

@@ -5,6 +5,7 @@ import {
   type PromptOutputs,
   type PromptProgress,
   PromptRejectedError,
+  PromptStalledError,
   ServerUnavailableError,
 } from '../contracts.ts';
 import { type ComfyHttp, parseJson } from './comfy-http.ts';
@@ -16,7 +17,7 @@ import { describeRejection, type RejectionBody } from './rejection.ts';
  * One prompt on one server, from submission to its output files: submitted under our own
  * client_id and prompt_id, followed on the socket, with `/history` (and `/queue`) read when the
  * socket reconnects or stays silent, or when the end it reports does not show every output;
- * cancelled on the server when aborted.
+ * cancelled on the server when aborted, and when it runs without progress for the stall bound.
  */
 
 export interface RunTiming {
@@ -24,6 +25,11 @@ export interface RunTiming {
   readonly silenceMs: number;
   /** After this many checks in a row that the server did not answer, it is unavailable. */
   readonly maxFailedChecks: number;
+  /**
+   * A prompt that runs (not waits in the server's queue) this long with no message about it and no
+   * history entry has stalled: it is interrupted and fails with PromptStalledError.
+   */
+  readonly stallMs: number;
 }
 
 export interface RunDeps {
@@ -39,6 +45,8 @@ export interface RunOptions {
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: PromptProgress) => void;
   readonly onNodeStart?: (node: string) => void;
+  /** This prompt's stall bound instead of `RunTiming.stallMs` (Infinity: never stalled). */
+  readonly stallMs?: number;
 }
 
 export async function runPrompt(
@@ -59,8 +67,12 @@ export async function runPrompt(
     const promptId = await submit(deps, prompt, options);
     return await follower.follow(promptId);
   } catch (error) {
-    // The server may hold the prompt (an abort or a timeout while it was sent or ran): take it back.
-    if (sent && (signal.aborted || error instanceof ServerUnavailableError)) {
+    // The server may hold the prompt (an abort, a timeout or a stall while it was sent or ran):
+    // take it back, so a wedged prompt does not hold the server's queue.
+    if (
+      sent &&
+      (signal.aborted || error instanceof ServerUnavailableError || error instanceof PromptStalledError)
+    ) {
       await cancelOnServer(deps.http, follower.promptId);
     }
     if (signal.aborted) throw signal.reason;
@@ -131,6 +143,8 @@ class PromptFollower {
   private checking = false;
   private checkAgain = false;
   private failedChecks = 0;
+  /** When the prompt last showed progress (a message about it), or was seen waiting its turn. */
+  private movedAt = Date.now();
   private readonly stopListening: () => void;
   private readonly onAbort = () => this.fail(this.options.signal.reason);
 
@@ -145,6 +159,7 @@ class PromptFollower {
   /** Follows the submitted prompt (the id the server answered) to its output files. */
   follow(promptId: string): Promise<PromptOutputs> {
     this.promptId = promptId;
+    this.movedAt = Date.now();
     return new Promise((resolve, reject) => {
       this.following = { resolve, reject };
       this.options.signal.addEventListener('abort', this.onAbort, { once: true });
@@ -170,6 +185,7 @@ class PromptFollower {
     if (event.kind !== 'message') return;
     const { type, data } = event.message;
     if (data.prompt_id !== this.promptId) return;
+    this.movedAt = Date.now();
     this.arm();
     if (type === 'progress') {
       const progress = { node: String(data.node), value: Number(data.value), max: Number(data.max) };
@@ -209,7 +225,7 @@ class PromptFollower {
   private arm(): void {
     if (!this.following) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.check(), this.deps.timing.silenceMs);
+    this.timer = setTimeout(() => void this.check(), Math.min(this.deps.timing.silenceMs, this.stallMs));
   }
 
   private async check(): Promise<void> {
@@ -226,9 +242,19 @@ class PromptFollower {
       do {
         this.checkAgain = false;
         const outcome = await this.lookUp();
-        if (outcome) return this.settle(outcome);
+        if (outcome === 'waiting') this.movedAt = Date.now();
+        else if (outcome !== 'running') return this.settle(outcome);
       } while (this.checkAgain);
       this.failedChecks = 0;
+      const still = Date.now() - this.movedAt;
+      if (still >= this.stallMs) {
+        const seconds = Math.round(still / 1000);
+        return this.fail(
+          new PromptStalledError(
+            `prompt ${this.promptId} made no progress for ${seconds} s on server ${this.deps.http.server} (COMFYUI_STALL_SECONDS)`,
+          ),
+        );
+      }
     } catch (error) {
       if (!(error instanceof ServerUnavailableError)) return this.fail(error);
       this.failedChecks += 1;
@@ -250,13 +276,19 @@ class PromptFollower {
     return readHistoryEntry(entry, outputNodes, this.deps.http.server);
   }
 
-  /** Where the prompt is: ended (history), still queued or running (undefined), or lost. */
-  private async lookUp(): Promise<PromptOutcome | { kind: 'lost' } | undefined> {
+  private get stallMs(): number {
+    return this.options.stallMs ?? this.deps.timing.stallMs;
+  }
+
+  /** Where the prompt is: ended (history), running, waiting its turn in the server's queue, or lost. */
+  private async lookUp(): Promise<PromptOutcome | { kind: 'lost' } | 'running' | 'waiting'> {
     const first = await this.historyEntry();
     if (first) return readHistoryEntry(first, this.options.outputNodes, this.deps.http.server);
     const queue = await this.deps.http.json<QueueBody>('GET', '/queue', { signal: this.options.signal });
-    const queued = [...(queue.queue_running ?? []), ...(queue.queue_pending ?? [])];
-    if (queued.some((item) => item[1] === this.promptId)) return undefined;
+    const ours = (item: readonly unknown[]) => item[1] === this.promptId;
+    if ((queue.queue_running ?? []).some(ours)) return 'running';
+    // Behind other prompts is no stall: the bound counts from when it starts to run.
+    if ((queue.queue_pending ?? []).some(ours)) return 'waiting';
     // It may have ended between the two reads: history is written as it leaves the queue.
     const second = await this.historyEntry();
     if (second) return readHistoryEntry(second, this.options.outputNodes, this.deps.http.server);
