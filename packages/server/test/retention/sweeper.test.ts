@@ -288,7 +288,9 @@ describe('what the sweeper never touches', () => {
     } finally {
       sweeper.release();
     }
-    expect((await db.pool.query('SELECT count(*)::int AS n FROM uploads WHERE blob_key = $1', [second])).rows[0].n).toBe(0);
+    expect(
+      (await db.pool.query('SELECT count(*)::int AS n FROM uploads WHERE blob_key = $1', [second])).rows[0].n,
+    ).toBe(0);
   });
 });
 
@@ -428,7 +430,12 @@ describe('sweepers racing', () => {
       search: 0,
       keys: 0,
     });
-    expect(await taskStates([queued, ...live, notifying])).toEqual(['queued', 'queued', 'running', 'succeeded']);
+    expect(await taskStates([queued, ...live, notifying])).toEqual([
+      'queued',
+      'queued',
+      'running',
+      'succeeded',
+    ]);
     // Every expired file was deleted once, by one sweeper; the live ones by neither.
     const [a, b] = deletedBy as [Map<string, number>, Map<string, number>];
     for (const key of a.keys()) expect(b.has(key), key).toBe(false);

@@ -1,3 +1,5 @@
+-- Retention at scale: what the sweeper and the submissions it races with need (retention/).
+
 -- The files a queued or running task reads, recorded at submission (the blob keys its input links
 -- to through /files/), so the retention sweeper keeps them without reading every live task's input.
 -- Tasks that are queued or running now get theirs here; finished ones never need them.
@@ -11,3 +13,6 @@ UPDATE tasks SET input_keys = ARRAY(
 CREATE INDEX tasks_live ON tasks (state) WHERE state IN ('queued', 'running');
 -- A submission locks the stored images its input names (tasks/sql/insertTasks.ts).
 CREATE INDEX images_blob_key ON images (blob_key);
+-- Deleting a task deletes its Idempotency-Key (ON DELETE CASCADE): without this index each task
+-- the sweeper removes costs a scan of the day's keys.
+CREATE INDEX idempotency_keys_task ON idempotency_keys (task_id);
