@@ -5,7 +5,9 @@
  * once: each row is deleted, and counted, by exactly one of them.
  *
  * It never touches a task that is queued or running, nor a file such a task names (an upload or
- * an earlier output among its inputs) or a model shows; models are never removed by age. Files
+ * an earlier output among its inputs, recorded at submission) or a model shows; models are never
+ * removed by age. A submission and the sweeper lock a file's row in turn, so a file is never
+ * deleted under a task submitted a moment ago (retention/sql/deleteExpiredUploads.ts). Files
  * go through the blob store, so a bucket is swept as a local directory is.
  */
 import { inTransaction, type Pool, type Queryable } from '@imagegen/db';
@@ -99,7 +101,8 @@ export async function sweepExpired(options: SweepOptions): Promise<SweepCounts> 
       const removed = await remove(pool, cutoff, limit);
       counts[kind] += removed;
       if (removed > 0) options.metrics?.retentionRemoved.inc({ kind }, removed);
-      // A short batch: nothing older is left, or another sweeper holds the rest.
+      // A short batch: nothing older is left, another sweeper holds the rest, or a task
+      // submitted a moment ago names a file of it (kept; the next sweep looks again).
       if (removed < limit) break;
     }
   }

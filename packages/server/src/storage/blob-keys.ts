@@ -64,6 +64,35 @@ export function downloadUrl(publicUrl: string, key: string): string {
   return `${publicUrl.replace(/\/+$/, '')}${FILES_PATH}${key}`;
 }
 
+/**
+ * A blob key inside a link to `/files/<folder>/<name>` on any host, as a regular expression whose
+ * first group is the key: the same text in JavaScript and in PostgreSQL's regexp functions.
+ */
+export const FILES_LINK_PATTERN = '/files/([A-Za-z0-9_-]+/[A-Za-z0-9._-]+)';
+
+/**
+ * The blob keys a task's input links to: each string in it that is one of the API's own links
+ * (the key the worker will read; only a key a file can have), and every `/files/<key>` inside any string (a link to this API
+ * through another name reaches the same files). One pass over the input, linear in its size.
+ */
+export function fileKeysLinkedFrom(input: unknown, publicUrl: string): string[] {
+  const keys = new Set<string>();
+  const link = new RegExp(FILES_LINK_PATTERN, 'g');
+  const pending: unknown[] = [input];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (!value.includes(FILES_PATH)) continue;
+      const own = blobKeyOfUrl(value, publicUrl);
+      if (own !== undefined && isValidBlobKey(own)) keys.add(own);
+      for (const match of value.matchAll(link)) keys.add(match[1]!);
+    } else if (value !== null && typeof value === 'object') {
+      for (const item of Object.values(value)) pending.push(item);
+    }
+  }
+  return [...keys];
+}
+
 /** The blob key behind one of the API's own links, or undefined for any other URL. */
 export function blobKeyOfUrl(url: string, publicUrl: string): string | undefined {
   let parsed: URL;

@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Pool, PoolClient, Queryable } from '@imagegen/db';
-import { allocateOutputKeys, downloadUrl } from '../storage/blob-keys.ts';
+import { allocateOutputKeys, downloadUrl, fileKeysLinkedFrom } from '../storage/blob-keys.ts';
 import { Batcher, type Pending } from './batcher.ts';
 import { resolveRoute } from './routing.ts';
 import { insertTasks, type NewTaskRow } from './sql/insertTasks.ts';
@@ -81,6 +81,7 @@ async function prepareTask(
     batch_id: typeof input.batch_id === 'string' && input.batch_id !== '' ? input.batch_id : null,
     max_attempts: params.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     output_keys: outputKeys,
+    input_keys: fileKeysLinkedFrom(input, params.publicUrl),
     request_id: params.requestId ?? null,
     ...(params.cancelAfter
       ? { cancel_after: params.cancelAfter.text, cancel_after_ms: params.cancelAfter.ms }

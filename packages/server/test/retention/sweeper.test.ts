@@ -10,14 +10,23 @@ import { createPool } from '@imagegen/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { insertUpload } from '../../src/records/sql/insertUpload.ts';
+import { deleteExpiredUploads } from '../../src/retention/sql/deleteExpiredUploads.ts';
 import { type RetentionPolicy, type SweepCounts, sweepExpired } from '../../src/retention/sweeper.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 import { submitTask } from '../../src/tasks/index.ts';
+import { queueTaskIn } from '../../src/tasks/submit.ts';
 import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
 import { createOwner, png } from '../support/fakes.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const DAY = 86_400_000;
+async function until(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('the condition never held');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 const later = (ms: number) => new Date(Date.now() + ms);
 const DEFAULTS: RetentionPolicy = { outputs: 30, uploads: 7, tasks: 30, webhookAttempts: 30, analytics: 90 };
 const ONE_DAY: RetentionPolicy = { outputs: 1, uploads: 1, tasks: 1, webhookAttempts: 1, analytics: 1 };
@@ -204,6 +213,85 @@ describe('what the sweeper never touches', () => {
     );
     expect(await store.get('foreverupload0000000000/upload0.png')).not.toBeNull();
   });
+
+  it('keeps an expired upload a task submitted just now names, until that task ends', async () => {
+    const key = 'justsubmitted0000000000/upload0.png';
+    await putUpload(key);
+    const sweep = () => sweepExpired({ pool: db.pool, store, policy: ONE_DAY, now: later(8 * DAY) });
+    // The link as a client sends it, in a list field, with a query string.
+    const task = await submit({ image_urls: [`${PUBLIC_URL}/files/${key}?download=1`] });
+    await sweep();
+    expect(await store.get(key)).not.toBeNull();
+    expect((await db.pool.query('SELECT 1 FROM uploads WHERE blob_key = $1', [key])).rowCount).toBe(1);
+    await finish([task]);
+    expect((await sweep()).uploads).toBeGreaterThan(0);
+    expect(await store.get(key)).toBeNull();
+    expect((await db.pool.query('SELECT 1 FROM uploads WHERE blob_key = $1', [key])).rowCount).toBe(0);
+  });
+
+  it('never deletes a file between a submission that names it and its commit', async () => {
+    const cutoff = later(8 * DAY);
+    const submission = (key: string) => ({
+      ownerId: owner,
+      endpoint: '/sd/image2image/v1',
+      kind: 'generation' as const,
+      publicUrl: PUBLIC_URL,
+      input: { prompt: 'p', seed: 1, init_image: `${PUBLIC_URL}/files/${key}` },
+    });
+
+    // The submission holds the file first: the sweepers skip it without waiting, and once the
+    // task is committed they see it is live.
+    const first = 'submissionfirst00000000/upload0.png';
+    await putUpload(first);
+    const submitter = await db.pool.connect();
+    let task: string;
+    try {
+      await submitter.query('BEGIN');
+      task = (await queueTaskIn(submitter, submission(first))).id;
+      const [a, b] = await Promise.all([
+        sweepExpired({ pool: db.pool, store, policy: ONE_DAY, now: cutoff }),
+        sweepExpired({ pool: db.pool, store, policy: ONE_DAY, now: cutoff }),
+      ]);
+      expect(a.uploads + b.uploads).toBe(0);
+      await submitter.query('COMMIT');
+    } finally {
+      submitter.release();
+    }
+    expect((await sweepExpired({ pool: db.pool, store, policy: ONE_DAY, now: cutoff })).uploads).toBe(0);
+    expect(await store.get(first)).not.toBeNull();
+    await finish([task]);
+
+    // The sweeper holds the file first: the submission waits until the file is gone for good,
+    // so no task is ever acknowledged with a file being deleted under it.
+    const second = 'sweeperfirst00000000000/upload0.png';
+    await putUpload(second);
+    const sweeper = await db.pool.connect();
+    try {
+      await sweeper.query('BEGIN');
+      const deleting = await deleteExpiredUploads(sweeper, cutoff, 10);
+      expect(deleting).toContain(second);
+      let acknowledged = false;
+      const submitted = submitTask(db.pool, submission(second)).then((result) => {
+        acknowledged = true;
+        return result;
+      });
+      await until(async () => {
+        const { rows } = await db.pool.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        );
+        return rows[0].n === 1;
+      });
+      expect(acknowledged).toBe(false);
+      await Promise.all(deleting.map((key) => store.delete(key)));
+      await sweeper.query('COMMIT');
+      await submitted;
+    } finally {
+      sweeper.release();
+    }
+    expect(
+      (await db.pool.query('SELECT count(*)::int AS n FROM uploads WHERE blob_key = $1', [second])).rows[0].n,
+    ).toBe(0);
+  });
 });
 
 describe('sweepers racing', () => {
@@ -215,7 +303,15 @@ describe('sweepers racing', () => {
   });
   afterAll(() => db.drop());
 
-  it('delete every expired row once between them, in small batches, and every file', async () => {
+  const taskStates = async (ids: string[]) =>
+    (
+      await db.pool.query<{ state: string }>(
+        'SELECT state FROM tasks WHERE id = ANY($1) ORDER BY array_position($1, id)',
+        [ids],
+      )
+    ).rows.map((row) => row.state);
+
+  it('delete every expired row once between them, in small batches, and every file but the live ones', async () => {
     const owner = await createOwner(db.pool);
     const keys = Array.from({ length: 150 }, (_, n) => `racefolder${String(n).padStart(12, '0')}/0.png`);
     const image = await png(2, 2);
@@ -235,6 +331,31 @@ describe('sweepers racing', () => {
       [owner],
     );
     const queued = rows[0]!.id;
+    // Live tasks naming 20 of the files (10 outputs, 10 uploads), and a finished task whose
+    // webhook is still being delivered: all kept, whichever sweeper looks.
+    const linksTo = (from: number) =>
+      keys.slice(from, from + 10).map((key) => `http://api.test/files/${key}`);
+    const submitLive = (from: number) =>
+      submitTask(db.pool, {
+        ownerId: owner,
+        endpoint: '/sd/image2image/v1',
+        kind: 'generation',
+        publicUrl: 'http://api.test',
+        input: { prompt: 'p', image_urls: linksTo(from) },
+      });
+    const live = [(await submitLive(0)).id, (await submitLive(10)).id];
+    await db.pool.query("UPDATE tasks SET state = 'running', started_at = now() WHERE id = $1", [live[1]]);
+    const notifying = (
+      await db.pool.query<{ id: string }>(
+        `INSERT INTO tasks (owner_id, endpoint, kind, input, state, finished_at)
+         VALUES ($1, '/sd/text2image/v1', 'generation', '{}', 'succeeded', now()) RETURNING id`,
+        [owner],
+      )
+    ).rows[0]!.id;
+    await db.pool.query(
+      "INSERT INTO webhook_deliveries (owner_id, task_id, url, payload) VALUES ($1, $2, 'https://hooks.example.com/', '{}')",
+      [owner, notifying],
+    );
     await db.pool.query(
       `INSERT INTO tasks (owner_id, endpoint, kind, input, state, finished_at)
        SELECT $1, '/sd/text2image/v1', 'generation', '{}', 'failed', now() FROM generate_series(1, 200)`,
@@ -260,18 +381,29 @@ describe('sweepers racing', () => {
       [owner, queued],
     );
 
+    // Each sweeper deletes files through its own store, counting every key it is asked to delete.
+    const deletedBy = [new Map<string, number>(), new Map<string, number>()];
+    const counting = (deleted: Map<string, number>) =>
+      Object.assign(Object.create(store) as LocalBlobStore, {
+        delete: (key: string) => {
+          deleted.set(key, (deleted.get(key) ?? 0) + 1);
+          return store.delete(key);
+        },
+      });
     const pools = [createPool(db.url, { max: 3 }), createPool(db.url, { max: 3 })];
     try {
       const now = later(400 * DAY);
       const results = await Promise.all(
-        pools.map((pool) => sweepExpired({ pool, store, policy: ONE_DAY, now, batchSize: 7 })),
+        pools.map((pool, n) =>
+          sweepExpired({ pool, store: counting(deletedBy[n]!), policy: ONE_DAY, now, batchSize: 7 }),
+        ),
       );
       const total = { ...NOTHING };
       for (const counts of results)
         for (const [kind, n] of Object.entries(counts)) total[kind as keyof SweepCounts] += n;
       expect(total).toEqual({
-        outputs: 75,
-        uploads: 75,
+        outputs: 65,
+        uploads: 65,
         tasks: 200,
         webhook_attempts: 120,
         analytics_events: 300,
@@ -290,14 +422,26 @@ describe('sweepers racing', () => {
               (SELECT count(*) FROM idempotency_keys)::int AS keys`,
     );
     expect(left.rows[0]).toEqual({
-      images: 0,
-      uploads: 0,
-      tasks: 1,
+      images: 10,
+      uploads: 10,
+      tasks: 4,
       attempts: 0,
       analytics: 0,
       search: 0,
       keys: 0,
     });
-    for (const key of keys) expect(await store.get(key), key).toBeNull();
+    expect(await taskStates([queued, ...live, notifying])).toEqual([
+      'queued',
+      'queued',
+      'running',
+      'succeeded',
+    ]);
+    // Every expired file was deleted once, by one sweeper; the live ones by neither.
+    const [a, b] = deletedBy as [Map<string, number>, Map<string, number>];
+    for (const key of a.keys()) expect(b.has(key), key).toBe(false);
+    expect([...a.values(), ...b.values()].every((times) => times === 1)).toBe(true);
+    expect(new Set([...a.keys(), ...b.keys()])).toEqual(new Set(keys.slice(20)));
+    for (const key of keys.slice(0, 20)) expect(await store.get(key), key).not.toBeNull();
+    for (const key of keys.slice(20)) expect(await store.get(key), key).toBeNull();
   });
 });

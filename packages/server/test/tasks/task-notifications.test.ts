@@ -56,6 +56,7 @@ describe('waking the workers', () => {
           batch_id: null,
           max_attempts: 3,
           output_keys: [],
+          input_keys: [],
         },
       ]);
       await client.query('COMMIT');
