@@ -26,24 +26,25 @@ interface AjvError {
 
 /** Every refusal, as `<JSON pointer> <message> <params>`; none when the object is valid. */
 export function strictModelErrors(Model: ModelClass, object: object): string[] {
-  const model = new Model(structuredClone(object) as never);
+  // The model's constructor copies the data: what is watched below is the model's own copy.
+  const model = new Model(object as never);
   const reads = new WeakMap<object, Set<PropertyKey>>();
   const views = new WeakMap<object, object>();
   const view = (value: unknown): unknown => {
     if (value === null || typeof value !== 'object') return value;
-    let seen = views.get(value);
-    if (!seen) {
+    let proxy = views.get(value);
+    if (!proxy) {
       const read = new Set<PropertyKey>();
       reads.set(value, read);
-      seen = new Proxy(value, {
+      proxy = new Proxy(value, {
         get(target, key) {
           read.add(key);
           return view(Reflect.get(target, key));
         },
       });
-      views.set(value, seen);
+      views.set(value, proxy);
     }
-    return seen;
+    return proxy;
   };
 
   const errors: string[] = [];
@@ -60,7 +61,8 @@ export function strictModelErrors(Model: ModelClass, object: object): string[] {
     const read = reads.get(value);
     if (!read || read.size === 0) return;
     for (const [key, child] of Object.entries(value)) {
-      if (Array.isArray(value) || read.has(key)) visit(child, `${at}/${key}`);
+      if (Array.isArray(value) || read.has(key))
+        visit(child, `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`);
       else
         errors.push(
           `${at} must NOT have additional properties ${JSON.stringify({ additionalProperty: key })}`,
