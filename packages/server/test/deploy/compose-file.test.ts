@@ -1,12 +1,13 @@
 /**
  * deploy/compose/compose.yaml, checked as the Kubernetes manifests are: after the interpolation
  * `docker compose` does (`${VAR:-default}`), it is valid against the Compose Specification's JSON
- * schema (vendored in compose-spec.json, its source inside; nothing is downloaded), strictly (a
+ * schema (the copy the dclint package ships and validates with; nothing is downloaded), strictly (a
  * misspelt field is an error), and consistent with the program: every variable it gives imagegen
  * is a documented setting the program reads, with a value the program accepts, in both layouts
  * (all roles in one container, or API and worker apart), and the parts point at each other.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { engineConfigFromEnv } from '@imagegen/engines';
 import { parseCheckpoints, parseModelsDir, parseServerList } from '@imagegen/engines/comfyui';
@@ -25,7 +26,16 @@ import {
 } from './deploy-settings.ts';
 
 const FILE = path.join(ROOT, 'deploy/compose/compose.yaml');
-const SCHEMA = JSON.parse(readFileSync(path.join(import.meta.dirname, 'compose-spec.json'), 'utf8'));
+// dclint exports no path to its schema file: it is found beside its package.json.
+const SCHEMA = JSON.parse(
+  readFileSync(
+    path.join(
+      path.dirname(createRequire(import.meta.url).resolve('dclint/package.json')),
+      'schemas/compose.schema.json',
+    ),
+    'utf8',
+  ),
+);
 
 interface Service {
   image: string;

@@ -1,16 +1,21 @@
 /**
  * The Kubernetes manifests under deploy/kubernetes: valid against the Kubernetes API's own schemas
- * (vendored in kubernetes-v1.21.2-definitions.json, its source inside; nothing is downloaded),
- * strictly (an unknown field, such as a misspelt probe, is an error, as `kubectl apply
- * --validate=strict` makes it), and consistent with the program: every variable they set is a
- * documented setting the program reads, the probes ask the health paths on the port the process
- * answers them on, the grace period covers the drain, and the Job runs a real command. The KEDA
- * ScaledObject is checked against KEDA's own fields (keda-v2-scaledobject-schema.json), and its
+ * (kubernetes-models, whose validators are compiled from the API's OpenAPI definitions, Kubernetes
+ * 1.36; nothing is downloaded), strictly (an unknown field, such as a misspelt probe, is an error, as
+ * `kubectl apply --validate=strict` makes it), and consistent with the program: every variable they
+ * set is a documented setting the program reads, the probes ask the health paths on the port the
+ * process answers them on, the grace period covers the drain, and the Job runs a real command. The
+ * KEDA ScaledObject is checked against KEDA's own types (@kubernetes-models/keda, KEDA 2.19), and its
  * query against the series the program exports.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { Job } from 'kubernetes-models/batch/v1/Job';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Secret } from 'kubernetes-models/v1/Secret';
+import { Service } from 'kubernetes-models/v1/Service';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { USAGE } from '../../src/cli/commands.ts';
@@ -23,14 +28,11 @@ import {
   ROOT,
   SDK_VARIABLES,
 } from './deploy-settings.ts';
+import { type ModelClass, strictModelErrors } from './strict-model-validation.ts';
 
 const MANIFESTS = path.join(ROOT, 'deploy/kubernetes');
-const SCHEMA = JSON.parse(
-  readFileSync(path.join(import.meta.dirname, 'kubernetes-v1.21.2-definitions.json'), 'utf8'),
-) as { kinds: Record<string, string>; definitions: Record<string, Record<string, unknown>> };
-const KEDA_SCHEMA = JSON.parse(
-  readFileSync(path.join(import.meta.dirname, 'keda-v2-scaledobject-schema.json'), 'utf8'),
-) as { schema: Record<string, unknown> };
+/** The kinds the manifests may hold; another needs its class here. */
+const MODELS: ModelClass[] = [ConfigMap, Deployment, Job, ScaledObject, Secret, Service];
 
 interface Manifest {
   file: string;
@@ -65,50 +67,12 @@ function loadManifests(): Manifest[] {
     );
 }
 
-/**
- * The definitions as JSON Schema, made strict: an object with listed properties takes no others
- * (maps such as labels list none, so they stay open), and IntOrString is what its name says.
- */
-function strictDefinitions(): Record<string, unknown> {
-  const definitions: Record<string, unknown> = {};
-  for (const [name, definition] of Object.entries(SCHEMA.definitions)) {
-    definitions[name] =
-      name === 'io.k8s.apimachinery.pkg.util.intstr.IntOrString'
-        ? { anyOf: [{ type: 'string' }, { type: 'integer' }] }
-        : definition.properties && definition.additionalProperties === undefined
-          ? { ...definition, additionalProperties: false }
-          : definition;
-  }
-  return definitions;
-}
-
-const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
-const definitions = strictDefinitions();
-const validators = new Map<string, ValidateFunction>();
-function validatorFor(apiVersion: string, kind: string): ValidateFunction {
-  if (apiVersion === 'keda.sh/v1alpha1' && kind === 'ScaledObject') {
-    let validate = validators.get(kind);
-    if (!validate) {
-      validate = ajv.compile({ definitions, ...KEDA_SCHEMA.schema });
-      validators.set(kind, validate);
-    }
-    return validate;
-  }
-  const name = SCHEMA.kinds[`${apiVersion} ${kind}`];
-  if (!name) throw new Error(`no schema for ${apiVersion} ${kind}: add it to the vendored definitions`);
-  let validate = validators.get(name);
-  if (!validate) {
-    validate = ajv.compile({ definitions, $ref: `#/definitions/${name}` });
-    validators.set(name, validate);
-  }
-  return validate;
-}
 function schemaErrors(manifest: Manifest): string[] {
   const { file: _file, ...object } = manifest;
-  const validate = validatorFor(manifest.apiVersion, manifest.kind);
-  return validate(object)
-    ? []
-    : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+  const Model = MODELS.find((m) => m.apiVersion === manifest.apiVersion && m.kind === manifest.kind);
+  if (!Model)
+    throw new Error(`no model for ${manifest.apiVersion} ${manifest.kind}: add its class to MODELS`);
+  return strictModelErrors(Model, object);
 }
 
 const manifests = loadManifests();
