@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs the face stack the face packs (ReActor, PuLID, InstantID, IPAdapter_plus's FaceID) import,
+# into the CPU ComfyUI chroot, from bare git mirrors (no network) and Debian packages:
+#   - insightface's python-package at v0.7.3 (the release the packs are written against), copied
+#     into site-packages without its compiled mesh renderer (shims/insightface-mesh stands in);
+#   - segment_anything (ReActor's masking helper imports it), pure Python, copied likewise;
+#   - python3-onnx from Debian (insightface reads the swapper's `emap` from the graph with it);
+#   - shims/albumentations (README.md says why).
+#
+#   MIRROR_ROOT=/work/.mirror ./install-insightface.sh [COMFY_CPU_BASE]
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+BASE=${1:-${COMFY_CPU_BASE:-/opt/comfyui-cpu}}
+ROOTFS=$BASE/rootfs
+MIRROR_ROOT=${MIRROR_ROOT:-/work/.mirror}
+INSIGHTFACE_REPO=deepinsight+insightface
+INSIGHTFACE_COMMIT=668e8d474267bdd2c9769c2cbbab3fe4d1db15a6   # "add v0.7.3": the python-package as released as 0.7.3
+SAM_REPO=facebookresearch+segment-anything
+SAM_COMMIT=dca509fe793f601edb92606367a655c15ac00fdf           # main, 2024-09 (segment_anything 1.0)
+[ -d "$ROOTFS/opt/comfy/ComfyUI" ] || { echo "no ComfyUI in $ROOTFS" >&2; exit 1; }
+
+APT="python3-onnx python3-onnxruntime python3-skimage python3-opencv"
+if ! chroot "$ROOTFS" dpkg -s $APT >/dev/null 2>&1; then
+  chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+    sh -c "apt-get update -qq && apt-get install -y -q --no-install-recommends $APT && apt-get clean"
+fi
+
+SITE=$(chroot "$ROOTFS" python3 -c 'import site; print([p for p in site.getsitepackages() if p.startswith("/usr/local")][0])')
+mkdir -p "$ROOTFS$SITE"
+
+mirror_of() { if [ -d "$MIRROR_ROOT/$1/repo" ]; then echo "$MIRROR_ROOT/$1/repo"; else echo "$MIRROR_ROOT/$1"; fi; }
+
+# copy_package REPO COMMIT PATH_IN_REPO NAME: the package folder at that commit, as site-packages/NAME.
+copy_package() {
+  local mirror dest
+  mirror=$(mirror_of "$1"); dest=$ROOTFS$SITE/$4
+  if [ "$(cat "$dest/.imagegen-commit" 2>/dev/null)" = "$2" ]; then echo "$4: at $2"; return; fi
+  [ -d "$mirror" ] || { echo "$4: no mirror at $mirror (fetch ${1/+//})" >&2; exit 1; }
+  local tmp; tmp=$(mktemp -d)
+  # The tree alone: the mirrors may omit blobs elsewhere in the repository (notebooks, pictures).
+  git --git-dir="$mirror" archive "$2:$3" | tar -x -C "$tmp"
+  rm -rf "$dest"; mv "$tmp" "$dest"; chmod 755 "$dest"
+  echo "$2" > "$dest/.imagegen-commit"
+  echo "$4: installed $2"
+}
+copy_package "$INSIGHTFACE_REPO" "$INSIGHTFACE_COMMIT" python-package/insightface insightface
+copy_package "$SAM_REPO" "$SAM_COMMIT" segment_anything segment_anything
+cp "$HERE/shims/insightface-mesh/mesh_core_cython.py" "$ROOTFS$SITE/insightface/thirdparty/face3d/mesh/cython/"
+cp -r "$HERE/shims/albumentations" "$ROOTFS$SITE/"
+
+chroot "$ROOTFS" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin \
+  python3 -c 'import insightface, insightface.app, segment_anything; print("insightface", insightface.__version__, "imports")'
