@@ -243,6 +243,98 @@ def verify_inswapper(paths):
     print(f'  inswapper: routed to INSwapper, swap changed {(out != target).any(axis=2).mean():.0%} of the picture')
 
 
+# ---------------------------------------------------------------------------------------------------- adapters
+
+def comfy_helpers():
+    """make_models.py's helpers (ComfyUI's ops, default initialisers, fp16 saving), imported, not copied."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import make_models
+    return make_models
+
+
+def pack_module(pack, module):
+    import importlib
+    sys.path.insert(0, os.path.join(os.getcwd(), 'custom_nodes'))
+    return importlib.import_module(f'{pack}.{module}')
+
+
+def lora_pair(rank, width_in, width_out):
+    import torch
+    down, up = torch.nn.Linear(width_in, rank, bias=False), torch.nn.Linear(rank, width_out, bias=False)
+    return down.weight.detach(), up.weight.detach()
+
+
+def make_faceid_plusv2_sd15(paths):
+    """h94's ip-adapter-faceid-plusv2_sd15.bin: image_proj is IPAdapter_plus's ProjModelFaceIdPlus
+    (512-d insightface embedding + CLIP-ViT-H penultimate 1280-d), ip_adapter the 16 cross-attention
+    k/v projections plus the rank-128 LoRA of all 32 attention processors (self-attention even,
+    cross-attention odd, as diffusers numbers them), which is what marks the file as FaceID."""
+    import torch
+    mm = comfy_helpers()
+    proj_models = pack_module('ComfyUI_IPAdapter_plus', 'image_proj_models')
+    torch.manual_seed(SEED + 30)
+    proj = proj_models.ProjModelFaceIdPlus(cross_attention_dim=768, id_embeddings_dim=512,
+                                           clip_embeddings_dim=1280, num_tokens=4)
+    mm.torch_default_init(proj, SEED + 30)
+    ip = {}
+    for n, width in enumerate(mm.IP_LAYERS_SD15):
+        for index, context in ((2 * n, width), (2 * n + 1, 768)):
+            for name, w_in in (('to_q', width), ('to_k', context), ('to_v', context), ('to_out', width)):
+                ip[f'{index}.{name}_lora.down.weight'], ip[f'{index}.{name}_lora.up.weight'] = lora_pair(128, w_in, width)
+        for kv in ('to_k_ip', 'to_v_ip'):
+            ip[f'{2 * n + 1}.{kv}.weight'] = torch.nn.Linear(768, width, bias=False).weight.detach()
+    data = {'image_proj': mm.fp16(proj.state_dict()), 'ip_adapter': mm.fp16(ip)}
+    mm.save(data, paths[0], 'IP-Adapter FaceID Plus V2 SD1.5 layout', pth=True)
+
+
+def verify_faceid_plusv2_sd15(paths):
+    """IPAdapterModelLoader's loader, then the pack's IPAdapter built with the flags ipadapter_execute
+    derives from the file, and one projection of a face embedding and a CLIP embedding."""
+    import torch
+    utils = pack_module('ComfyUI_IPAdapter_plus', 'utils')
+    plus = pack_module('ComfyUI_IPAdapter_plus', 'IPAdapterPlus')
+    model = utils.ipadapter_model_loader(paths[0])
+    is_plus = 'perceiver_resampler.proj_in.weight' in model['image_proj']
+    is_faceid = '0.to_q_lora.down.weight' in model['ip_adapter']
+    if not (is_plus and is_faceid and model.get('faceidplusv2')):
+        raise SystemExit(f'IPAdapter_plus reads plus={is_plus} faceid={is_faceid} v2={model.get("faceidplusv2")}')
+    ip = plus.IPAdapter(model, cross_attention_dim=768, output_cross_attention_dim=768, clip_embeddings_dim=1280,
+                        clip_extra_context_tokens=4, is_sdxl=False, is_plus=True, is_faceid=True).float()
+    out = ip.get_image_embeds_faceid_plus(torch.randn(1, 512), torch.randn(1, 257, 1280), 1.0, True, 0)
+    print(f'  IPAdapter_plus loads it as FaceID Plus V2: {type(ip.image_proj_model).__name__}, '
+          f'{len(ip.ip_layers.to_kvs)} k/v and LoRA layers, embeds {tuple(out.shape)}')
+
+
+def make_instantid(paths):
+    """InstantID's ip-adapter.bin: the InstantID pack's Resampler (1280 wide, 16 queries over the
+    512-d insightface embedding, out to SDXL's 2048) and the 70 SDXL cross-attention k/v pairs."""
+    import torch
+    mm = comfy_helpers()
+    resampler = pack_module('ComfyUI_InstantID', 'resampler')
+    torch.manual_seed(SEED + 31)
+    proj = resampler.Resampler(dim=1280, depth=4, dim_head=64, heads=20, num_queries=16, embedding_dim=512,
+                               output_dim=2048, ff_mult=4)
+    mm.torch_default_init(proj, SEED + 31)
+    ip = {}
+    for n, width in enumerate(mm.IP_LAYERS_SDXL):
+        for kv in ('to_k_ip', 'to_v_ip'):
+            ip[f'{2 * n + 1}.{kv}.weight'] = torch.nn.Linear(2048, width, bias=False).weight.detach()
+    mm.save({'image_proj': mm.fp16(proj.state_dict()), 'ip_adapter': mm.fp16(ip)}, paths[0],
+            'InstantID ip-adapter layout', pth=True)
+
+
+def verify_instantid(paths):
+    """InstantIDModelLoader.load_model on the file (strict load into the pack's Resampler)."""
+    import torch
+    import folder_paths
+    instantid = pack_module('ComfyUI_InstantID', 'InstantID')
+    folder_paths.add_model_folder_path('instantid', os.path.dirname(paths[0]))
+    (model,) = instantid.InstantIDModelLoader().load_model(os.path.basename(paths[0]))
+    cond, _ = model.float().get_image_embeds(torch.randn(1, 1, 512), torch.zeros(1, 1, 512))
+    print(f'  InstantIDModelLoader: {type(model.image_proj_model).__name__}, {len(model.ip_layers.to_kvs)} k/v layers, '
+          f'embeds {tuple(cond.shape)}')
+
+
 def M(name, paths, make, verify):
     return {'name': name, 'paths': paths, 'make': make, 'verify': verify}
 
@@ -252,6 +344,9 @@ def models():
                make_insightface_pack(name), verify_insightface_pack(name)) for name, files in PACKS.items()]
     return packs + [
         M('inswapper', ['insightface/inswapper_128.onnx'], make_inswapper, verify_inswapper),
+        M('faceid-plusv2-sd15', ['ipadapter/ip-adapter-faceid-plusv2_sd15.bin'], make_faceid_plusv2_sd15,
+          verify_faceid_plusv2_sd15),
+        M('instantid', ['instantid/ip-adapter.bin'], make_instantid, verify_instantid),
     ]
 
 
