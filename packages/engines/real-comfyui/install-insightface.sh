@@ -5,7 +5,9 @@
 #     into site-packages without its compiled mesh renderer (shims/insightface-mesh stands in);
 #   - segment_anything (ReActor's masking helper imports it), pure Python, copied likewise;
 #   - python3-onnx from Debian (insightface reads the swapper's `emap` from the graph with it);
-#   - shims/albumentations (README.md says why).
+#   - shims/albumentations (README.md says why);
+#   - for PuLID: facexlib (its face detector and parser), timm and ftfy (its EVA-CLIP code), pure
+#     Python, copied likewise; Debian's python3-wcwidth for ftfy.
 #
 #   MIRROR_ROOT=/work/.mirror ./install-insightface.sh [COMFY_CPU_BASE]
 set -euo pipefail
@@ -17,9 +19,15 @@ INSIGHTFACE_REPO=deepinsight+insightface
 INSIGHTFACE_COMMIT=668e8d474267bdd2c9769c2cbbab3fe4d1db15a6   # "add v0.7.3": the python-package as released as 0.7.3
 SAM_REPO=facebookresearch+segment-anything
 SAM_COMMIT=dca509fe793f601edb92606367a655c15ac00fdf           # main, 2024-09 (segment_anything 1.0)
+FACEXLIB_REPO=xinntao+facexlib
+FACEXLIB_COMMIT=260620ae93990a300f4b16448df9bb459f1caba9      # master, 2023-04 (0.3.0)
+TIMM_REPO=huggingface+pytorch-image-models
+TIMM_COMMIT=e44f14d7d2f557b9f3add82ee4f1ed2beefbb30d          # v1.0.15 (2025-02; torch 2.6 is supported)
+FTFY_REPO=rspeer+python-ftfy
+FTFY_COMMIT=5340af6746ff655a9cd7cb2b50c2fd0b35bb91d3          # v6.3.1
 [ -d "$ROOTFS/opt/comfy/ComfyUI" ] || { echo "no ComfyUI in $ROOTFS" >&2; exit 1; }
 
-APT="python3-onnx python3-onnxruntime python3-skimage python3-opencv"
+APT="python3-onnx python3-onnxruntime python3-skimage python3-opencv python3-wcwidth"
 if ! chroot "$ROOTFS" dpkg -s $APT >/dev/null 2>&1; then
   chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
     sh -c "apt-get update -qq && apt-get install -y -q --no-install-recommends $APT && apt-get clean"
@@ -45,8 +53,14 @@ copy_package() {
 }
 copy_package "$INSIGHTFACE_REPO" "$INSIGHTFACE_COMMIT" python-package/insightface insightface
 copy_package "$SAM_REPO" "$SAM_COMMIT" segment_anything segment_anything
+copy_package "$FACEXLIB_REPO" "$FACEXLIB_COMMIT" facexlib facexlib
+# facexlib's setup.py writes its version module; copied as a folder it has none.
+[ -f "$ROOTFS$SITE/facexlib/version.py" ] ||
+  printf "__version__ = '0.3.0'\n__gitsha__ = '%s'\n" "${FACEXLIB_COMMIT:0:7}" > "$ROOTFS$SITE/facexlib/version.py"
+copy_package "$TIMM_REPO" "$TIMM_COMMIT" timm timm
+copy_package "$FTFY_REPO" "$FTFY_COMMIT" ftfy ftfy
 cp "$HERE/shims/insightface-mesh/mesh_core_cython.py" "$ROOTFS$SITE/insightface/thirdparty/face3d/mesh/cython/"
 cp -r "$HERE/shims/albumentations" "$ROOTFS$SITE/"
 
 chroot "$ROOTFS" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin \
-  python3 -c 'import insightface, insightface.app, segment_anything; print("insightface", insightface.__version__, "imports")'
+  python3 -c 'import insightface, insightface.app, segment_anything, facexlib, timm, ftfy; print("insightface", insightface.__version__, "facexlib", facexlib.__version__, "timm", timm.__version__, "ftfy", ftfy.__version__, "import")'

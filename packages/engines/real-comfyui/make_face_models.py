@@ -335,6 +335,65 @@ def verify_instantid(paths):
           f'embeds {tuple(cond.shape)}')
 
 
+def reactor_path():
+    sys.path.insert(0, os.path.join(os.getcwd(), 'custom_nodes', 'ComfyUI-ReActor'))
+
+
+def make_reactor_restore(paths):
+    """What ReActor's face restoration loads: GFPGAN 1.4 (`facerestore_models`, its r_chainner
+    GFPGANv1Clean, saved as the release is: {'params_ema': ...}, fp32) and, in `facedetection`, the
+    RetinaFace-ResNet50 detector and ParseNet face parser of its r_facelib. The detector's
+    classification head is zero with a background bias, so it finds no face and the restorer is
+    loaded but has nothing to restore: a random RetinaFace could not put a face where insightface's
+    detector put the swapped one (its heads are convolutions, the same at every place)."""
+    import unittest.mock
+    import torch
+    mm = comfy_helpers()
+    reactor_path()
+    from r_chainner.archs.face.gfpganv1_clean_arch import GFPGANv1Clean
+    from r_facelib.detection.retinaface.retinaface import RetinaFace
+    from r_facelib.parsing.parsenet import ParseNet
+    with unittest.mock.patch.object(GFPGANv1Clean, 'load_state_dict', lambda self, *a, **k: None):
+        gfpgan = GFPGANv1Clean({})
+    mm.torch_default_init(gfpgan, SEED + 40)
+    mm.save({'params_ema': gfpgan.state_dict()}, paths[0], 'GFPGAN v1.4 layout (r_chainner GFPGANv1Clean)', pth=True)
+    detector = RetinaFace(network_name='resnet50', half=False)
+    mm.torch_default_init(detector, SEED + 41)
+    with torch.no_grad():
+        for head in detector.ClassHead:
+            head.conv1x1.weight.zero_()
+            head.conv1x1.bias.copy_(torch.tensor([8.0, -8.0] * head.num_anchors))
+    mm.save(detector.state_dict(), paths[1], 'RetinaFace ResNet-50 layout, finds no face', pth=True)
+    parser = ParseNet(in_size=512, out_size=512, parsing_ch=19)
+    mm.torch_default_init(parser, SEED + 42)
+    mm.save(parser.state_dict(), paths[2], 'ParseNet face parsing layout', pth=True)
+
+
+def verify_reactor_restore(paths):
+    """ReActor's own loading: r_chainner's model_loading detects GFPGAN and restores a 512 face;
+    r_facelib's FaceRestoreHelper loads the detector and parser (strict) and runs on a picture."""
+    import torch
+    import comfy.utils
+    reactor_path()
+    from r_chainner import model_loading
+    from r_facelib.utils.face_restoration_helper import FaceRestoreHelper
+    model = model_loading.load_state_dict(comfy.utils.load_torch_file(paths[0], safe_load=True)).eval()
+    with torch.no_grad():
+        out = model(torch.zeros(1, 3, 512, 512))[0]
+    helper = FaceRestoreHelper(1, face_size=512, crop_ratio=(1, 1), det_model='retinaface_resnet50', save_ext='png',
+                               use_parse=True, device=torch.device('cpu'))
+    picture = test_picture(160, 120)
+    helper.read_image(picture)
+    faces = helper.get_face_landmarks_5(only_center_face=False, resize=640, eye_dist_threshold=5)
+    helper.align_warp_face()
+    helper.get_inverse_affine(None)
+    pasted = helper.paste_faces_to_input_image()
+    # read_image scales a small picture up to 512 px on its short side; ReActor scales the result back
+    if pasted.shape[2] != 3 or abs(pasted.shape[1] / pasted.shape[0] - 160 / 120) > 0.01:
+        raise SystemExit(f'FaceRestoreHelper gave {pasted.shape} for a 160x120 picture')
+    print(f'  ReActor: {model.model_arch} restores to {tuple(out.shape)}; RetinaFace + ParseNet load, {faces} faces found')
+
+
 def M(name, paths, make, verify):
     return {'name': name, 'paths': paths, 'make': make, 'verify': verify}
 
@@ -347,6 +406,8 @@ def models():
         M('faceid-plusv2-sd15', ['ipadapter/ip-adapter-faceid-plusv2_sd15.bin'], make_faceid_plusv2_sd15,
           verify_faceid_plusv2_sd15),
         M('instantid', ['instantid/ip-adapter.bin'], make_instantid, verify_instantid),
+        M('reactor-restore', ['facerestore_models/GFPGANv1.4.pth', 'facedetection/detection_Resnet50_Final.pth',
+                              'facedetection/parsing_parsenet.pth'], make_reactor_restore, verify_reactor_restore),
     ]
 
 
