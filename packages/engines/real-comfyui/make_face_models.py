@@ -394,6 +394,148 @@ def verify_reactor_restore(paths):
     print(f'  ReActor: {model.model_arch} restores to {tuple(out.shape)}; RetinaFace + ParseNet load, {faces} faces found')
 
 
+def make_reactor_nsfw(paths):
+    """The safety check ReActor runs on every target picture before swapping (scripts/reactor_sfw.py):
+    transformers' image-classification pipeline over AdamCodd/vit-base-nsfw-detector (ViT-B/16 at
+    384 px, labels sfw/nsfw), read from models/nsfw_detector/. Without it ReActor tries to fetch it
+    and, offline, treats the picture as unsafe and returns it unswapped. The classifier's weights
+    are zero with a bias for "sfw", so every picture passes, as a real detector passes the suite's."""
+    import torch
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+    folder = os.path.dirname(paths[0])
+    config = ViTConfig(image_size=384, patch_size=16, num_labels=2, id2label={0: 'sfw', 1: 'nsfw'},
+                       label2id={'sfw': 0, 'nsfw': 1})
+    torch.manual_seed(SEED + 45)
+    model = ViTForImageClassification(config)
+    with torch.no_grad():
+        model.classifier.weight.zero_()
+        model.classifier.bias.copy_(torch.tensor([4.0, -4.0]))
+    model.save_pretrained(folder, safe_serialization=True)
+    ViTImageProcessor(do_resize=True, size={'height': 384, 'width': 384}, image_mean=[0.5] * 3,
+                      image_std=[0.5] * 3).save_pretrained(folder)
+    print(f'  saved {folder}: {sum(p.numel() for p in model.parameters()) / 1e6:.1f} M params')
+
+
+def verify_reactor_nsfw(paths):
+    """ReActor's own check on a picture: reactor_sfw.nsfw_image (False: safe, the swap goes on)."""
+    import io
+    from PIL import Image
+    reactor_path()
+    from scripts import reactor_sfw
+    buffer = io.BytesIO()
+    Image.fromarray(test_picture(160, 120)).save(buffer, format='PNG')
+    if reactor_sfw.nsfw_image(buffer.getvalue(), os.path.dirname(paths[0])):
+        raise SystemExit('ReActor judged the picture unsafe')
+    print('  ReActor: nsfw_image loads the detector from its folder and passes the picture')
+
+
+# facexlib's RetinaFace landmark offsets for ArcFace's five points, in its units (0.1 x the anchor's
+# size from the anchor's centre), for a face 80 % of the anchor's size.
+RETINA_KPS = ((ARCFACE_KPS - 56.0) / 112.0 * 0.8 * 10.0).reshape(-1)
+
+
+def facexlib_weights():
+    import facexlib
+    return os.path.join(os.path.dirname(facexlib.__file__), 'weights')
+
+
+def pulid_pack():
+    return pack_module('PuLID_ComfyUI', 'pulid')
+
+
+EVA_CLIP_FILE = 'models--QuanSun--EVA-CLIP/snapshots/{}/EVA02_CLIP_L_336_psz14_s6B.pt'
+EVA_CLIP_SNAPSHOT = '0' * 40
+
+
+def eva_clip_path():
+    from huggingface_hub import constants
+    return os.path.join(constants.HF_HUB_CACHE, EVA_CLIP_FILE.format(EVA_CLIP_SNAPSHOT))
+
+
+def make_pulid(paths):
+    """PuLID for SDXL and what it loads besides: the adapter (PuLID's IDEncoder over insightface's
+    512-d embedding + EVA-CLIP's 768-d + five hidden states, and the 70 SDXL k/v pairs), the
+    EVA02-CLIP-L-14-336 checkpoint PuLID's own eva_clip code builds and reads from the Hugging Face
+    cache, and facexlib's RetinaFace-ResNet50 and BiSeNet in facexlib's weights folder. The
+    RetinaFace finds a face: only the larger-level anchors of 256 px fire (the classification heads
+    are zero with a bias), boxes are the anchors, the landmark heads' bias places ArcFace's five
+    points inside each, and PuLID takes the face nearest the centre (`only_center_face`)."""
+    import torch
+    mm = comfy_helpers()
+    encoders = pack_module('PuLID_ComfyUI', 'encoders')
+    torch.manual_seed(SEED + 50)
+    idenc = encoders.IDEncoder()
+    mm.torch_default_init(idenc, SEED + 50)
+    sd = {f'image_proj.{k}': v for k, v in idenc.state_dict().items()}
+    for n, width in enumerate(mm.IP_LAYERS_SDXL):
+        for kv in ('to_k_ip', 'to_v_ip'):
+            sd[f'ip_adapter.{2 * n + 1}.{kv}.weight'] = torch.nn.Linear(2048, width, bias=False).weight.detach()
+    mm.save(mm.fp16(sd), paths[0], 'PuLID SDXL layout')
+
+    torch.manual_seed(SEED + 51)
+    model = pack_module('PuLID_ComfyUI', 'eva_clip.factory').create_model('EVA02-CLIP-L-14-336', force_custom_clip=True)
+    mm.torch_default_init(model, SEED + 51)
+    os.makedirs(os.path.dirname(paths[1]), exist_ok=True)
+    mm.save(mm.fp16(model.state_dict()), paths[1], 'EVA02-CLIP-L-14-336 layout', pth=True)
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(paths[1])))
+    os.makedirs(os.path.join(repo, 'refs'), exist_ok=True)
+    with open(os.path.join(repo, 'refs', 'main'), 'w') as f:
+        f.write(EVA_CLIP_SNAPSHOT)
+
+    from facexlib.detection.retinaface import RetinaFace
+    from facexlib.parsing.bisenet import BiSeNet
+    detector = RetinaFace(network_name='resnet50', half=False, device='cpu')
+    mm.torch_default_init(detector, SEED + 52)
+    with torch.no_grad():
+        for level, (cls, box, lmk) in enumerate(zip(detector.ClassHead, detector.BboxHead, detector.LandmarkHead)):
+            for conv in (cls.conv1x1, box.conv1x1, lmk.conv1x1):
+                conv.weight.zero_()
+                conv.bias.zero_()
+            cls.conv1x1.bias.copy_(torch.tensor([-8.0, 8.0, 8.0, -8.0] if level == 2 else [8.0, -8.0] * 2))
+            lmk.conv1x1.bias.copy_(torch.from_numpy(np.tile(RETINA_KPS, 2)))
+    mm.save(detector.state_dict(), paths[2], 'RetinaFace ResNet-50 layout, one face per anchor of 256 px', pth=True)
+    parser = BiSeNet(num_class=19)
+    mm.torch_default_init(parser, SEED + 53)
+    mm.save(parser.state_dict(), paths[3], 'BiSeNet face parsing layout', pth=True)
+
+
+def verify_pulid(paths):
+    """PuLID's own loader nodes (PulidModelLoader, PulidEvaClipLoader, PulidInsightFaceLoader) and
+    the part of ApplyPulid that runs before the sampler: facexlib finds and crops one face, BiSeNet
+    parses it, EVA-CLIP encodes it, and the adapter turns both embeddings into 32 tokens."""
+    import torch
+    import folder_paths
+    pulid = pulid_pack()
+    folder_paths.add_model_folder_path('pulid', os.path.dirname(paths[0]))
+    (model,) = pulid.PulidModelLoader().load_model(os.path.basename(paths[0]))
+    (eva,) = pulid.PulidEvaClipLoader().load_eva_clip()
+    (analysis,) = pulid.PulidInsightFaceLoader().load_insightface('CPU')
+    from facexlib.parsing import init_parsing_model
+    from facexlib.utils.face_restoration_helper import FaceRestoreHelper
+    helper = FaceRestoreHelper(upscale_factor=1, face_size=512, crop_ratio=(1, 1), det_model='retinaface_resnet50',
+                               save_ext='png', device=torch.device('cpu'))
+    helper.face_parse = init_parsing_model(model_name='bisenet', device=torch.device('cpu'))
+    picture = test_picture(96, 96)
+    iface = analysis.get(picture)
+    helper.read_image(picture)
+    helper.get_face_landmarks_5(only_center_face=True)
+    helper.align_warp_face()
+    if len(iface) != 1 or len(helper.cropped_faces) != 1:
+        raise SystemExit(f'insightface found {len(iface)} faces, facexlib cropped {len(helper.cropped_faces)}')
+    face = pulid.image_to_tensor(helper.cropped_faces[0]).unsqueeze(0).permute(0, 3, 1, 2)
+    import torchvision.transforms as T
+    parsing = helper.face_parse(T.functional.normalize(face, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]))[0]
+    image = T.functional.resize(face, eva.image_size, T.InterpolationMode.NEAREST)
+    image = T.functional.normalize(image, eva.image_mean, eva.image_std)
+    with torch.no_grad():
+        cond_vit, hidden = eva(image, return_all_features=False, return_hidden=True, shuffle=False)
+        id_cond = torch.cat([torch.from_numpy(iface[0].embedding).unsqueeze(0), cond_vit / cond_vit.norm(dim=1, keepdim=True)], -1)
+        tokens = model.float().get_image_embeds(id_cond, [h.float() for h in hidden])
+    print(f'  PuLID: adapter {type(model.image_proj_model).__name__} with {len(model.ip_layers.to_kvs)} k/v layers; '
+          f'EVA-CLIP {type(eva).__name__} at {eva.image_size}; facexlib face {helper.det_faces[0][:4].round()}, '
+          f'parsing {tuple(parsing.shape)}; id tokens {tuple(tokens.shape)}')
+
+
 def M(name, paths, make, verify):
     return {'name': name, 'paths': paths, 'make': make, 'verify': verify}
 
@@ -408,6 +550,13 @@ def models():
         M('instantid', ['instantid/ip-adapter.bin'], make_instantid, verify_instantid),
         M('reactor-restore', ['facerestore_models/GFPGANv1.4.pth', 'facedetection/detection_Resnet50_Final.pth',
                               'facedetection/parsing_parsenet.pth'], make_reactor_restore, verify_reactor_restore),
+        M('reactor-nsfw', ['nsfw_detector/vit-base-nsfw-detector/model.safetensors',
+                           'nsfw_detector/vit-base-nsfw-detector/config.json',
+                           'nsfw_detector/vit-base-nsfw-detector/preprocessor_config.json'],
+          make_reactor_nsfw, verify_reactor_nsfw),
+        M('pulid', ['pulid/ip-adapter_pulid_sdxl_fp16.safetensors', eva_clip_path(),
+                    os.path.join(facexlib_weights(), 'detection_Resnet50_Final.pth'),
+                    os.path.join(facexlib_weights(), 'parsing_bisenet.pth')], make_pulid, verify_pulid),
     ]
 
 
@@ -419,6 +568,8 @@ def main():
     parser.add_argument('--verify', action='store_true', help='verify the files that exist too')
     parser.add_argument('--list', action='store_true')
     opts = parser.parse_args()
+    from comfy.cli_args import args
+    args.cpu = True  # as the server runs (--cpu): the packs ask comfy.model_management for the device
     items = models()
     if opts.list:
         for item in items:
