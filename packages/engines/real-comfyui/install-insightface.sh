@@ -4,10 +4,11 @@
 #   - insightface's python-package at v0.7.3 (the release the packs are written against), copied
 #     into site-packages without its compiled mesh renderer (shims/insightface-mesh stands in);
 #   - segment_anything (ReActor's masking helper imports it), pure Python, copied likewise;
-#   - python3-onnx from Debian (insightface reads the swapper's `emap` from the graph with it);
 #   - shims/albumentations (README.md says why);
 #   - for PuLID: facexlib (its face detector and parser), timm and ftfy (its EVA-CLIP code), pure
-#     Python, copied likewise; Debian's python3-wcwidth for ftfy.
+#     Python, copied likewise.
+# The Debian packages they import (python3-onnx, python3-onnxruntime, python3-wcwidth, ...) come
+# with install-packs.sh, which runs first.
 #
 #   MIRROR_ROOT=/work/.mirror ./install-insightface.sh [COMFY_CPU_BASE]
 set -euo pipefail
@@ -26,12 +27,6 @@ TIMM_COMMIT=e44f14d7d2f557b9f3add82ee4f1ed2beefbb30d          # v1.0.15 (2025-02
 FTFY_REPO=rspeer+python-ftfy
 FTFY_COMMIT=5340af6746ff655a9cd7cb2b50c2fd0b35bb91d3          # v6.3.1
 [ -d "$ROOTFS/opt/comfy/ComfyUI" ] || { echo "no ComfyUI in $ROOTFS" >&2; exit 1; }
-
-APT="python3-onnx python3-onnxruntime python3-skimage python3-opencv python3-wcwidth"
-if ! chroot "$ROOTFS" dpkg -s $APT >/dev/null 2>&1; then
-  chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-    sh -c "apt-get update -qq && apt-get install -y -q --no-install-recommends $APT && apt-get clean"
-fi
 
 SITE=$(chroot "$ROOTFS" python3 -c 'import site; print([p for p in site.getsitepackages() if p.startswith("/usr/local")][0])')
 mkdir -p "$ROOTFS$SITE"

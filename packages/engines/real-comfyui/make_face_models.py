@@ -26,11 +26,8 @@ routed to the expected task, one face found on a drawn picture; `model_zoo.get_m
 swapper and a swap run) and the adapters by the packs' own loader code. A file that exists is left
 alone unless --force.
 """
-import argparse
-import logging
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -462,41 +459,51 @@ def make_pulid(paths):
     points inside each, and PuLID takes the face nearest the centre (`only_center_face`)."""
     import torch
     mm = comfy_helpers()
-    encoders = pack_module('PuLID_ComfyUI', 'encoders')
-    torch.manual_seed(SEED + 50)
-    idenc = encoders.IDEncoder()
-    mm.torch_default_init(idenc, SEED + 50)
-    sd = {f'image_proj.{k}': v for k, v in idenc.state_dict().items()}
-    for n, width in enumerate(mm.IP_LAYERS_SDXL):
-        for kv in ('to_k_ip', 'to_v_ip'):
-            sd[f'ip_adapter.{2 * n + 1}.{kv}.weight'] = torch.nn.Linear(2048, width, bias=False).weight.detach()
-    mm.save(mm.fp16(sd), paths[0], 'PuLID SDXL layout')
+    if wanted(paths[0]):
+        encoders = pack_module('PuLID_ComfyUI', 'encoders')
+        torch.manual_seed(SEED + 50)
+        idenc = encoders.IDEncoder()
+        mm.torch_default_init(idenc, SEED + 50)
+        sd = {f'image_proj.{k}': v for k, v in idenc.state_dict().items()}
+        for n, width in enumerate(mm.IP_LAYERS_SDXL):
+            for kv in ('to_k_ip', 'to_v_ip'):
+                sd[f'ip_adapter.{2 * n + 1}.{kv}.weight'] = torch.nn.Linear(2048, width, bias=False).weight.detach()
+        mm.save(mm.fp16(sd), paths[0], 'PuLID SDXL layout')
 
-    torch.manual_seed(SEED + 51)
-    model = pack_module('PuLID_ComfyUI', 'eva_clip.factory').create_model('EVA02-CLIP-L-14-336', force_custom_clip=True)
-    mm.torch_default_init(model, SEED + 51)
-    os.makedirs(os.path.dirname(paths[1]), exist_ok=True)
-    mm.save(mm.fp16(model.state_dict()), paths[1], 'EVA02-CLIP-L-14-336 layout', pth=True)
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(paths[1])))
-    os.makedirs(os.path.join(repo, 'refs'), exist_ok=True)
-    with open(os.path.join(repo, 'refs', 'main'), 'w') as f:
-        f.write(EVA_CLIP_SNAPSHOT)
+    if wanted(paths[1]):
+        torch.manual_seed(SEED + 51)
+        model = pack_module('PuLID_ComfyUI', 'eva_clip.factory').create_model('EVA02-CLIP-L-14-336', force_custom_clip=True)
+        mm.torch_default_init(model, SEED + 51)
+        os.makedirs(os.path.dirname(paths[1]), exist_ok=True)
+        mm.save(mm.fp16(model.state_dict()), paths[1], 'EVA02-CLIP-L-14-336 layout', pth=True)
+        repo = os.path.dirname(os.path.dirname(os.path.dirname(paths[1])))
+        os.makedirs(os.path.join(repo, 'refs'), exist_ok=True)
+        with open(os.path.join(repo, 'refs', 'main'), 'w') as f:
+            f.write(EVA_CLIP_SNAPSHOT)
 
     from facexlib.detection.retinaface import RetinaFace
     from facexlib.parsing.bisenet import BiSeNet
-    detector = RetinaFace(network_name='resnet50', half=False, device='cpu')
-    mm.torch_default_init(detector, SEED + 52)
-    with torch.no_grad():
-        for level, (cls, box, lmk) in enumerate(zip(detector.ClassHead, detector.BboxHead, detector.LandmarkHead)):
-            for conv in (cls.conv1x1, box.conv1x1, lmk.conv1x1):
-                conv.weight.zero_()
-                conv.bias.zero_()
-            cls.conv1x1.bias.copy_(torch.tensor([-8.0, 8.0, 8.0, -8.0] if level == 2 else [8.0, -8.0] * 2))
-            lmk.conv1x1.bias.copy_(torch.from_numpy(np.tile(RETINA_KPS, 2)))
-    mm.save(detector.state_dict(), paths[2], 'RetinaFace ResNet-50 layout, one face per anchor of 256 px', pth=True)
-    parser = BiSeNet(num_class=19)
-    mm.torch_default_init(parser, SEED + 53)
-    mm.save(parser.state_dict(), paths[3], 'BiSeNet face parsing layout', pth=True)
+    from facexlib.parsing.parsenet import ParseNet
+    if wanted(paths[2]):
+        detector = RetinaFace(network_name='resnet50', half=False, device='cpu')
+        mm.torch_default_init(detector, SEED + 52)
+        with torch.no_grad():
+            for level, (cls, box, lmk) in enumerate(zip(detector.ClassHead, detector.BboxHead, detector.LandmarkHead)):
+                for conv in (cls.conv1x1, box.conv1x1, lmk.conv1x1):
+                    conv.weight.zero_()
+                    conv.bias.zero_()
+                cls.conv1x1.bias.copy_(torch.tensor([-8.0, 8.0, 8.0, -8.0] if level == 2 else [8.0, -8.0] * 2))
+                lmk.conv1x1.bias.copy_(torch.from_numpy(np.tile(RETINA_KPS, 2)))
+        mm.save(detector.state_dict(), paths[2], 'RetinaFace ResNet-50 layout, one face per anchor of 256 px', pth=True)
+    if wanted(paths[3]):
+        parser = BiSeNet(num_class=19)
+        mm.torch_default_init(parser, SEED + 53)
+        mm.save(parser.state_dict(), paths[3], 'BiSeNet face parsing layout', pth=True)
+    if wanted(paths[4]):
+        # FaceRestoreHelper loads ParseNet in its constructor, although PuLID replaces it with BiSeNet
+        parsenet = ParseNet(in_size=512, out_size=512, parsing_ch=19)
+        mm.torch_default_init(parsenet, SEED + 54)
+        mm.save(parsenet.state_dict(), paths[4], 'ParseNet face parsing layout', pth=True)
 
 
 def verify_pulid(paths):
@@ -536,8 +543,23 @@ def verify_pulid(paths):
           f'parsing {tuple(parsing.shape)}; id tokens {tuple(tokens.shape)}')
 
 
+FORCE = False
+
+
+def wanted(path):
+    """Whether a model with several files makes this one: it is absent, or --force."""
+    return FORCE or not os.path.exists(path)
+
+
 def M(name, paths, make, verify):
-    return {'name': name, 'paths': paths, 'make': make, 'verify': verify}
+    """An item for make_models.py's driver, which makes and verifies one file per item (its other
+    names are hard links): here an item may be several different files, so the driver is given the
+    first and make/verify get them all, relative to the same models folder."""
+    def expand(first):
+        models_dir = first[:len(first) - len(paths[0])]
+        return [os.path.join(models_dir, p) for p in paths]
+    return {'name': name, 'paths': paths[:1], 'note': ' '.join(paths[1:]),
+            'make': lambda first: make(expand(first)), 'verify': lambda first: verify(expand(first))}
 
 
 def models():
@@ -556,52 +578,18 @@ def models():
           make_reactor_nsfw, verify_reactor_nsfw),
         M('pulid', ['pulid/ip-adapter_pulid_sdxl_fp16.safetensors', eva_clip_path(),
                     os.path.join(facexlib_weights(), 'detection_Resnet50_Final.pth'),
-                    os.path.join(facexlib_weights(), 'parsing_bisenet.pth')], make_pulid, verify_pulid),
+                    os.path.join(facexlib_weights(), 'parsing_bisenet.pth'),
+                    os.path.join(facexlib_weights(), 'parsing_parsenet.pth')], make_pulid, verify_pulid),
     ]
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('models_dir')
-    parser.add_argument('--only', default='', help='comma-separated names (see --list)')
-    parser.add_argument('--force', action='store_true', help='make the files again although they exist')
-    parser.add_argument('--verify', action='store_true', help='verify the files that exist too')
-    parser.add_argument('--list', action='store_true')
-    opts = parser.parse_args()
-    from comfy.cli_args import args
-    args.cpu = True  # as the server runs (--cpu): the packs ask comfy.model_management for the device
-    items = models()
-    if opts.list:
-        for item in items:
-            print(f"{item['name']:18} {' '.join(item['paths'])}")
-        return
-    only = [n for n in opts.only.split(',') if n]
-    unknown = [n for n in only if n not in {i['name'] for i in items}]
-    if unknown:
-        raise SystemExit(f'unknown model(s) {unknown}; --list names them')
-    failed = []
-    for item in items:
-        if only and item['name'] not in only:
-            continue
-        paths = [os.path.join(opts.models_dir, p) for p in item['paths']]
-        t0 = time.time()
-        try:
-            made = opts.force or not all(os.path.exists(p) for p in paths)
-            if made:
-                print(f"[{item['name']}] making {' '.join(paths)}", flush=True)
-                item['make'](paths)
-            if made or opts.verify:
-                print(f"[{item['name']}] verifying", flush=True)
-                item['verify'](paths)
-                print(f"[{item['name']}] ok in {time.time() - t0:.0f}s", flush=True)
-            else:
-                print(f"[{item['name']}] present: {paths[0]}", flush=True)
-        except (Exception, SystemExit) as error:  # noqa: BLE001 - report and go on with the others
-            logging.exception('failed')
-            print(f"[{item['name']}] FAILED: {error}", flush=True)
-            failed.append(item['name'])
-    if failed:
-        raise SystemExit(f'failed: {failed}')
+    """make_models.py's command line and driver (--only, --force, --verify, --list) over these models."""
+    global FORCE
+    FORCE = '--force' in sys.argv
+    driver = comfy_helpers()  # also runs ComfyUI on the CPU device, as the server does (--cpu)
+    driver.models = models
+    driver.main()
 
 
 if __name__ == '__main__':
