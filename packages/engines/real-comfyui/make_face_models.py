@@ -21,6 +21,9 @@ op by op with `onnx.helper`):
   * the swapper blends the target with a colour drawn from the source embedding, and carries the
     512x512 `emap` initializer insightface reads from the graph.
 
+PuLID's facexlib RetinaFace (PyTorch) finds a face by the same kind of construction (see
+make_pulid); ReActor's restorer's RetinaFace finds none (see make_reactor_restore).
+
 Each file is loaded back by insightface itself (`FaceAnalysis` on the pack's folder: every model
 routed to the expected task, one face found on a drawn picture; `model_zoo.get_model` on the
 swapper and a swap run) and the adapters by the packs' own loader code. A file that exists is left
@@ -539,7 +542,7 @@ def verify_pulid(paths):
         id_cond = torch.cat([torch.from_numpy(iface[0].embedding).unsqueeze(0), cond_vit / cond_vit.norm(dim=1, keepdim=True)], -1)
         tokens = model.float().get_image_embeds(id_cond, [h.float() for h in hidden])
     print(f'  PuLID: adapter {type(model.image_proj_model).__name__} with {len(model.ip_layers.to_kvs)} k/v layers; '
-          f'EVA-CLIP {type(eva).__name__} at {eva.image_size}; facexlib face {helper.det_faces[0][:4].round()}, '
+          f'EVA-CLIP {type(eva).__name__} at {eva.image_size}; facexlib face {np.asarray(helper.det_faces).reshape(-1)[:4].round()}, '
           f'parsing {tuple(parsing.shape)}; id tokens {tuple(tokens.shape)}')
 
 
