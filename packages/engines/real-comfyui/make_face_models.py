@@ -459,7 +459,7 @@ def make_pulid(paths):
     cache, and facexlib's RetinaFace-ResNet50 and BiSeNet in facexlib's weights folder. The
     RetinaFace finds a face: only the larger-level anchors of 256 px fire (the classification heads
     are zero with a bias), boxes are the anchors, the landmark heads' bias places ArcFace's five
-    points inside each, and PuLID takes the face nearest the centre (`only_center_face`)."""
+    points inside each, and PuLID keeps one of those left after NMS (`only_center_face`)."""
     import torch
     mm = comfy_helpers()
     if wanted(paths[0]):
