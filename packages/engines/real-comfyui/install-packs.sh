@@ -19,8 +19,8 @@ PACKS_README=$HERE/../comfyui-packs/README.md
 
 # Debian packages the packs import (python3-opencv: controlnet_aux, IC-Light, RMBG, SAM 2; python3-skimage,
 # python3-matplotlib, python3-sklearn: controlnet_aux's annotators; python3-onnxruntime: DWPose, ReActor;
-# python3-scipy: RMBG).
-APT="python3-opencv python3-skimage python3-matplotlib python3-onnxruntime python3-sklearn"
+# python3-scipy: RMBG; python3-onnx: insightface, ReActor; python3-wcwidth: ftfy, for PuLID's EVA-CLIP).
+APT="python3-opencv python3-skimage python3-matplotlib python3-onnxruntime python3-sklearn python3-onnx python3-wcwidth"
 if ! chroot "$ROOTFS" dpkg -s $APT >/dev/null 2>&1; then
   chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
     sh -c "apt-get update -qq && apt-get install -y -q --no-install-recommends $APT && apt-get clean"

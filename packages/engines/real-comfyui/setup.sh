@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the real-server suite on a machine where the CPU ComfyUI chroot exists: installs the node
-# packs at their pinned commits (install-packs.sh), then writes every random-weight model into
-# ComfyUI's models/ (and where packs look for theirs) and verifies each (make_models.py).
+# packs at their pinned commits (install-packs.sh) and the face stack they import
+# (install-insightface.sh), then writes every random-weight model into ComfyUI's models/ (and where
+# packs look for theirs) and verifies each (make_models.py, then make_face_models.py).
 #
 #   MIRROR_ROOT=/work/.mirror ./setup.sh [COMFY_CPU_BASE] [make_models.py options, e.g. --only sdxl]
 #
@@ -19,9 +20,14 @@ mountpoint -q "$ROOTFS/dev" || mount --bind /dev "$ROOTFS/dev"
 cp -L /etc/resolv.conf "$ROOTFS/etc/resolv.conf" 2>/dev/null || true
 
 COMFY_CPU_BASE=$BASE "$HERE/install-packs.sh" "$BASE"
+COMFY_CPU_BASE=$BASE "$HERE/install-insightface.sh" "$BASE"
 
 mkdir -p "$ROOTFS$IN/imagegen"
-cp "$HERE/make_models.py" "$ROOTFS$IN/imagegen/"
-chroot "$ROOTFS" /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/bin:/usr/bin:/bin \
-  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1 OMP_NUM_THREADS=${COMFY_THREADS:-2} \
-  sh -c "cd $IN/ComfyUI && exec python3 $IN/imagegen/make_models.py $IN/ComfyUI/models $*"
+cp "$HERE/make_models.py" "$HERE/make_face_models.py" "$ROOTFS$IN/imagegen/"
+# make_models.py's options (--only NAME...) go to both scripts; each rejects names it does not know,
+# so with --only run the one that makes the model instead (SCRIPT=make_face_models.py).
+for script in ${SCRIPT:-make_models.py make_face_models.py}; do
+  chroot "$ROOTFS" /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/bin:/usr/bin:/bin \
+    HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1 OMP_NUM_THREADS=${COMFY_THREADS:-2} \
+    sh -c "cd $IN/ComfyUI && exec python3 $IN/imagegen/$script $IN/ComfyUI/models $*"
+done
