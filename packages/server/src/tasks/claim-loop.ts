@@ -159,17 +159,17 @@ export class ClaimLoop {
 
   /** One attempt of a claimed task: run under a held lease, then settled either way. */
   private async attempt(task: TaskRecord, leaseOwner: string, controller: AbortController): Promise<void> {
-    const lease = holdLease(this.ctx, task.id, leaseOwner, controller);
+    const lease = holdLease(this.ctx, task, leaseOwner, controller);
     let outcome: TaskOutcome;
     try {
       const servers = this.routing.placement(task);
       outcome = await runTask(this.ctx, task, controller.signal, lease.progress, servers);
     } catch (error) {
-      lease.stop();
+      await lease.stop();
       await settleError(this.ctx, task, leaseOwner, controller.signal, error);
       return;
     }
-    lease.stop();
+    await lease.stop();
     await settleSuccess(this.ctx, task, leaseOwner, outcome);
   }
 
