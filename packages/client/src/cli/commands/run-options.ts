@@ -27,6 +27,12 @@ export const RUN_OPTIONS = [
     help: 'the key of this submission (default: a new one); resubmitting with it answers the same task',
   },
   {
+    flag: '--events',
+    takesValue: true,
+    usage: '--events <start,progress,completed>',
+    help: 'which moments call --webhook (default: completed); the --webhook-events-filter field, comma-separated',
+  },
+  {
     flag: '--base-url',
     takesValue: true,
     usage: '--base-url <url>',
