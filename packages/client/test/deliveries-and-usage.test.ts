@@ -2,7 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startWebhookDispatcher } from '@imagegen/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, createClient, type ImagegenClient, verifyWebhook, type WebhookEventBodyOf } from '../src/index.ts';
+import {
+  ApiError,
+  createClient,
+  type ImagegenClient,
+  verifyWebhook,
+  type WebhookEventBodyOf,
+} from '../src/index.ts';
 import { imagegen } from './support/imagegen-command.ts';
 import { startTestApi, type TestApi } from './support/test-api.ts';
 
@@ -40,7 +46,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  dispatcher = startWebhookDispatcher({ pool: api.db.pool, signal: stop.signal, allowPrivate: true, pollMs: 50 });
+  dispatcher = startWebhookDispatcher({
+    pool: api.db.pool,
+    signal: stop.signal,
+    allowPrivate: true,
+    pollMs: 50,
+  });
   env = { IMAGEGEN_API_KEY: api.key, IMAGEGEN_BASE_URL: api.url, XDG_CONFIG_HOME: '/nonexistent' };
 });
 
@@ -62,7 +73,9 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
 }
 
 describe('webhook events and deliveries through the SDK', () => {
-  it('sends the events asked for, lists them with their attempts, and redelivers one', { timeout: 30_000 }, async () => {
+  it('sends the events asked for, lists them with their attempts, and redelivers one', {
+    timeout: 30_000,
+  }, async () => {
     const { id } = await client.submit(T2I, {
       ...small,
       samples: 2,
@@ -112,8 +125,23 @@ describe('webhook events and deliveries through the SDK', () => {
 describe('imagegen usage and webhook deliveries', () => {
   it('runs with --events, lists the calls and the usage', { timeout: 240_000 }, async () => {
     const run = await imagegen(
-      ['run', 'sd/text2image', '--prompt', 'x', '--negative-prompt', '', '--width', '64', '--height', '64',
-        '--webhook', `${receiverUrl}/cli`, '--events', 'start,completed', '--no-wait'],
+      [
+        'run',
+        'sd/text2image',
+        '--prompt',
+        'x',
+        '--negative-prompt',
+        '',
+        '--width',
+        '64',
+        '--height',
+        '64',
+        '--webhook',
+        `${receiverUrl}/cli`,
+        '--events',
+        'start,completed',
+        '--no-wait',
+      ],
       { env },
     );
     expect(run.code, run.stderr).toBe(0);
@@ -125,7 +153,10 @@ describe('imagegen usage and webhook deliveries', () => {
     );
     const listed = await imagegen(['webhook', 'deliveries', '--task-id', id, '--json'], { env });
     expect(listed.code, listed.stderr).toBe(0);
-    const lines = listed.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const lines = listed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.event)).toEqual(['completed', 'start']);
 
     const usage = await imagegen(['usage'], { env });
@@ -134,7 +165,17 @@ describe('imagegen usage and webhook deliveries', () => {
     expect(usage.stdout).toContain(T2I);
 
     const refused = await imagegen(
-      ['run', 'sd/text2image', '--prompt', 'x', '--negative-prompt', '', '--events', 'start,finished', '--no-wait'],
+      [
+        'run',
+        'sd/text2image',
+        '--prompt',
+        'x',
+        '--negative-prompt',
+        '',
+        '--events',
+        'start,finished',
+        '--no-wait',
+      ],
       { env },
     );
     expect(refused.code).toBe(2);

@@ -89,7 +89,11 @@ ${[
   row('imagegen cancel <pipeline> <id>', 'cancel a queued or running task', COMMAND_COLUMN),
   row('imagegen tasks [--status ...]', 'your tasks, newest first', COMMAND_COLUMN),
   row('imagegen models', 'your models', COMMAND_COLUMN),
-  row('imagegen usage [--from <day>] [--to <day>]', 'your finished tasks by day and pipeline', COMMAND_COLUMN),
+  row(
+    'imagegen usage [--from <day>] [--to <day>]',
+    'your finished tasks by day and pipeline',
+    COMMAND_COLUMN,
+  ),
   row('imagegen webhook verify --secret ...', "check a webhook's signature", COMMAND_COLUMN),
   row('imagegen webhook deliveries [--task-id ...]', 'your webhook calls and their attempts', COMMAND_COLUMN),
   row('imagegen webhook redeliver <id>', 'send a webhook call again', COMMAND_COLUMN),

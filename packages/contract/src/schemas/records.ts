@@ -197,7 +197,9 @@ export const WebhookAttempt = Type.Object(
     started_at: timestamp,
     duration_ms: Type.Integer(),
     status_code: Nullable(
-      Type.Integer({ description: "The receiver's HTTP status; null when no answer came (timeout, refused)." }),
+      Type.Integer({
+        description: "The receiver's HTTP status; null when no answer came (timeout, refused).",
+      }),
     ),
     error: Nullable(Type.String({ description: 'Why the attempt failed; null when it delivered.' })),
   },
@@ -206,7 +208,9 @@ export const WebhookAttempt = Type.Object(
 
 export const WebhookDelivery = Type.Object(
   {
-    id: Type.String({ description: 'The delivery id; the `webhook-id` header is `msg_` and this id without dashes.' }),
+    id: Type.String({
+      description: 'The delivery id; the `webhook-id` header is `msg_` and this id without dashes.',
+    }),
     task_id: Nullable(Type.String()),
     event: Enum(WEBHOOK_EVENTS),
     status: Enum(DELIVERY_STATES),
@@ -231,7 +235,9 @@ export const UsageRow = Type.Object(
     images: Type.Integer({ description: 'Images the succeeded tasks produced.' }),
     pixels: Type.Integer({ description: 'Width × height summed over those images.' }),
     run_seconds: Type.Number({ description: 'From a worker starting each task to its end, summed.' }),
-    queue_seconds: Type.Number({ description: 'From each submission to a worker starting it (or its end), summed.' }),
+    queue_seconds: Type.Number({
+      description: 'From each submission to a worker starting it (or its end), summed.',
+    }),
   },
   { title: 'UsageRow' },
 );
@@ -240,7 +246,9 @@ export const UsageReport = Type.Object(
   {
     from: Type.String({ description: 'The first day counted (UTC), `YYYY-MM-DD`.' }),
     to: Type.String({ description: 'The last day counted (UTC), `YYYY-MM-DD`.' }),
-    rows: Type.Array(UsageRow, { description: 'One per day and pipeline with finished tasks, by day then pipeline.' }),
+    rows: Type.Array(UsageRow, {
+      description: 'One per day and pipeline with finished tasks, by day then pipeline.',
+    }),
   },
   { title: 'UsageReport' },
 );

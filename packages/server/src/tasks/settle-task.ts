@@ -182,7 +182,8 @@ function countUsage(ctx: WorkerContext, task: TaskRecord, settled: TaskRecord, u
   const labels = taskLabels(ctx, task);
   metrics.taskImages.inc(labels, usage.images);
   metrics.taskPixels.inc(labels, usage.pixels);
-  const ran = settled.startedAt && settled.finishedAt ? settled.finishedAt.getTime() - settled.startedAt.getTime() : 0;
+  const ran =
+    settled.startedAt && settled.finishedAt ? settled.finishedAt.getTime() - settled.startedAt.getTime() : 0;
   metrics.taskRunSeconds.inc(labels, Math.max(0, ran) / 1000);
 }
 

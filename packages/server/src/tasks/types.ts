@@ -1,5 +1,5 @@
 import type { WEBHOOK_EVENTS } from '@imagegen/contract';
-import type { Pool, PoolClient, Queryable } from '@imagegen/db';
+import type { Pool, Queryable } from '@imagegen/db';
 import type { EngineRegistry, Preflight, SafetyChecker } from '@imagegen/engines';
 import type { ImageFetcher } from '../fetch/image-fetcher.ts';
 import type { LineLog } from '../observability/logger.ts';

@@ -46,11 +46,16 @@ export async function usageReport(
 /** Midnight UTC of a `YYYY-MM-DD` day, as pydantic's `date` reads it (no other form). */
 function parseDay(text: string, field: 'from' | 'to'): number {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (!match) throw new UsageQueryError([{ loc: ['query', field], msg: 'invalid date format', type: 'value_error.date' }]);
+  if (!match)
+    throw new UsageQueryError([
+      { loc: ['query', field], msg: 'invalid date format', type: 'value_error.date' },
+    ]);
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const time = Date.UTC(year, month - 1, day);
   if (dayOf(time) !== text)
-    throw new UsageQueryError([{ loc: ['query', field], msg: 'invalid date format', type: 'value_error.date' }]);
+    throw new UsageQueryError([
+      { loc: ['query', field], msg: 'invalid date format', type: 'value_error.date' },
+    ]);
   return time;
 }
 

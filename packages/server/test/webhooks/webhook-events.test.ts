@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EngineInputError, type Engine, type EngineJob, type RunContext } from '@imagegen/engines';
+import { type Engine, EngineInputError, type EngineJob, type RunContext } from '@imagegen/engines';
 import sharp from 'sharp';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,7 +54,7 @@ function tickingEngine(): Engine {
 let api: ApiHarness;
 let receiver: http.Server;
 let hookUrl: string;
-let received: Received[] = [];
+const received: Received[] = [];
 const stop = new AbortController();
 let dispatcher: Promise<void>;
 const metrics = new Metrics();
@@ -75,8 +75,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  dispatcher = startWebhookDispatcher({ pool: api.db.pool, signal: stop.signal, allowPrivate: true, pollMs: 50 })
-    .stopped;
+  dispatcher = startWebhookDispatcher({
+    pool: api.db.pool,
+    signal: stop.signal,
+    allowPrivate: true,
+    pollMs: 50,
+  }).stopped;
 });
 
 afterAll(async () => {
@@ -150,7 +154,8 @@ describe('webhook events', () => {
     expect(progress.length).toBeLessThanOrEqual(Math.floor(SLOW_MS / PROGRESS_EVENT_MS) + 1);
     const fractions = progress.map((body) => body.progress as number);
     expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
-    for (const body of progress) expect(Object.keys(body)).toEqual(['status', 'progress', 'id', 'path', 'event']);
+    for (const body of progress)
+      expect(Object.keys(body)).toEqual(['status', 'progress', 'id', 'path', 'event']);
     // The deliveries' own times show the spacing (a little slack for the insert's round trip).
     const listed = await api.request('GET', `/webhooks/v1/deliveries?task_id=${id}&limit=100`);
     const deliveries = (listed.body as { deliveries: { event: string; created_at: string }[] }).deliveries;
@@ -181,7 +186,9 @@ describe('webhook events', () => {
     await api.settle(`${T2I}/status/${id}`, api.alice.key);
     await calls('/start-only', 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const bodies = received.filter((call) => call.path === '/start-only').map((call) => JSON.parse(call.body));
+    const bodies = received
+      .filter((call) => call.path === '/start-only')
+      .map((call) => JSON.parse(call.body));
     expect(bodies).toEqual([{ status: 'PENDING', id, path: T2I, event: 'start' }]);
   });
 
@@ -200,10 +207,14 @@ describe('webhook events', () => {
         },
       ],
     });
-    const notList = await api.request('POST', T2I, { json: { prompt: 'x', negative_prompt: '', webhook_events_filter: 7 } });
+    const notList = await api.request('POST', T2I, {
+      json: { prompt: 'x', negative_prompt: '', webhook_events_filter: 7 },
+    });
     expect(notList.status).toBe(422);
     expect(notList.body).toEqual({
-      detail: [{ loc: ['body', 'webhook_events_filter'], msg: 'value is not a valid list', type: 'type_error.list' }],
+      detail: [
+        { loc: ['body', 'webhook_events_filter'], msg: 'value is not a valid list', type: 'type_error.list' },
+      ],
     });
   });
 });
@@ -230,7 +241,13 @@ describe('webhook deliveries', () => {
     }
     expect(delivery).toMatchObject({ task_id: id, event: 'completed', status: 'delivered' });
     expect(delivery!.attempts).toEqual([
-      { attempt: 1, started_at: expect.any(String), duration_ms: expect.any(Number), status_code: 204, error: null },
+      {
+        attempt: 1,
+        started_at: expect.any(String),
+        duration_ms: expect.any(Number),
+        status_code: 204,
+        error: null,
+      },
     ]);
 
     const again = await api.request('POST', `/webhooks/v1/deliveries/${delivery!.id}/redeliver`);

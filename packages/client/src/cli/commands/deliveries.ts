@@ -24,7 +24,10 @@ export async function deliveriesCommand(argv: readonly string[], context: CliCon
     throw new UsageError(`--limit takes a whole number, not "${limit}"`);
   const client = await clientFor(context, single(values, '--base-url'));
   const { deliveries } = await client.deliveries(
-    { ...(taskId === undefined ? {} : { task_id: taskId }), ...(limit === undefined ? {} : { limit: Number(limit) }) },
+    {
+      ...(taskId === undefined ? {} : { task_id: taskId }),
+      ...(limit === undefined ? {} : { limit: Number(limit) }),
+    },
     { signal: context.interrupted },
   );
   if (switchOn(values, '--json')) {
@@ -33,7 +36,9 @@ export async function deliveriesCommand(argv: readonly string[], context: CliCon
     const header = ['ID', 'TASK', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST'];
     context.stdout.write(`${columns([header, ...deliveries.map(deliveryRow)])}\n`);
   } else {
-    context.stdout.write(taskId === undefined ? 'No webhook calls yet.\n' : `No webhook calls for ${taskId}.\n`);
+    context.stdout.write(
+      taskId === undefined ? 'No webhook calls yet.\n' : `No webhook calls for ${taskId}.\n`,
+    );
   }
   return EXIT.ok;
 }

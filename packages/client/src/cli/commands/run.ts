@@ -73,7 +73,10 @@ function bodyOf(pipeline: Pipeline, values: Map<string, string[]>): Record<strin
     if (body[EVENTS_FIELD] !== undefined)
       throw new UsageError('give --events or --webhook-events-filter, not both');
     // The API checks the names (a 422 names the flag); empty items are the commas' slack.
-    body[EVENTS_FIELD] = events.split(',').map((event) => event.trim()).filter((event) => event !== '');
+    body[EVENTS_FIELD] = events
+      .split(',')
+      .map((event) => event.trim())
+      .filter((event) => event !== '');
   }
   return body;
 }

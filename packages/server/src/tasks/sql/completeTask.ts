@@ -1,6 +1,6 @@
 import { fromStored, type Queryable, toStored } from '@imagegen/db';
-import { NOTHING_KNOWN, type UsageFacts } from '../../usage/usage-facts.ts';
 import { usageInsert, usageValues } from '../../usage/sql/usage-insert.ts';
+import { NOTHING_KNOWN, type UsageFacts } from '../../usage/usage-facts.ts';
 import type { TaskResult } from '../types.ts';
 import { TASK_COLUMNS, type TaskRow } from './task-row.ts';
 
