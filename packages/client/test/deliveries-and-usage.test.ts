@@ -124,26 +124,9 @@ describe('webhook events and deliveries through the SDK', () => {
 
 describe('imagegen usage and webhook deliveries', () => {
   it('runs with --events, lists the calls and the usage', { timeout: 240_000 }, async () => {
-    const run = await imagegen(
-      [
-        'run',
-        'sd/text2image',
-        '--prompt',
-        'x',
-        '--negative-prompt',
-        '',
-        '--width',
-        '64',
-        '--height',
-        '64',
-        '--webhook',
-        `${receiverUrl}/cli`,
-        '--events',
-        'start,completed',
-        '--no-wait',
-      ],
-      { env },
-    );
+    const submit = ['run', 'sd/text2image', '--prompt', 'x', '--negative-prompt', '', '--no-wait'];
+    const webhook = ['--webhook', `${receiverUrl}/cli`, '--events', 'start,completed'];
+    const run = await imagegen([...submit, ...webhook], { env });
     expect(run.code, run.stderr).toBe(0);
     const id = run.stdout.trim();
     await client.wait(T2I, id);
@@ -164,20 +147,7 @@ describe('imagegen usage and webhook deliveries', () => {
     expect(usage.stdout).toMatch(/^DAY\s+PIPELINE\s+TASKS/m);
     expect(usage.stdout).toContain(T2I);
 
-    const refused = await imagegen(
-      [
-        'run',
-        'sd/text2image',
-        '--prompt',
-        'x',
-        '--negative-prompt',
-        '',
-        '--events',
-        'start,finished',
-        '--no-wait',
-      ],
-      { env },
-    );
+    const refused = await imagegen([...submit, '--events', 'start,finished'], { env });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--webhook-events-filter.1: value is not a valid enumeration member');
   });
