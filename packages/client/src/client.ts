@@ -21,6 +21,11 @@ import type {
   TaskListQuery,
   TaskPath,
   UploadAnswer,
+  UsageQuery,
+  UsageReport,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookDeliveryQuery,
 } from './types.ts';
 import { statusPathOf, type WatchOptions, watchTask } from './watch-task.ts';
 
@@ -162,6 +167,21 @@ export interface ImagegenClient {
    * or a missing model: ApiError 404; one still loading or named by a task not ended: ApiError 409.
    */
   deleteModel(modelId: string, options?: { signal?: AbortSignal }): Promise<DeletedModelAnswer>;
+  /**
+   * Your webhook calls, newest first, each with its event, status and attempts
+   * (`GET /webhooks/v1/deliveries`); `task_id` keeps one task's.
+   */
+  deliveries<const Q extends CheckedQueryOf<'/webhooks/v1/deliveries', Q> = WebhookDeliveryQuery>(
+    query?: Q,
+    options?: { signal?: AbortSignal },
+  ): Promise<WebhookDeliveryList>;
+  /**
+   * Sends a delivered or failed webhook call again, as a new attempt; answers it, pending. Another
+   * account's or a missing one: ApiError 404; one still pending: ApiError 409.
+   */
+  redeliver(deliveryId: string, options?: { signal?: AbortSignal }): Promise<WebhookDelivery>;
+  /** Your finished tasks by UTC day and pipeline (`GET /usage/v1`; default: the last 30 days). */
+  usage(query?: UsageQuery, options?: { signal?: AbortSignal }): Promise<UsageReport>;
   /** Uploads images (`POST /upload_images`); answers their URLs, in order, to use as inputs. */
   uploadImages(files: readonly UploadFile[], options?: { signal?: AbortSignal }): Promise<string[]>;
   /** The bytes behind an output link (`download_urls`). */
@@ -341,6 +361,18 @@ function untypedClient(transport: Transport) {
         // Deleting twice answers 404 the second time: safe to send again when no answer came.
         retry: true,
       }),
+    deliveries: (query: WebhookDeliveryQuery = {}, readOptions: { signal?: AbortSignal } = {}) =>
+      get<WebhookDeliveryList>('/webhooks/v1/deliveries', { query, ...readOptions }),
+    redeliver: (deliveryId: string, redeliverOptions: { signal?: AbortSignal } = {}) =>
+      json<WebhookDelivery>({
+        method: 'POST',
+        path: `/webhooks/v1/deliveries/${encodeURIComponent(deliveryId)}/redeliver`,
+        signal: redeliverOptions.signal,
+        // A second redelivery of one not yet attempted answers 409: not sent again by itself.
+        retry: false,
+      }),
+    usage: (query: UsageQuery = {}, readOptions: { signal?: AbortSignal } = {}) =>
+      get<UsageReport>('/usage/v1', { query, ...readOptions }),
     async uploadImages(files: readonly UploadFile[], uploadOptions: { signal?: AbortSignal } = {}) {
       const urls: string[] = [];
       for (let start = 0; start < files.length; start += UPLOAD_BATCH) {

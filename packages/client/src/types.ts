@@ -14,7 +14,8 @@ import type { Static, TSchema } from 'typebox';
 
 type Rows = { [R in TypedEndpoint as R['path']]: R };
 type TaskRow = Extract<TypedEndpoint, { kind: 'generation' | 'load_model' | 'training' }>;
-type ReadRow = Extract<TypedEndpoint, { kind: 'record' }>;
+type ReadRow = Extract<TypedEndpoint, { kind: 'record'; method: 'GET' }>;
+type RecordRow = Extract<TypedEndpoint, { kind: 'record' }>;
 
 /** A task-creating path (a pipeline), e.g. `/sd/text2image/v1`. */
 export type TaskPath = TaskRow['path'];
@@ -105,9 +106,39 @@ export type UploadAnswer = Static<Rows['/upload_images']['responses'][200]>;
 /** What `DELETE /models/v1/{model_id}` answers: `{model_id, deleted: true}`. */
 export type DeletedModelAnswer = Static<typeof DeletedModel>;
 
+/**
+ * The body of a `start` or `progress` call (a task submitted with `webhook_events_filter`): the
+ * status the task answered at that moment, its `id` and `path`, and the `event`. The `completed`
+ * call has no `event`: its body is `WebhookBodyOf`.
+ */
+export type WebhookEventBodyOf<P extends TaskPath> = PendingOf<P> & {
+  readonly id: string;
+  readonly path: P;
+  readonly event: 'start' | 'progress';
+};
+
+/** Which calls a task makes to its webhook (`webhook_events_filter`). */
+export type WebhookEvent = NonNullable<RequestOf<'/sd/text2image/v1'>['webhook_events_filter']>[number];
+
 /** One page of `GET /tasks/v1`. */
 export type TaskList = ReadAnswerOf<'/tasks/v1'>;
 /** One task of that page. */
 export type TaskListEntry = TaskList['tasks'][number];
 /** The filters and page of `GET /tasks/v1`. */
 export type TaskListQuery = QueryOf<'/tasks/v1'>;
+
+/** What `GET /webhooks/v1/deliveries` answers: your webhook calls, newest first, with their attempts. */
+export type WebhookDeliveryList = ReadAnswerOf<'/webhooks/v1/deliveries'>;
+/** One webhook call and its attempts. */
+export type WebhookDelivery = Static<
+  Extract<RecordRow, { path: '/webhooks/v1/deliveries/{delivery_id}/redeliver' }>['responses'][200]
+>;
+/** The filter and size of `GET /webhooks/v1/deliveries`. */
+export type WebhookDeliveryQuery = QueryOf<'/webhooks/v1/deliveries'>;
+
+/** What `GET /usage/v1` answers: your finished tasks by UTC day and pipeline. */
+export type UsageReport = ReadAnswerOf<'/usage/v1'>;
+/** One day and pipeline of it. */
+export type UsageRow = UsageReport['rows'][number];
+/** The days of `GET /usage/v1`: `from` and `to`, `YYYY-MM-DD`, both counted. */
+export type UsageQuery = QueryOf<'/usage/v1'>;

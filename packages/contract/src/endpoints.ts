@@ -25,10 +25,13 @@ import {
   ImageInfo,
   TASK_STATES,
   TaskList,
+  UsageReport,
   UserImageList,
   UserModel,
   UserModelList,
   UserSubscription,
+  WebhookDelivery,
+  WebhookDeliveryList,
   WebhookSecret,
 } from './schemas/records.ts';
 import {
@@ -154,6 +157,7 @@ const PATH_PARAMETERS: Readonly<Record<string, string>> = {
   model_id: 'A `model_id` from /models/v1.',
   image_id: 'An `image_id` from /images/v1.',
   batch_id: 'The `batch_id` the tasks were submitted with.',
+  delivery_id: 'An `id` from /webhooks/v1/deliveries.',
 };
 
 /** The path parameters of `path` (one property per `{name}`), or undefined when it has none. */
@@ -679,7 +683,56 @@ const records = [
     ),
     query: TasksQuery(),
   },
+  {
+    ...record(
+      '/webhooks/v1/deliveries',
+      'Your webhook deliveries',
+      'Designed path: the webhook calls of your tasks, newest first, each with its event, status ' +
+        '(pending, delivered or failed) and every attempt (time, HTTP status, error). Query `task_id` ' +
+        "(only that task's) and `limit` (1 to 100, default 20).",
+      WebhookDeliveryList,
+    ),
+    query: DeliveriesQuery(),
+  },
+  {
+    ...record(
+      '/webhooks/v1/deliveries/{delivery_id}/redeliver',
+      'Redeliver a webhook',
+      'Designed path: sends a delivered or failed webhook call again, the same body under the same ' +
+        '`webhook-id`, as a new attempt signed with your secret as it is now. Answers the delivery, ' +
+        'pending; one that is still pending answers 409 (its next attempt is already planned).',
+      WebhookDelivery,
+    ),
+    method: 'POST' as const,
+    operationId: 'redeliver_webhooks_v1_deliveries_by_delivery_id',
+    responses: { 200: WebhookDelivery, ...auth, 404: HTTPError, 409: HTTPError },
+  },
+  {
+    ...record(
+      '/usage/v1',
+      'Your usage',
+      'Designed path: your finished tasks by UTC day and pipeline: how many, how many succeeded and ' +
+        'failed, the images and pixels they produced, and their run and queue seconds. Query `from` ' +
+        'and `to`, days as `YYYY-MM-DD`, both counted (default: the last 30 days; at most 366 days).',
+      UsageReport,
+    ),
+    query: UsageQuery(),
+  },
 ];
+
+function DeliveriesQuery() {
+  return Type.Object({
+    task_id: Type.Optional(Type.String({ description: "Only this task's deliveries." })),
+    limit: Type.Optional(Int({ ge: 1, le: 100, default: 20 })),
+  });
+}
+
+function UsageQuery() {
+  return Type.Object({
+    from: Type.Optional(Type.String({ description: 'The first day, `YYYY-MM-DD` (UTC).' })),
+    to: Type.Optional(Type.String({ description: 'The last day, `YYYY-MM-DD` (UTC); default today.' })),
+  });
+}
 
 function ImagesQuery() {
   return Type.Object({

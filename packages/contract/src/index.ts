@@ -33,7 +33,13 @@ export { buildOpenApi } from './openapi.ts';
 export { MAX_DETAIL_ENTRIES } from './pydantic-errors.ts';
 export { BODY_PARSE_ERROR, type BodyReading, MAX_REQUEST_NESTING, readRequestBody } from './request-body.ts';
 export { SAMPLE_IMAGES, SAMPLE_IMAGES_PATH, sampleImageUrl, withSampleImages } from './sample-images.ts';
-export type { FieldBounds } from './schemas/common.ts';
-export { type DeletedModel, ENTERPRISE_PLANS, PLANS, TASK_STATES } from './schemas/records.ts';
+export { type FieldBounds, WEBHOOK_EVENTS } from './schemas/common.ts';
+export {
+  DELIVERY_STATES,
+  type DeletedModel,
+  ENTERPRISE_PLANS,
+  PLANS,
+  TASK_STATES,
+} from './schemas/records.ts';
 export { CANCELLED_ERROR } from './schemas/responses.ts';
 export { compileRequestValidator, compileUncutBodyValidator, compileValidator } from './validate.ts';

@@ -112,6 +112,54 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, unknown>> = {
     ],
     next_cursor: 'MTcxNDU2NDgwMDAwMDAwMC5iMGYzYzFkMi02YTFlLTRkM2YtOWE1Ny0wYzJmNGU4YjlkMTA',
   },
+  WebhookDeliveryList: {
+    deliveries: [
+      {
+        id: '5d1c8f0e-2b7a-4c39-9e84-31f6a0b2c7d4',
+        task_id: 'b0f3c1d2-6a1e-4d3f-9a57-0c2f4e8b9d10',
+        event: 'completed',
+        status: 'delivered',
+        created_at: '2024-05-01T12:00:09Z',
+        attempts: [
+          {
+            attempt: 1,
+            started_at: '2024-05-01T12:00:09Z',
+            duration_ms: 5012,
+            status_code: 503,
+            error: 'receiver answered HTTP 503',
+          },
+          { attempt: 2, started_at: '2024-05-01T12:00:19Z', duration_ms: 84, status_code: 200, error: null },
+        ],
+      },
+    ],
+  },
+  WebhookDelivery: {
+    id: '5d1c8f0e-2b7a-4c39-9e84-31f6a0b2c7d4',
+    task_id: 'b0f3c1d2-6a1e-4d3f-9a57-0c2f4e8b9d10',
+    event: 'completed',
+    status: 'pending',
+    created_at: '2024-05-01T12:00:09Z',
+    attempts: [
+      { attempt: 1, started_at: '2024-05-01T12:00:09Z', duration_ms: 84, status_code: 200, error: null },
+    ],
+  },
+  UsageReport: {
+    from: '2024-05-01',
+    to: '2024-05-02',
+    rows: [
+      {
+        day: '2024-05-01',
+        pipeline: '/sdxl/text2image/v1',
+        tasks: 12,
+        succeeded: 11,
+        failed: 1,
+        images: 22,
+        pixels: 23068672,
+        run_seconds: 98.4,
+        queue_seconds: 6.2,
+      },
+    ],
+  },
   TaskEventStream:
     'id: 2\ndata: {"status":"PENDING","progress":0.4,"eta_seconds":3.1}\n\n' +
     ': keep-alive\n\n' +

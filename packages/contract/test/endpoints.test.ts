@@ -14,6 +14,9 @@ const DESIGNED_PATHS = [
   '/batches/v1/{batch_id}',
   '/webhook_secret/v1',
   '/tasks/v1',
+  '/webhooks/v1/deliveries',
+  '/webhooks/v1/deliveries/{delivery_id}/redeliver',
+  '/usage/v1',
 ];
 
 describe('the endpoint table', () => {

@@ -185,7 +185,7 @@ function sdkSamples(): { path: string; source: string }[] {
     const kind: SampleKind | undefined =
       endpoint.kind === 'upload'
         ? 'upload'
-        : endpoint.kind === 'record'
+        : endpoint.kind === 'record' && endpoint.method === 'GET'
           ? 'read'
           : endpoint.kind === 'training'
             ? 'training'

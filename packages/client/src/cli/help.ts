@@ -89,7 +89,14 @@ ${[
   row('imagegen cancel <pipeline> <id>', 'cancel a queued or running task', COMMAND_COLUMN),
   row('imagegen tasks [--status ...]', 'your tasks, newest first', COMMAND_COLUMN),
   row('imagegen models', 'your models', COMMAND_COLUMN),
+  row(
+    'imagegen usage [--from <day>] [--to <day>]',
+    'your finished tasks by day and pipeline',
+    COMMAND_COLUMN,
+  ),
   row('imagegen webhook verify --secret ...', "check a webhook's signature", COMMAND_COLUMN),
+  row('imagegen webhook deliveries [--task-id ...]', 'your webhook calls and their attempts', COMMAND_COLUMN),
+  row('imagegen webhook redeliver <id>', 'send a webhook call again', COMMAND_COLUMN),
   row('imagegen help [command]', "this text, or a command's (also: <command> --help)", COMMAND_COLUMN),
 ].join('\n')}
 
@@ -177,9 +184,36 @@ prints nothing).
 `;
 }
 
+export function usageHelp(): string {
+  return `Usage: imagegen usage [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>] [--json]
+
+Your finished tasks by UTC day and pipeline (GET /usage/v1): how many, succeeded, failed, images,
+pixels, run and queue seconds. Both days are counted; default: the last 30 days.
+`;
+}
+
+export function deliveriesHelp(): string {
+  return `Usage: imagegen webhook deliveries [--task-id <id>] [--limit <1..100>] [--json]
+
+Lists your webhook calls, newest first (GET /webhooks/v1/deliveries): id, task, event, status
+(pending, delivered, failed), attempts and the last attempt's HTTP status or error. --json prints
+each call with every attempt.
+`;
+}
+
+export function redeliverHelp(): string {
+  return `Usage: imagegen webhook redeliver <delivery id> [--json]
+
+Sends a delivered or failed webhook call again: the same body and webhook-id, a new attempt. One
+still pending answers 409 (exit 2).
+`;
+}
+
 export function webhookHelp(): string {
   return `Usage: imagegen webhook verify --secret <whsec_...> --id <webhook-id> --timestamp <webhook-timestamp>
                               --signature <webhook-signature> [--body <file>] [--tolerance <seconds>]
+       imagegen webhook deliveries [--task-id <id>] [--limit <n>] [--json]
+       imagegen webhook redeliver <delivery id> [--json]
 
 Checks a webhook delivery per Standard Webhooks and prints its body. The body is read from --body,
 or from stdin; the secret may come from IMAGEGEN_WEBHOOK_SECRET instead (your secret:

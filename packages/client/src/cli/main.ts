@@ -4,6 +4,7 @@ import type { ValidationIssue } from '../types.ts';
 import { modelsCommand, tasksCommand } from './commands/records.ts';
 import { runCommand } from './commands/run.ts';
 import { cancelCommand, statusCommand } from './commands/task-control.ts';
+import { usageCommand } from './commands/usage.ts';
 import { webhookCommand } from './commands/webhook.ts';
 import type { CliContext } from './context.ts';
 import { EXIT, UsageError } from './exit-codes.ts';
@@ -19,6 +20,7 @@ const COMMANDS: Readonly<Record<string, (argv: readonly string[], context: CliCo
     cancel: cancelCommand,
     tasks: tasksCommand,
     models: modelsCommand,
+    usage: usageCommand,
     webhook: webhookCommand,
   };
 

@@ -205,10 +205,23 @@ export const ModelHash = Type.String({
 /** Hex colour, `#RGB` or `#RRGGBB`. */
 export const HEX_COLOUR_PATTERN = '^#(?:[0-9a-fA-F]{3}){1,2}$';
 
+/** The moments of a task a webhook can be called at (`webhook_events_filter`). */
+export const WEBHOOK_EVENTS = ['start', 'progress', 'completed'] as const;
+
 /** Fields "most generation requests" carry, in the API reference's words. `base64` is added per schema. */
 export const CommonFields = {
   webhook: Type.Optional(
     Type.Unsafe<string>({ ...HttpUrl, description: 'URL that receives a signed POST when the task ends.' }),
+  ),
+  // An extension. It has no `default` keyword on purpose: validation would write it into every
+  // stored request, and a client that never sends it must see its tasks exactly as before.
+  webhook_events_filter: Type.Optional(
+    List(Enum(WEBHOOK_EVENTS), {
+      description:
+        'Which events call `webhook`: `start` (a worker started the task), `progress` (at most one ' +
+        'every 500 ms while the engine reports progress), `completed` (the task ended). Default ' +
+        '`["completed"]`.',
+    }),
   ),
   server_id: Type.Optional(
     Type.String({

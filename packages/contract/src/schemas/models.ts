@@ -45,6 +45,7 @@ export const LoadModelPrompt = Type.Object(
     nsfw: opt(Bool(false)),
     server_id: CommonFields.server_id,
     webhook: CommonFields.webhook,
+    webhook_events_filter: CommonFields.webhook_events_filter,
   },
   {
     title: 'LoadModelPrompt',
@@ -62,7 +63,12 @@ export const LoadModelPrompt = Type.Object(
 );
 
 export const SyncModelPrompt = Type.Object(
-  { model_id: Type.String(), server_id: CommonFields.server_id, webhook: CommonFields.webhook },
+  {
+    model_id: Type.String(),
+    server_id: CommonFields.server_id,
+    webhook: CommonFields.webhook,
+    webhook_events_filter: CommonFields.webhook_events_filter,
+  },
   { title: 'SyncModelPrompt', description: "Copies one of the owner's models onto an enterprise server." },
 );
 
@@ -80,6 +86,7 @@ export const TrainModelPrompt = Type.Object(
     tags: opt(Type.String({ description: 'Comma-separated tags.' })),
     nsfw: opt(Bool(false)),
     webhook: CommonFields.webhook,
+    webhook_events_filter: CommonFields.webhook_events_filter,
   },
   { title: 'TrainModelPrompt' },
 );

@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { BaseModel, Enum, Nullable, Visibility } from './common.ts';
+import { BaseModel, Enum, Nullable, Visibility, WEBHOOK_EVENTS } from './common.ts';
 import { MODEL_TYPES } from './models.ts';
 
 /** Account and model records, and the designed batch and webhook-secret reads. */
@@ -186,4 +186,69 @@ export const TaskList = Type.Object(
     ),
   },
   { title: 'TaskList' },
+);
+
+/** Where a webhook delivery stands: waiting for an attempt, answered with a 2xx, or given up. */
+export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
+
+export const WebhookAttempt = Type.Object(
+  {
+    attempt: Type.Integer({ description: '1 for the first attempt; a redelivery adds the next number.' }),
+    started_at: timestamp,
+    duration_ms: Type.Integer(),
+    status_code: Nullable(
+      Type.Integer({
+        description: "The receiver's HTTP status; null when no answer came (timeout, refused).",
+      }),
+    ),
+    error: Nullable(Type.String({ description: 'Why the attempt failed; null when it delivered.' })),
+  },
+  { title: 'WebhookAttempt' },
+);
+
+export const WebhookDelivery = Type.Object(
+  {
+    id: Type.String({
+      description: 'The delivery id; the `webhook-id` header is `msg_` and this id without dashes.',
+    }),
+    task_id: Nullable(Type.String()),
+    event: Enum(WEBHOOK_EVENTS),
+    status: Enum(DELIVERY_STATES),
+    created_at: timestamp,
+    attempts: Type.Array(WebhookAttempt, { description: 'Oldest first.' }),
+  },
+  { title: 'WebhookDelivery' },
+);
+
+export const WebhookDeliveryList = Type.Object(
+  { deliveries: Type.Array(WebhookDelivery, { description: 'Newest first.' }) },
+  { title: 'WebhookDeliveryList' },
+);
+
+export const UsageRow = Type.Object(
+  {
+    day: Type.String({ description: 'The UTC day the tasks finished, `YYYY-MM-DD`.' }),
+    pipeline: Type.String({ description: 'The path the tasks were submitted to.' }),
+    tasks: Type.Integer({ description: 'Tasks that finished: `succeeded` + `failed`.' }),
+    succeeded: Type.Integer(),
+    failed: Type.Integer({ description: 'Failed tasks, the cancelled ones included.' }),
+    images: Type.Integer({ description: 'Images the succeeded tasks produced.' }),
+    pixels: Type.Integer({ description: 'Width × height summed over those images.' }),
+    run_seconds: Type.Number({ description: 'From a worker starting each task to its end, summed.' }),
+    queue_seconds: Type.Number({
+      description: 'From each submission to a worker starting it (or its end), summed.',
+    }),
+  },
+  { title: 'UsageRow' },
+);
+
+export const UsageReport = Type.Object(
+  {
+    from: Type.String({ description: 'The first day counted (UTC), `YYYY-MM-DD`.' }),
+    to: Type.String({ description: 'The last day counted (UTC), `YYYY-MM-DD`.' }),
+    rows: Type.Array(UsageRow, {
+      description: 'One per day and pipeline with finished tasks, by day then pipeline.',
+    }),
+  },
+  { title: 'UsageReport' },
 );

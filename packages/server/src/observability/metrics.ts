@@ -127,6 +127,13 @@ export class Metrics {
     'failed',
     'Tasks that failed for good here (attempts ran out, a final error, a lease that expired too often)',
   );
+  // The usage totals of the tasks settled here; the per-owner view is /usage/v1, never a label.
+  readonly taskImages = this.usageCounter('images', 'Images the tasks that succeeded here produced');
+  readonly taskPixels = this.usageCounter('pixels', 'Pixels (width × height) of those images');
+  readonly taskRunSeconds = this.usageCounter(
+    'run_seconds',
+    "Seconds from a worker's start of each task settled here to its end",
+  );
   readonly engineRuns = new Histogram({
     name: 'imagegen_engine_run_seconds',
     help: 'How long the engine took to run a task attempt, by pipeline and engine',
@@ -237,8 +244,16 @@ export class Metrics {
   }
 
   private taskCounter(event: string, help: string) {
+    return this.pipelineEngineCounter(`imagegen_tasks_${event}_total`, help);
+  }
+
+  private usageCounter(what: string, help: string) {
+    return this.pipelineEngineCounter(`imagegen_task_${what}_total`, help);
+  }
+
+  private pipelineEngineCounter(name: string, help: string) {
     return new Counter({
-      name: `imagegen_tasks_${event}_total`,
+      name,
       help: `${help}, by pipeline and engine`,
       labelNames: ['pipeline', 'engine'] as const,
       registers: [this.registry],

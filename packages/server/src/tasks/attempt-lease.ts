@@ -1,6 +1,7 @@
 import { CANCELLED_ERROR } from '@imagegen/contract';
 import { heartbeatTask } from './sql/heartbeatTask.ts';
 import type { TaskRecord } from './types.ts';
+import { attemptWebhookEvents } from './webhook-events.ts';
 import type { WorkerContext } from './worker-context.ts';
 
 /**
@@ -26,15 +27,19 @@ export class DeadlinePassedError extends Error {
 export interface AttemptLease {
   /** Records the engine's progress; written with the next heartbeat or flush. */
   progress(fraction: number, message?: string): void;
-  /** The attempt has run: stop renewing. Its settling write checks the lease itself. */
-  stop(): void;
+  /**
+   * The attempt has run: stop renewing. Its settling write checks the lease itself; it waits for
+   * the promise, so the task's start and progress webhooks are queued before its final one.
+   */
+  stop(): Promise<void>;
 }
 
 /**
  * Holds the lease of a running attempt: renews it every third of its length (with the progress),
  * writes new progress at most every `progressFlushMs`, and aborts `controller` when the lease was lost to
  * another worker, the attempt outran its time limit (its pipeline's, else `attemptTimeoutMs`), or
- * the task's deadline passed, whichever comes first.
+ * the task's deadline passed, whichever comes first. The task's `start` and `progress` webhooks,
+ * when it asked for them, go out from here too (webhook-events.ts).
  */
 export function holdLease(
   ctx: WorkerContext,
@@ -42,6 +47,7 @@ export function holdLease(
   leaseOwner: string,
   controller: AbortController,
 ): AttemptLease {
+  const events = attemptWebhookEvents(ctx, task);
   let progress: number | null = null;
   let message: string | null = null;
   let dirty = false;
@@ -76,11 +82,13 @@ export function holdLease(
       progress = Math.min(1, Math.max(0, fraction));
       message = text ?? null;
       dirty = true;
+      events?.progress(progress);
     },
     stop() {
       clearInterval(heartbeat);
       clearInterval(progressFlush);
       clearTimeout(deadline);
+      return events?.stop() ?? Promise.resolve();
     },
   };
 }

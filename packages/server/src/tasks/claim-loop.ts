@@ -173,11 +173,11 @@ export class ClaimLoop {
       const servers = this.routing.placement(task);
       outcome = await runTask(this.ctx, task, controller.signal, lease.progress, servers);
     } catch (error) {
-      lease.stop();
+      await lease.stop();
       await settleError(this.ctx, task, leaseOwner, controller.signal, error);
       return;
     }
-    lease.stop();
+    await lease.stop();
     await settleSuccess(this.ctx, task, leaseOwner, outcome);
   }
 

@@ -6,6 +6,7 @@ import {
   registersWithoutEngine,
 } from '@imagegen/engines';
 import { allocateOutputKeys, extensionFor } from '../storage/blob-keys.ts';
+import { outputTotals, type UsageFacts } from '../usage/usage-facts.ts';
 import { jobModels } from './models/job-models.ts';
 import { drawSeed } from './submit.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
@@ -20,6 +21,8 @@ export interface TaskOutcome {
   readonly outputKeys: string[];
   /** What the engine produced for the task's model record (load_model, train_model). */
   readonly model?: ModelOutput;
+  /** How many images the engine drew and their pixels, for the usage record (absent: none). */
+  readonly totals?: Pick<UsageFacts, 'images' | 'pixels'>;
 }
 
 /**
@@ -79,7 +82,12 @@ export async function runTask(
     ...(task.kind === 'training' ? { training_duration_seconds: (Date.now() - started) / 1000 } : {}),
     meta: { ...output.meta, engine: engine.name, seed },
   };
-  return { result, outputKeys, ...(output.model ? { model: output.model } : {}) };
+  return {
+    result,
+    outputKeys,
+    totals: outputTotals(output),
+    ...(output.model ? { model: output.model } : {}),
+  };
 }
 
 async function fetchImages(

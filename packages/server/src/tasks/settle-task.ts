@@ -1,6 +1,8 @@
 import { inTransaction, type PoolClient, type Queryable } from '@imagegen/db';
 import { EngineInputError } from '@imagegen/engines';
 import { downloadUrl } from '../storage/blob-keys.ts';
+import { insertFailureUsage } from '../usage/sql/insertFailureUsage.ts';
+import { failureFacts, successFacts, type UsageFacts } from '../usage/usage-facts.ts';
 import { CANCELLED, DeadlinePassedError, LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
 import { settleModel } from './models/sql/settleModel.ts';
 import { FinalError, type TaskOutcome } from './run-task.ts';
@@ -11,6 +13,7 @@ import { releaseTask } from './sql/releaseTask.ts';
 import { toTaskRecord } from './sql/task-row.ts';
 import { taskWebhookBody } from './status-body.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
+import { webhookFor } from './webhook-events.ts';
 import { taskFields, taskLabels, type WorkerContext } from './worker-context.ts';
 
 /** The completing write found the task claimed by another attempt: roll back, change nothing. */
@@ -18,8 +21,8 @@ class LeaseLostError extends Error {}
 
 /**
  * Finishes a task that ran: its model row (load_model, train_model) becomes ready with the
- * engine's marks, the task succeeds, its images are recorded and its webhook is queued, all or
- * nothing. A task with neither a model row nor a webhook settles in one statement; the others in
+ * engine's marks, the task succeeds, its images and usage are recorded and its webhook is queued,
+ * all or nothing. A task with neither a model row nor a webhook settles in one statement; the others in
  * one transaction. If the task was cancelled or another worker took it meanwhile, nothing is
  * written and the outputs this attempt stored are removed; the pre-allocated links of
  * queued_image_urls stay only for the other worker, which will fill them: a cancelled task's
@@ -31,6 +34,7 @@ export async function settleSuccess(
   leaseOwner: string,
   outcome: TaskOutcome,
 ): Promise<void> {
+  const usage = successFacts(task.input, outcome.result.meta, outcome.totals ?? { images: 0, pixels: 0 });
   const complete = async (db: Queryable, result: TaskResult): Promise<TaskRecord> => {
     const images = task.kind === 'generation' ? outcome.outputKeys : [];
     const row = await completeTask(db, {
@@ -41,13 +45,14 @@ export async function settleSuccess(
       images: images.map((key) => ({ blobKey: key, downloadUrl: downloadUrl(ctx.publicUrl, key) })),
       imageJson: { endpoint: task.endpoint, input: task.input, seed: result.meta?.seed },
       modelId: typeof task.input.model_id === 'string' ? task.input.model_id : null,
+      usage,
     });
     if (!row) throw new LeaseLostError();
     return toTaskRecord(row);
   };
   const modelTask = task.kind === 'load_model' || task.kind === 'training';
   const settle =
-    !modelTask && !webhookOf(ctx, task)
+    !modelTask && !webhookFor(ctx, task, 'completed')
       ? complete(ctx.pool, outcome.result)
       : inTransaction(ctx.pool, async (client) => {
           let { result } = outcome;
@@ -72,17 +77,20 @@ export async function settleSuccess(
             const named = typeof task.input.model_id === 'string' ? task.input.model_id : null;
             result = { ...result, model_id: model?.model_id ?? named };
           }
-          await enqueueWebhook(ctx, client, await complete(client, result));
+          const done = await complete(client, result);
+          await enqueueWebhook(ctx, client, done);
+          return done;
         });
   const completed = await settle.then(
-    () => true,
+    (done) => done,
     (error) => {
-      if (error instanceof LeaseLostError) return false;
+      if (error instanceof LeaseLostError) return null;
       throw error;
     },
   );
   if (completed) {
     ctx.metrics?.tasksSucceeded.inc(taskLabels(ctx, task));
+    countUsage(ctx, task, completed, usage);
     ctx.log('task succeeded', taskFields(task, 'info'));
   } else {
     const cancelled = (await getCancelledAt(ctx.pool, task.id)) !== null;
@@ -129,12 +137,19 @@ export async function settleError(
   const cause = reason ?? (error as Error)?.message ?? String(error);
   const text = deadline ? deadline.message : final ? (error as Error).message : `engine error: ${cause}`;
   const backoffMs = ctx.retryBaseMs * 2 ** Math.max(0, task.attempts - 1);
+  const labels = taskLabels(ctx, task);
+  const usage = failureFacts(task.input, labels.engine === 'none' ? null : labels.engine);
   const failed = await inTransaction(ctx.pool, async (client) => {
     const row = await failTask(client, { id: task.id, leaseOwner, error: text, final, backoffMs });
-    if (row?.state === 'failed') await settleFailure(ctx, client, toTaskRecord(row));
-    return row?.state === 'failed';
+    if (row?.state !== 'failed') return null;
+    const record = toTaskRecord(row);
+    await settleFailure(ctx, client, record, usage);
+    return record;
   });
-  if (failed) ctx.metrics?.tasksFailed.inc(taskLabels(ctx, task));
+  if (failed) {
+    ctx.metrics?.tasksFailed.inc(labels);
+    countUsage(ctx, task, failed, usage);
+  }
   ctx.log(`task ${task.id}: attempt ${task.attempts} failed: ${text}`, taskFields(task));
 }
 
@@ -143,27 +158,39 @@ export type FailureContext = Pick<WorkerContext, 'publicUrl' | 'enqueueWebhook'>
 
 /**
  * Inside the transaction that failed the task for good (an attempt, an expired lease, a cancel):
- * its model row fails, its webhook is queued.
+ * its model row fails, its usage is recorded (`usage`: what is known of the engine that ran it;
+ * default nothing), its webhook is queued.
  */
 export async function settleFailure(
   ctx: FailureContext,
   client: PoolClient,
   task: TaskRecord,
+  usage: UsageFacts = failureFacts(task.input, null),
 ): Promise<void> {
   if (task.kind === 'load_model' || task.kind === 'training') {
     await settleModel(client, { ownerId: task.ownerId, taskId: task.id, status: 'failed' });
   }
+  await insertFailureUsage(client, task.id, usage);
   await enqueueWebhook(ctx, client, task);
 }
 
-/** The webhook a finished task calls, when it asked for one and webhooks are delivered here. */
-function webhookOf(ctx: FailureContext, task: TaskRecord): string | null {
-  const url = task.input.webhook;
-  return typeof url === 'string' && url !== '' && ctx.enqueueWebhook ? url : null;
+/**
+ * The operators' totals of what finished here, by pipeline and engine (never by owner: the
+ * owners read theirs at /usage/v1).
+ */
+function countUsage(ctx: WorkerContext, task: TaskRecord, settled: TaskRecord, usage: UsageFacts): void {
+  const metrics = ctx.metrics;
+  if (!metrics) return;
+  const labels = taskLabels(ctx, task);
+  metrics.taskImages.inc(labels, usage.images);
+  metrics.taskPixels.inc(labels, usage.pixels);
+  const ran =
+    settled.startedAt && settled.finishedAt ? settled.finishedAt.getTime() - settled.startedAt.getTime() : 0;
+  metrics.taskRunSeconds.inc(labels, Math.max(0, ran) / 1000);
 }
 
 async function enqueueWebhook(ctx: FailureContext, client: PoolClient, task: TaskRecord): Promise<void> {
-  const url = webhookOf(ctx, task);
+  const url = webhookFor(ctx, task, 'completed');
   if (!url || !ctx.enqueueWebhook) return;
   await ctx.enqueueWebhook(client, {
     ownerId: task.ownerId,

@@ -1,4 +1,5 @@
-import type { Pool, PoolClient } from '@imagegen/db';
+import type { WEBHOOK_EVENTS } from '@imagegen/contract';
+import type { Pool, Queryable } from '@imagegen/db';
 import type { EngineRegistry, Preflight, SafetyChecker } from '@imagegen/engines';
 import type { ImageFetcher } from '../fetch/image-fetcher.ts';
 import type { LineLog } from '../observability/logger.ts';
@@ -9,6 +10,9 @@ export type { BlobStore, ImageFetcher };
 
 /** The queue's states. The API maps them onto PENDING/SUCCESS/FAILURE (see status-body.ts). */
 export type TaskState = 'queued' | 'running' | 'succeeded' | 'failed';
+
+/** A moment a task's webhook can be called at (`webhook_events_filter`). */
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Which status shape a task answers: the contract's endpoint kind for task-creating endpoints. */
 export type TaskKind = 'generation' | 'load_model' | 'training';
@@ -90,12 +94,13 @@ export interface TaskResult {
 }
 
 /**
- * Writes the webhook outbox row INSIDE the transaction that finishes the task (`enqueueWebhook`
- * of the webhooks module); `body` is exactly the status response the API gives for the task.
+ * Writes a webhook outbox row (`enqueueWebhook` of the webhooks module): a `completed` one INSIDE
+ * the transaction that finishes the task, `start` and `progress` ones on their own. `body` is the
+ * status response the API gives for the task at that moment (taskWebhookBody).
  */
 export type EnqueueWebhook = (
-  client: PoolClient,
-  message: { ownerId: string; taskId: string; url: string; body: unknown },
+  db: Queryable,
+  message: { ownerId: string; taskId: string; url: string; body: unknown; event?: WebhookEvent },
 ) => Promise<void>;
 
 export interface WorkerOptions {

@@ -8,7 +8,7 @@ import { flagValue } from '../schema-fields.ts';
 
 /** `imagegen tasks` and `imagegen models`: the owner's records, as columns or JSON lines. */
 
-function columns(rows: readonly (readonly string[])[]): string {
+export function columns(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]?.map((_, n) => Math.max(...rows.map((row) => row[n]!.length))) ?? [];
   return rows
     .map((row) =>

@@ -33,6 +33,12 @@ export const RUN_OPTIONS = [
     help: "the task's deadline on the API (30s, 5m, 1h30m; 1s to 24h): past it the task fails, queued or running",
   },
   {
+    flag: '--events',
+    takesValue: true,
+    usage: '--events <start,progress,completed>',
+    help: 'which moments call --webhook (default: completed); the --webhook-events-filter field, comma-separated',
+  },
+  {
     flag: '--base-url',
     takesValue: true,
     usage: '--base-url <url>',

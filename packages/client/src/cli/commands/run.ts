@@ -70,8 +70,23 @@ function bodyOf(pipeline: Pipeline, values: Map<string, string[]>): Record<strin
     const given = values.get(field.flag);
     if (given) body[field.name] = flagValue(field, given);
   }
+  const events = single(values, '--events');
+  if (events !== undefined) {
+    if (!pipeline.fields.some((field) => field.name === EVENTS_FIELD))
+      throw new UsageError(`${pipeline.name} calls no webhook: --events does not apply`);
+    if (body[EVENTS_FIELD] !== undefined)
+      throw new UsageError('give --events or --webhook-events-filter, not both');
+    // The API checks the names (a 422 names the flag); empty items are the commas' slack.
+    body[EVENTS_FIELD] = events
+      .split(',')
+      .map((event) => event.trim())
+      .filter((event) => event !== '');
+  }
   return body;
 }
+
+/** The request field `--events` fills. */
+const EVENTS_FIELD = 'webhook_events_filter';
 
 /**
  * Image fields given as local files (anything but an http(s) URL) are uploaded first, in one go,

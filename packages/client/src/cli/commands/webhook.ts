@@ -6,9 +6,15 @@ import { parseArgs } from '../args.ts';
 import { type CliContext, single, switchOn } from '../context.ts';
 import { EXIT, UsageError } from '../exit-codes.ts';
 import { webhookHelp } from '../help.ts';
+import { deliveriesCommand, redeliverCommand } from './deliveries.ts';
 
-/** `imagegen webhook verify`: checks a delivery's signature; prints its body when it holds. */
+/**
+ * `imagegen webhook verify`: checks a delivery's signature; prints its body when it holds.
+ * `imagegen webhook deliveries` and `redeliver`: your webhook calls (deliveries.ts).
+ */
 export async function webhookCommand(argv: readonly string[], context: CliContext): Promise<number> {
+  if (argv[0] === 'deliveries') return deliveriesCommand(argv.slice(1), context);
+  if (argv[0] === 'redeliver') return redeliverCommand(argv.slice(1), context);
   const { positionals, values } = parseArgs(argv, [
     { flag: '--secret', takesValue: true },
     { flag: '--id', takesValue: true },

@@ -21,6 +21,8 @@ import {
   type TaskRecord,
   taskStatusBody,
 } from '../../tasks/index.ts';
+import { UsageQueryError, usageReport } from '../../usage/usage-report.ts';
+import { ownerDeliveries, redeliver } from '../../webhooks/deliveries.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
 import { HttpError } from '../http-errors.ts';
@@ -29,8 +31,9 @@ import { fastifyPath } from './fastify-path.ts';
 type RecordHandler = (request: FastifyRequest, ownerId: string) => Promise<unknown>;
 
 /**
- * The owner's records, by the contract's path. Every read filters on the caller's owner id, so
- * another owner's id answers 404 exactly like a missing one.
+ * The owner's records, by the contract's path: reads, and the one write of a record (a webhook
+ * redelivery). Every statement filters on the caller's owner id, so another owner's id answers
+ * 404 exactly like a missing one.
  */
 function recordHandlers(pool: Pool, publicUrl: string): Record<string, RecordHandler> {
   const param = (request: FastifyRequest, name: string) =>
@@ -95,6 +98,37 @@ function recordHandlers(pool: Pool, publicUrl: string): Record<string, RecordHan
       if (!owner) throw new HttpError(404, 'Owner not found');
       return { secret: owner.webhook_secret };
     },
+    '/webhooks/v1/deliveries': async (request, ownerId) => {
+      // The contract's query schema bounded `limit` and filled its default.
+      const query = request.query as { task_id?: string; limit: number };
+      return {
+        deliveries: await ownerDeliveries(pool, {
+          ownerId,
+          limit: query.limit,
+          ...(query.task_id === undefined ? {} : { taskId: query.task_id }),
+        }),
+      };
+    },
+    '/webhooks/v1/deliveries/{delivery_id}/redeliver': async (request, ownerId) => {
+      const outcome = await redeliver(pool, { ownerId, id: param(request, 'delivery_id') });
+      if (outcome === 'missing') throw new HttpError(404, 'Delivery not found');
+      if (outcome === 'pending')
+        throw new HttpError(409, 'The delivery is still pending: its next attempt is already planned');
+      return outcome;
+    },
+    '/usage/v1': async (request, ownerId) => {
+      const query = request.query as { from?: string; to?: string };
+      try {
+        return await usageReport(pool, {
+          ownerId,
+          ...(query.from === undefined ? {} : { from: query.from }),
+          ...(query.to === undefined ? {} : { to: query.to }),
+        });
+      } catch (error) {
+        if (error instanceof UsageQueryError) throw new HttpError(422, error.detail);
+        throw error;
+      }
+    },
   };
 }
 
@@ -122,7 +156,10 @@ export function registerRecordEndpoint(
   const handler = recordHandlers(options.pool, options.publicUrl)[endpoint.path];
   // The contract is the list of routes: a new record endpoint without a handler must not go unnoticed.
   if (!handler) throw new Error(`no record handler for ${endpoint.method} ${endpoint.path}`);
-  app.get(fastifyPath(endpoint.path), { schema: routeSchema(endpoint) }, (request) =>
-    handler(request, callerOf(request).ownerId),
-  );
+  app.route({
+    method: endpoint.method,
+    url: fastifyPath(endpoint.path),
+    schema: routeSchema(endpoint),
+    handler: (request) => handler(request, callerOf(request).ownerId),
+  });
 }

@@ -1,4 +1,6 @@
 import { fromStored, type Queryable, toStored } from '@imagegen/db';
+import { usageInsert, usageValues } from '../../usage/sql/usage-insert.ts';
+import { NOTHING_KNOWN, type UsageFacts } from '../../usage/usage-facts.ts';
 import type { TaskResult } from '../types.ts';
 import { TASK_COLUMNS, type TaskRow } from './task-row.ts';
 
@@ -10,8 +12,9 @@ export interface ImageRecord {
 
 /**
  * Marks the task succeeded, only while this claim still holds it (exactly-once completion), and
- * records the owner's images of its outputs in the same statement: one round trip, atomic without
- * a transaction of its own. No image is recorded when the claim no longer holds the task.
+ * records the owner's images of its outputs and its usage in the same statement: one round trip,
+ * atomic without a transaction of its own. Nothing is recorded when the claim no longer holds the
+ * task.
  */
 export async function completeTask(
   db: Queryable,
@@ -24,6 +27,8 @@ export async function completeTask(
     images?: readonly ImageRecord[];
     imageJson?: Record<string, unknown>;
     modelId?: string | null;
+    /** What its usage record says (default: nothing known, no outputs). */
+    usage?: UsageFacts;
   },
 ): Promise<TaskRow | null> {
   const { result, imageJson, modelId } = toStored({
@@ -46,6 +51,8 @@ export async function completeTask(
              INSERT INTO images (owner_id, task_id, model_id, blob_key, download_url, json)
              SELECT done.owner_id, done.id, $6, i.blob_key, i.download_url, $7
              FROM done, jsonb_to_recordset($5::jsonb) AS i(blob_key text, download_url text)
+           ), usage AS (
+             ${usageInsert('done', 8)}
            )
            SELECT * FROM done`,
     values: [
@@ -56,6 +63,7 @@ export async function completeTask(
       JSON.stringify(toStored(images)),
       modelId,
       JSON.stringify(imageJson),
+      ...usageValues(params.usage ?? NOTHING_KNOWN),
     ],
   });
   return fromStored(rows.rows[0] ?? null);

@@ -18,6 +18,10 @@ export interface ClaimedDelivery {
  * Claims due deliveries for one attempt each. SKIP LOCKED lets several dispatchers share the
  * outbox; pushing next_attempt_at past the lease means a dispatcher that dies mid-attempt leaves
  * the row to fall due again.
+ *
+ * A task's calls arrive in the order they were made (start, progress..., completed): a delivery
+ * waits while an earlier one of its task has not finished its first attempt. Once that attempt
+ * failed, the later ones go ahead rather than wait out its retries.
  */
 export async function claimDueDeliveries(
   db: Queryable,
@@ -28,8 +32,14 @@ export async function claimDueDeliveries(
     // The CTE is evaluated once (a locking SELECT is never inlined), so each claimed row is
     // exactly one of those this statement locked.
     text: `WITH due AS (
-             SELECT id FROM webhook_deliveries
+             SELECT id FROM webhook_deliveries w
              WHERE state = 'pending' AND next_attempt_at <= now()
+               AND NOT EXISTS (
+                 SELECT 1 FROM webhook_deliveries e
+                 WHERE e.task_id = w.task_id AND e.state = 'pending'
+                   AND e.last_status IS NULL AND e.last_error IS NULL
+                   AND (e.created_at, e.id) < (w.created_at, w.id)
+               )
              ORDER BY next_attempt_at
              LIMIT $1
              FOR UPDATE SKIP LOCKED

@@ -1,0 +1,47 @@
+import { fromStored, type Queryable } from '@imagegen/db';
+
+export interface DeliveryRow {
+  id: string;
+  task_id: string | null;
+  event: 'start' | 'progress' | 'completed';
+  state: 'pending' | 'delivered' | 'failed';
+  created_at: Date;
+  /** Oldest first; `started_ms` is epoch milliseconds. */
+  attempts: {
+    attempt: number;
+    started_ms: number;
+    duration_ms: number;
+    status_code: number | null;
+    error: string | null;
+  }[];
+}
+
+/**
+ * An owner's deliveries, newest first, with their attempts (the owner's own rows only: another
+ * owner's task id lists nothing). The owner index serves the listing, the task index the filter.
+ */
+export async function listDeliveries(
+  db: Queryable,
+  /** `taskId`: only that task's; `id`: only that delivery. */
+  params: { ownerId: string; taskId: string | null; id?: string; limit: number },
+): Promise<DeliveryRow[]> {
+  const result = await db.query<DeliveryRow>({
+    name: 'listWebhookDeliveries',
+    text: `SELECT d.id, d.task_id, d.event, d.state, d.created_at,
+             coalesce((
+               SELECT json_agg(json_build_object(
+                        'attempt', a.attempt,
+                        'started_ms', floor(extract(epoch from a.started_at) * 1000),
+                        'duration_ms', a.duration_ms,
+                        'status_code', a.status_code,
+                        'error', a.error) ORDER BY a.attempt)
+               FROM webhook_attempts a WHERE a.delivery_id = d.id
+             ), '[]'::json) AS attempts
+           FROM webhook_deliveries d
+           WHERE d.owner_id = $1 AND ($2::uuid IS NULL OR d.task_id = $2) AND ($4::uuid IS NULL OR d.id = $4)
+           ORDER BY d.created_at DESC, d.id DESC
+           LIMIT $3`,
+    values: [params.ownerId, params.taskId, params.limit, params.id ?? null],
+  });
+  return fromStored(result.rows);
+}
