@@ -1,4 +1,4 @@
-import { fromStored, type Queryable, toStored } from '@imagegen/db';
+import { fromStored, type Queryable, toStored, toStoredJson } from '@imagegen/db';
 import type { TaskResult } from '../types.ts';
 import { TASK_COLUMNS, type TaskRow } from './task-row.ts';
 
@@ -53,7 +53,7 @@ export async function completeTask(
       params.leaseOwner,
       JSON.stringify(result),
       params.outputKeys,
-      JSON.stringify(toStored(images)),
+      toStoredJson(images),
       modelId,
       JSON.stringify(imageJson),
     ],

@@ -1,4 +1,4 @@
-import { type Queryable, toStored } from '@imagegen/db';
+import { type Queryable, toStoredJson } from '@imagegen/db';
 
 export interface NewTaskRow {
   id: string;
@@ -30,6 +30,6 @@ export async function insertTasks(db: Queryable, rows: readonly NewTaskRow[]): P
            FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, owner_id uuid, endpoint text, kind text,
              input jsonb, target_server text, target_pool text, batch_id text, max_attempts integer,
              output_keys text[], request_id text)`,
-    values: [JSON.stringify(toStored(rows))],
+    values: [toStoredJson(rows)],
   });
 }
