@@ -12,16 +12,20 @@ import { MAX_DETAIL_ENTRIES, pydanticEntries } from './pydantic-errors.ts';
  */
 export const LONG_LIST_ITEMS = 2 * MAX_DETAIL_ENTRIES;
 
-/** The known fields of a body whose value is a list of more than `longList` items. */
+/**
+ * The known fields of a body whose value is a list of more than `longList` items, in the order of
+ * `fields`. The body's own members are looked at, a few where the schema has dozens of fields.
+ */
 export function longListFields(
   body: Record<string, unknown>,
   fields: readonly string[],
   longList = LONG_LIST_ITEMS,
 ): string[] {
-  return fields.filter((field) => {
-    const value = Object.hasOwn(body, field) ? body[field] : undefined;
+  const long = Object.keys(body).filter((name) => {
+    const value = body[name];
     return Array.isArray(value) && value.length > longList;
   });
+  return long.length === 0 ? long : fields.filter((field) => long.includes(field));
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * PostgreSQL, as every part of imagegen uses it: one kind of pool, one migration runner (each
  * package that owns tables passes its own folder of numbered .sql files), one LISTEN helper, the
- * encoding that lets any string be stored (`toStored`/`fromStored`), and the bundled cluster
+ * encoding that lets any string be stored (`toStored`/`fromStored`, `toStoredJson` for a `jsonb` parameter), and the bundled cluster
  * `npm start` and the tests run when no DATABASE_URL is given. ARCHITECTURE.md
  * (at the repository root) says which package owns which tables.
  */
@@ -21,5 +21,5 @@ export {
   type PoolOptions,
   type Queryable,
 } from './pool.ts';
-export { fromStored, toStored } from './stored-text.ts';
+export { fromStored, toStored, toStoredJson } from './stored-text.ts';
 export { isUuid } from './uuid.ts';

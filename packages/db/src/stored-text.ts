@@ -56,6 +56,24 @@ export function toStored<T>(value: T): T {
   return mapStrings(value, toStoredText);
 }
 
+/**
+ * What JSON.stringify writes for the units `toStored` encodes: U+0000 and a lone surrogate as
+ * `\u` escapes (lowercase, as the language defines them), ESC as itself. A JSON text without
+ * any of these came from a value `toStored` hands back unchanged; one with them (a literal
+ * backslash-u typed by a client included) is merely encoded the long way.
+ */
+const MAYBE_UNSTORABLE_JSON = /\\u(?:0000|d[89a-f])|\uFDD0/;
+
+/**
+ * `JSON.stringify(toStored(value))`, the JSON text a `jsonb` parameter takes, without walking
+ * the value when nothing in it needs encoding: one scan of the text instead of a visit of every
+ * key and string (a submission's batch of rows is on every submission's path).
+ */
+export function toStoredJson(value: unknown): string {
+  const json = JSON.stringify(value);
+  return MAYBE_UNSTORABLE_JSON.test(json) ? JSON.stringify(toStored(value)) : json;
+}
+
 /** A value or row read back: every string in it decoded, as `toStored` encoded it (and, like it, not copied when nothing changes). */
 export function fromStored<T>(value: T): T {
   return mapStrings(value, fromStoredText);

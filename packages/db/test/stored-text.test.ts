@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromStored, toStored } from '../src/stored-text.ts';
+import { fromStored, toStored, toStoredJson } from '../src/stored-text.ts';
 import { createTestDatabase, type TestDatabase } from './support/test-database.ts';
 
 /** Strings PostgreSQL cannot hold as they are, and their neighbours that it can. */
@@ -97,6 +97,16 @@ describe('the stored form of strings', () => {
     expect(stored.list[0]).toBe('fine');
     expect(awkward.list[1]).toBe('a\u0000b');
     expect(fromStored(stored)).toEqual(awkward);
+  });
+
+  it('writes the JSON text of the stored form, in the keys and values of any nesting', () => {
+    const values: unknown[] = [
+      { prompt: 'a \ud83d\ude00 fox', sizes: [1, Number.NaN, null], nested: { k: ['x'] } },
+      ...AWKWARD.map((text) => ({ text, list: [text], nested: { [text]: { deeper: [text] } } })),
+      [{ 'key\u0000': 1 }, { '\ud800': 'x' }, { '\ufdd0': true }],
+      [{ at: new Date(0), bytes: Buffer.from('\u0000') }],
+    ];
+    for (const value of values) expect(toStoredJson(value)).toBe(JSON.stringify(toStored(value)));
   });
 
   it('is what the column would refuse without it', async () => {

@@ -1,4 +1,4 @@
-import { type Queryable, toStored } from '@imagegen/db';
+import { type Queryable, toStoredJson } from '@imagegen/db';
 
 export interface SearchEventRow {
   event_type: 'view' | 'click' | 'conversion';
@@ -30,7 +30,7 @@ export async function insertSearchEvents(db: Queryable, events: SearchEventRow[]
              event_type text, event_name text, index_name text, user_token text,
              authenticated_user_token text, query_id text, object_ids jsonb, positions jsonb,
              timestamp double precision)`,
-    values: [JSON.stringify(toStored(events))],
+    values: [toStoredJson(events)],
   });
   return result.rowCount ?? 0;
 }

@@ -136,7 +136,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const { pool, publicUrl, store } = options;
   metrics.watchQueue(pool);
   metrics.watchEngines(options.engines);
-  observeRequests(app, metrics);
+  observeRequests(app, metrics, { logs: options.logger !== undefined });
   mountMetrics(app, metrics);
   const health: HealthSource = {
     engines: options.engines,

@@ -8,9 +8,11 @@
  * global hook.
  *
  * Where the time of a request went, by step (`BENCH_CPU_PROF`, bench/profile-summary.ts): for a
- * submission, writing the answer (mostly the kernel's loopback write) about a third, PostgreSQL's
+ * submission, writing the answer about a third of the samples (most of it the wait after a
+ * loopback write wakes the client: perf counts the kernel at about a tenth of the CPU), PostgreSQL's
  * client and the SQL operations a fifth, reading the body a seventh, and validation, routing,
- * these hooks, metrics and the request id a few percent each.
+ * these hooks, metrics and the request id a few percent each. bench/hot-path-profile.md has the
+ * table, step by step, and what is left between these figures and the budget.
  */
 export const HOT_PATH_HOOKS = {
   onRequest: [

@@ -5,6 +5,8 @@
  * carries no `detail`. A path that decodes is left exactly as it is.
  */
 export function lenientPath(url: string): string {
+  // Without a `%` nothing is escaped: the path decodes as it is (every request but a few).
+  if (!url.includes('%')) return url;
   const end = url.search(/[?#]/);
   const path = end === -1 ? url : url.slice(0, end);
   try {

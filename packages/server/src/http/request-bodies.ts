@@ -15,6 +15,8 @@ export class ReceivedBody {
 
 /** A Content-Type Fastify routes as it is: `type/subtype` in token characters, then `;` or the end. */
 const ROUTABLE_CONTENT_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+[ \t]*(?:;|$)/;
+/** What nearly every body comes with, routable as it is: no pattern to test. */
+const JSON_TYPE = 'application/json';
 /** What Fastify sees in place of a Content-Type it would refuse with 415 before any parser ran. */
 const STAND_IN_CONTENT_TYPE = 'application/x-unparsed-content-type';
 
@@ -41,7 +43,7 @@ export type BodyReader = (request: FastifyRequest, body: ReceivedBody) => Promis
 export function acceptEveryBody(app: FastifyInstance, limit: number, readElsewhere?: BodyReader): void {
   app.addHook('onRequest', function standInContentType(request, _reply, done) {
     const contentType = request.headers['content-type'];
-    if (contentType !== undefined && !ROUTABLE_CONTENT_TYPE.test(contentType)) {
+    if (contentType !== undefined && contentType !== JSON_TYPE && !ROUTABLE_CONTENT_TYPE.test(contentType)) {
       originalContentTypes.set(request, contentType);
       request.headers['content-type'] = STAND_IN_CONTENT_TYPE;
     }

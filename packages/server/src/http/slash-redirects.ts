@@ -45,7 +45,8 @@ export function answerUnroutedPaths(app: FastifyInstance): void {
 /** Whether every named parameter is one path segment; `*` (a wildcard: `/files/*`) takes any rest. */
 function segmentParams(params: unknown): boolean {
   if (typeof params !== 'object' || params === null) return true;
-  for (const [name, value] of Object.entries(params)) {
+  for (const name of Object.keys(params)) {
+    const value = (params as Record<string, unknown>)[name];
     if (name !== '*' && (value === '' || String(value).includes('/'))) return false;
   }
   return true;

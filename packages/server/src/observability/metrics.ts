@@ -2,6 +2,7 @@ import { endpoints } from '@imagegen/contract';
 import type { Queryable } from '@imagegen/db';
 import type { EngineDescription } from '@imagegen/engines';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { RequestDurations } from './request-durations.ts';
 import { getQueueSignals, type QueueSignal } from './sql/getQueueSignals.ts';
 
 /**
@@ -107,14 +108,13 @@ export class Metrics {
   readonly registry = new Registry();
   readonly token: string | undefined;
 
-  readonly httpRequests = new Histogram({
-    name: 'imagegen_http_request_duration_seconds',
-    help: 'API requests by method, route pattern and status, and how long they took to answer',
-    labelNames: ['method', 'route', 'status'] as const,
+  readonly httpRequests = new RequestDurations(
+    'imagegen_http_request_duration_seconds',
+    'API requests by method, route pattern and status, and how long they took to answer',
     // Prefer: wait holds a submission for up to a minute.
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [this.registry],
-  });
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    this.registry,
+  );
   readonly tasksSubmitted = new Counter({
     name: 'imagegen_tasks_submitted_total',
     help: 'Tasks queued through this API, by pipeline (the engine is chosen by the worker that claims it)',

@@ -24,11 +24,15 @@ export function ownerPool(ownerId: string): string {
  * caller's enterprise servers frees up first (the pull model load-balances); a specific id, that
  * server only. Only enterprise (EP) plans may route, and only to their own servers.
  */
-export async function resolveRoute(db: Queryable, ownerId: string, serverId: unknown): Promise<Route> {
-  if (serverId === undefined || serverId === null || serverId === '') {
-    return { targetServer: null, targetPool: SHARED_POOL };
-  }
-  const id = String(serverId);
+export function resolveRoute(db: Queryable, ownerId: string, serverId: unknown): Route | Promise<Route> {
+  // Nearly every submission: the shared pool, known without a statement (and without a promise).
+  if (serverId === undefined || serverId === null || serverId === '') return SHARED_ROUTE;
+  return resolveServerRoute(db, ownerId, String(serverId));
+}
+
+const SHARED_ROUTE: Route = Object.freeze({ targetServer: null, targetPool: SHARED_POOL });
+
+async function resolveServerRoute(db: Queryable, ownerId: string, id: string): Promise<Route> {
   const facts = await getRoutingFacts(db, ownerId, id);
   if (!facts.plan || !isEnterprisePlan(facts.plan)) {
     throw new RoutingError(

@@ -1,8 +1,8 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { Pool, PoolClient, Queryable } from '@imagegen/db';
+import type { Pool, PoolClient } from '@imagegen/db';
 import { allocateOutputKeys, downloadUrl, fileKeysLinkedFrom } from '../storage/blob-keys.ts';
 import { Batcher, type Pending } from './batcher.ts';
-import { resolveRoute } from './routing.ts';
+import { type Route, resolveRoute } from './routing.ts';
 import { insertTasks, type NewTaskRow } from './sql/insertTasks.ts';
 import { announceTasks } from './task-notifications.ts';
 import type { SubmitTaskParams, SubmittedTask } from './types.ts';
@@ -33,7 +33,8 @@ export function drawSeed(): number {
  * turns 64 commits into a few; alone, a submission goes at once.
  */
 export async function submitTask(pool: Pool, params: SubmitTaskParams): Promise<SubmittedTask> {
-  const { row, submitted } = await prepareTask(pool, params);
+  const route = resolveRoute(pool, params.ownerId, params.input.server_id);
+  const { row, submitted } = prepareTask(params, route instanceof Promise ? await route : route);
   await groupFor(pool).add(row);
   return submitted;
 }
@@ -43,21 +44,20 @@ export async function submitTask(pool: Pool, params: SubmitTaskParams): Promise<
  * (a model task's model row). The caller wakes the workers after the commit (`announceTasks`).
  */
 export async function queueTaskIn(client: PoolClient, params: SubmitTaskParams): Promise<SubmittedTask> {
-  const { row, submitted } = await prepareTask(client, params);
+  const { row, submitted } = prepareTask(
+    params,
+    await resolveRoute(client, params.ownerId, params.input.server_id),
+  );
   await insertTasks(client, [row]);
   return submitted;
 }
 
 /**
- * The row a submission inserts and the answer its submitter gets: the route its `server_id`
- * allows (RoutingError otherwise), the seed drawn for `seed: -1`, the pre-allocated output keys
- * of `queued_image_urls`.
+ * The row a submission inserts and the answer its submitter gets: on the route its `server_id`
+ * allows (`resolveRoute`: RoutingError otherwise), with the seed drawn for `seed: -1` and the
+ * pre-allocated output keys of `queued_image_urls`.
  */
-async function prepareTask(
-  db: Queryable,
-  params: SubmitTaskParams,
-): Promise<{ row: NewTaskRow; submitted: SubmittedTask }> {
-  const route = await resolveRoute(db, params.ownerId, params.input.server_id);
+function prepareTask(params: SubmitTaskParams, route: Route): { row: NewTaskRow; submitted: SubmittedTask } {
   const input: Record<string, unknown> = { ...params.input };
   let seed: number | undefined;
   if ('seed' in input) {

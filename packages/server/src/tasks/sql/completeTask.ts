@@ -1,4 +1,4 @@
-import { fromStored, type Queryable, toStored } from '@imagegen/db';
+import { fromStored, type Queryable, toStored, toStoredJson } from '@imagegen/db';
 import { usageInsert, usageValues } from '../../usage/sql/usage-insert.ts';
 import { NOTHING_KNOWN, type UsageFacts } from '../../usage/usage-facts.ts';
 import type { TaskResult } from '../types.ts';
@@ -60,7 +60,7 @@ export async function completeTask(
       params.leaseOwner,
       JSON.stringify(result),
       params.outputKeys,
-      JSON.stringify(toStored(images)),
+      toStoredJson(images),
       modelId,
       JSON.stringify(imageJson),
       ...usageValues(params.usage ?? NOTHING_KNOWN),

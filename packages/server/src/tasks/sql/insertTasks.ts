@@ -1,4 +1,4 @@
-import { type Queryable, toStored } from '@imagegen/db';
+import { type Queryable, toStoredJson } from '@imagegen/db';
 
 export interface NewTaskRow {
   id: string;
@@ -50,6 +50,6 @@ export async function insertTasks(db: Queryable, rows: readonly NewTaskRow[]): P
              input jsonb, target_server text, target_pool text, batch_id text, max_attempts integer,
              output_keys text[], input_keys text[], request_id text, cancel_after text,
              cancel_after_ms bigint), held_uploads, held_images`,
-    values: [JSON.stringify(toStored(rows)), inputKeys],
+    values: [toStoredJson(rows), inputKeys],
   });
 }
