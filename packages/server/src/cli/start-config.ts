@@ -60,6 +60,7 @@ export function readStartConfig(env: NodeJS.ProcessEnv): StartConfig {
       tasks: days(env.RETENTION_TASKS_DAYS, 30, 'RETENTION_TASKS_DAYS'),
       webhookAttempts: days(env.RETENTION_WEBHOOK_ATTEMPTS_DAYS, 30, 'RETENTION_WEBHOOK_ATTEMPTS_DAYS'),
       analytics: days(env.RETENTION_ANALYTICS_DAYS, 90, 'RETENTION_ANALYTICS_DAYS'),
+      usage: days(env.RETENTION_USAGE_DAYS, 400, 'RETENTION_USAGE_DAYS'),
     },
     retentionSweepMs: whole(env.RETENTION_SWEEP_SECONDS, 600, 1, 'RETENTION_SWEEP_SECONDS') * 1000,
   };

@@ -150,7 +150,7 @@ export class Metrics {
 
   readonly retentionRemoved = new Counter({
     name: 'imagegen_retention_removed_total',
-    help: 'What the retention sweeper of this process deleted for age, by kind: outputs and uploads (files with their records), tasks, webhook_attempts, analytics_events, search_events, idempotency_keys',
+    help: 'What the retention sweeper of this process deleted for age, by kind: outputs and uploads (files with their records), tasks, webhook_attempts, analytics_events, search_events, idempotency_keys, usage_records',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });

@@ -19,6 +19,7 @@ import { deleteExpiredAnalyticsEvents } from './sql/deleteExpiredAnalyticsEvents
 import { deleteExpiredImages } from './sql/deleteExpiredImages.ts';
 import { deleteExpiredSearchEvents } from './sql/deleteExpiredSearchEvents.ts';
 import { deleteExpiredUploads } from './sql/deleteExpiredUploads.ts';
+import { deleteExpiredUsage } from './sql/deleteExpiredUsage.ts';
 import { deleteExpiredWebhookAttempts } from './sql/deleteExpiredWebhookAttempts.ts';
 
 /** Days each kind of record is kept (the RETENTION_*_DAYS settings); null keeps it forever. */
@@ -32,6 +33,11 @@ export interface RetentionPolicy {
   readonly webhookAttempts: number | null;
   /** The docs site's page views and search insights events. */
   readonly analytics: number | null;
+  /**
+   * Usage records (what each finished task cost, read by owners at /usage/v1), counted from when
+   * the task ended. Kept apart from the task rows, and longer: they are what billing reads.
+   */
+  readonly usage: number | null;
 }
 
 /** A retry with the same Idempotency-Key answers the same task for 24 hours; then the key is free. */
@@ -46,6 +52,7 @@ export interface SweepCounts {
   analytics_events: number;
   search_events: number;
   idempotency_keys: number;
+  usage_records: number;
 }
 
 export interface SweepOptions {
@@ -93,6 +100,7 @@ export async function sweepExpired(options: SweepOptions): Promise<SweepCounts> 
       new Date(now.getTime() - IDEMPOTENCY_KEY_HOURS * 3_600_000),
       deleteExpiredIdempotencyKeys,
     ],
+    ['usage_records', before(policy.usage), deleteExpiredUsage],
   ];
   const counts = Object.fromEntries(kinds.map(([kind]) => [kind, 0])) as unknown as SweepCounts;
   for (const [kind, cutoff, remove] of kinds) {

@@ -33,7 +33,7 @@ describe('the settings npm start reads', () => {
 
   it('keeps records for the retention defaults, or the days the settings give, 0 for ever', () => {
     expect(readStartConfig({})).toMatchObject({
-      retention: { outputs: 30, uploads: 7, tasks: 30, webhookAttempts: 30, analytics: 90 },
+      retention: { outputs: 30, uploads: 7, tasks: 30, webhookAttempts: 30, analytics: 90, usage: 400 },
       retentionSweepMs: 600_000,
     });
     const config = readStartConfig({
@@ -42,10 +42,11 @@ describe('the settings npm start reads', () => {
       RETENTION_TASKS_DAYS: '365',
       RETENTION_WEBHOOK_ATTEMPTS_DAYS: '0',
       RETENTION_ANALYTICS_DAYS: '14',
+      RETENTION_USAGE_DAYS: '0',
       RETENTION_SWEEP_SECONDS: '60',
     });
     expect(config).toMatchObject({
-      retention: { outputs: null, uploads: 1, tasks: 365, webhookAttempts: null, analytics: 14 },
+      retention: { outputs: null, uploads: 1, tasks: 365, webhookAttempts: null, analytics: 14, usage: null },
       retentionSweepMs: 60_000,
     });
   });

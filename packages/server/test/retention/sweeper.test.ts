@@ -28,8 +28,22 @@ async function until(condition: () => Promise<boolean>, timeoutMs = 10_000): Pro
   }
 }
 const later = (ms: number) => new Date(Date.now() + ms);
-const DEFAULTS: RetentionPolicy = { outputs: 30, uploads: 7, tasks: 30, webhookAttempts: 30, analytics: 90 };
-const ONE_DAY: RetentionPolicy = { outputs: 1, uploads: 1, tasks: 1, webhookAttempts: 1, analytics: 1 };
+const DEFAULTS: RetentionPolicy = {
+  outputs: 30,
+  uploads: 7,
+  tasks: 30,
+  webhookAttempts: 30,
+  analytics: 90,
+  usage: 400,
+};
+const ONE_DAY: RetentionPolicy = {
+  outputs: 1,
+  uploads: 1,
+  tasks: 1,
+  webhookAttempts: 1,
+  analytics: 1,
+  usage: 1,
+};
 const NOTHING: SweepCounts = {
   outputs: 0,
   uploads: 0,
@@ -38,6 +52,7 @@ const NOTHING: SweepCounts = {
   analytics_events: 0,
   search_events: 0,
   idempotency_keys: 0,
+  usage_records: 0,
 };
 
 let dir: string;
@@ -110,11 +125,21 @@ describe('what a client gets once things expire', () => {
     });
     expect((await api.request('GET', '/images/v1')).body).toEqual([]);
 
+    // The task's usage record outlives the task, until RETENTION_USAGE_DAYS.
+    const today = new Date().toISOString().slice(0, 10);
+    const usage = async () =>
+      ((await api.request('GET', `/usage/v1?from=${today}&to=${today}`)).body as { rows: unknown[] }).rows;
+    expect(await usage()).toHaveLength(1);
+    expect(await sweep(399 * DAY)).toEqual(NOTHING);
+    expect(await sweep(400 * DAY + 60_000)).toEqual({ ...NOTHING, usage_records: 1 });
+    expect(await usage()).toEqual([]);
+
     const scraped = await metrics.render();
     expect(scraped).toContain('imagegen_retention_removed_total{kind="outputs"} 1');
     expect(scraped).toContain('imagegen_retention_removed_total{kind="uploads"} 1');
     expect(scraped).toContain('imagegen_retention_removed_total{kind="tasks"} 1');
     expect(scraped).toContain('imagegen_retention_removed_total{kind="idempotency_keys"} 1');
+    expect(scraped).toContain('imagegen_retention_removed_total{kind="usage_records"} 1');
   });
 });
 
@@ -207,6 +232,7 @@ describe('what the sweeper never touches', () => {
       tasks: null,
       webhookAttempts: null,
       analytics: null,
+      usage: null,
     };
     expect(await sweepExpired({ pool: db.pool, store, policy: forever, now: later(10_000 * DAY) })).toEqual(
       NOTHING,
@@ -380,6 +406,11 @@ describe('sweepers racing', () => {
        SELECT $1, 'key-' || n, 'h', $2 FROM generate_series(1, 90) AS n`,
       [owner, queued],
     );
+    await db.pool.query(
+      `INSERT INTO task_usage (task_id, owner_id, pipeline, succeeded, queue_seconds, run_seconds, finished_at)
+       SELECT gen_random_uuid(), $1, '/sd/text2image/v1', true, 1, 2, now() FROM generate_series(1, 170)`,
+      [owner],
+    );
 
     // Each sweeper deletes files through its own store, counting every key it is asked to delete.
     const deletedBy = [new Map<string, number>(), new Map<string, number>()];
@@ -409,6 +440,7 @@ describe('sweepers racing', () => {
         analytics_events: 300,
         search_events: 40,
         idempotency_keys: 90,
+        usage_records: 170,
       });
       // Both did some of the work.
       for (const counts of results) expect(Object.values(counts).reduce((a, b) => a + b)).toBeGreaterThan(0);
@@ -419,7 +451,7 @@ describe('sweepers racing', () => {
       `SELECT (SELECT count(*) FROM images)::int AS images, (SELECT count(*) FROM uploads)::int AS uploads,
               (SELECT count(*) FROM tasks)::int AS tasks, (SELECT count(*) FROM webhook_attempts)::int AS attempts,
               (SELECT count(*) FROM analytics_events)::int AS analytics, (SELECT count(*) FROM search_events)::int AS search,
-              (SELECT count(*) FROM idempotency_keys)::int AS keys`,
+              (SELECT count(*) FROM idempotency_keys)::int AS keys, (SELECT count(*) FROM task_usage)::int AS usage`,
     );
     expect(left.rows[0]).toEqual({
       images: 10,
@@ -429,6 +461,7 @@ describe('sweepers racing', () => {
       analytics: 0,
       search: 0,
       keys: 0,
+      usage: 0,
     });
     expect(await taskStates([queued, ...live, notifying])).toEqual([
       'queued',
