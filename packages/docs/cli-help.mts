@@ -17,6 +17,9 @@ export const CLI_HELP_COMMANDS = [
   'tasks --help',
   'models --help',
   'webhook --help',
+  'webhook deliveries --help',
+  'webhook redeliver --help',
+  'usage --help',
 ] as const;
 
 const run = promisify(execFile);
