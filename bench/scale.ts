@@ -228,7 +228,14 @@ export default async function main(): Promise<ScaleFigures> {
           deletes += 1;
         },
       },
-      policy: { outputs: DAYS - 1, uploads: null, tasks: DAYS - 1, webhookAttempts: null, analytics: null, usage: null },
+      policy: {
+        outputs: DAYS - 1,
+        uploads: null,
+        tasks: DAYS - 1,
+        webhookAttempts: null,
+        analytics: null,
+        usage: null,
+      },
       now: anchor,
     });
     const sweepSeconds = (performance.now() - sweepBegan) / 1000;
