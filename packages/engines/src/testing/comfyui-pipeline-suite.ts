@@ -283,7 +283,7 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
   },
   {
     // At the model's own scale: its output as it is, no resize after it.
-    name: '/superresolution/v1 at the model\'s scale',
+    name: '/superresolution/v1 at the native scale of the model',
     pipeline: '/superresolution/v1',
     body: { model_name: 'RealESRGAN_x2plus', scale_factor: 2, tile: 128 },
     images: { init_image: photo(96, 64) },
