@@ -34,7 +34,7 @@ cp -r "$HERE/shims/iopath" "$ROOTFS$SITE/"
 # timm (pure Python; not in Debian): ComfyUI-Florence2's DaViT imports DropPath and trunc_normal_ from
 # it. Its package folder, copied from the mirror at a release tag (its build backend, pdm, is not here).
 TIMM_REPO=huggingface+pytorch-image-models
-TIMM_COMMIT=8ef73809f622e0031bd7f4940265734aef8b9978   # v1.0.28
+TIMM_COMMIT=e44f14d7d2f557b9f3add82ee4f1ed2beefbb30d   # v1.0.15: one timm in the chroot for every pack that imports it
 if [ "$(cat "$ROOTFS$SITE/timm/.imagegen-commit" 2>/dev/null)" != "$TIMM_COMMIT" ]; then
   mirror=$MIRROR_ROOT/$TIMM_REPO/repo
   [ -d "$mirror" ] || { echo "timm: no mirror at $mirror (fetch huggingface/pytorch-image-models)" >&2; exit 1; }
