@@ -31,6 +31,18 @@ SITE=$(chroot "$ROOTFS" python3 -c 'import site; print([p for p in site.getsitep
 mkdir -p "$ROOTFS$SITE"
 cp -r "$HERE/shims/iopath" "$ROOTFS$SITE/"
 
+# timm (pure Python; not in Debian): ComfyUI-Florence2's DaViT imports DropPath and trunc_normal_ from
+# it. Its package folder, copied from the mirror at a release tag (its build backend, pdm, is not here).
+TIMM_REPO=huggingface+pytorch-image-models
+TIMM_COMMIT=e44f14d7d2f557b9f3add82ee4f1ed2beefbb30d   # v1.0.15: one timm in the chroot for every pack that imports it
+if [ "$(cat "$ROOTFS$SITE/timm/.imagegen-commit" 2>/dev/null)" != "$TIMM_COMMIT" ]; then
+  mirror=$MIRROR_ROOT/$TIMM_REPO/repo
+  [ -d "$mirror" ] || { echo "timm: no mirror at $mirror (fetch huggingface/pytorch-image-models)" >&2; exit 1; }
+  rm -rf "$ROOTFS$SITE/timm"
+  git --git-dir="$mirror" archive "$TIMM_COMMIT" timm | tar -x -C "$ROOTFS$SITE"
+  echo "$TIMM_COMMIT" > "$ROOTFS$SITE/timm/.imagegen-commit"
+fi
+
 # | `file` | owner/name | commit | classes |
 grep '^| `' "$PACKS_README" | awk -F'|' '{gsub(/ /,"",$3); gsub(/ /,"",$4); print $3, $4}' |
 while read -r repo commit; do

@@ -667,6 +667,183 @@ def verify_sam2(path):
     print(f'  the pack loads it: {type(predictor).__name__}')
 
 
+def rmbg_lama_node():
+    """ComfyUI-RMBG's AILab_LamaRemover module (the node `remove` uses), imported from its file."""
+    import importlib.util
+    name = 'rmbg_lama_remover'
+    if name not in sys.modules:
+        path = os.path.join(os.getcwd(), 'custom_nodes', 'ComfyUI-RMBG', 'py', 'AILab_LamaRemover.py')
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def make_big_lama(path):
+    """big-lama as the file ComfyUI-RMBG loads: a TorchScript module traced from forward(image, mask)
+    (image in [0, 1], mask 1 where to fill), as lama-cleaner's big-lama.pt is. The network is
+    spandrel's own LaMa (FFC ResNet generator, 18 blocks, the released size)."""
+    from spandrel.architectures.LaMa import LaMa
+    model = LaMa(in_nc=4, out_nc=3)
+    torch_default_init(model, SEED + 16)
+    model.eval()
+    image = torch.rand(1, 3, 64, 96)
+    mask = (torch.rand(1, 1, 64, 96) > 0.5).float()
+    with torch.no_grad():
+        traced = torch.jit.trace(model, (image, mask), check_trace=False)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + '.tmp'
+    torch.jit.save(traced, tmp, _extra_files={'imagegen_real_comfyui': NOTE.format(seed=SEED, what='big-lama')})
+    os.replace(tmp, path)
+    n = sum(p.numel() for p in model.parameters())
+    print(f'  saved {path}: {n / 1e6:.1f} M params, {os.path.getsize(path) / 2**20:.1f} MiB')
+
+
+def verify_big_lama(path):
+    """Loaded and run by the node itself, at a size other than the traced one; spandrel also
+    recognises the traced module's state dict as LaMa."""
+    import spandrel
+    lama = rmbg_lama_node()
+    node = lama.AILab_LamaRemover()
+    node.model_path = path
+    images = torch.rand(1, 192, 128, 3)
+    masks = torch.zeros(1, 192, 128)
+    masks[:, 60:120, 40:90] = 1
+    (out,) = node.remove_object(images, masks, 127, 0)
+    if tuple(out.shape) != (1, 192, 128, 3):
+        raise SystemExit(f'AILab_LamaRemover answered {tuple(out.shape)}')
+    # outside the mask the picture comes back as it went in (up to two 8-bit roundings)
+    if (out[0, :60] - images[0, :60]).abs().max() > 2 / 255 + 1e-6:
+        raise SystemExit('AILab_LamaRemover changed pixels outside the mask')
+    sd = torch.jit.load(path, map_location='cpu').state_dict()
+    descriptor = spandrel.ModelLoader('cpu').load_from_state_dict(sd)
+    if descriptor.architecture.id != 'LaMa':
+        raise SystemExit(f'spandrel detects {descriptor.architecture.id}')
+    print(f'  AILab_LamaRemover runs it: {tuple(out.shape)}; spandrel detects {descriptor.architecture.id}')
+
+
+def florence2_pack():
+    """ComfyUI-Florence2's configuration and modeling modules, the ones its loader uses (its folder
+    name has a dash, and its __init__ would load every node: a bare package holding only them)."""
+    import importlib
+    import types
+    here = os.path.join(os.getcwd(), 'custom_nodes', 'ComfyUI-Florence2')
+    if 'florence2pack' not in sys.modules:
+        package = types.ModuleType('florence2pack')
+        package.__path__ = [here]
+        sys.modules['florence2pack'] = package
+    return (importlib.import_module('florence2pack.configuration_florence2'),
+            importlib.import_module('florence2pack.modeling_florence2'))
+
+
+# A short English text the random tokenizer's merges are learnt from: the task prompts Florence-2's
+# processor writes and caption-like sentences (no tokenizer can be downloaded here).
+FLORENCE2_CORPUS = [
+    'What does the image describe?', 'Describe in detail what is shown in the image.',
+    'Describe with a paragraph what is shown in the image.', 'What is the text in the image?',
+    'Locate the objects with category name in the image.', 'Locate the region proposals in the image.',
+    'The image shows a red fox standing in the snow in front of a forest of tall trees.',
+    'A lighthouse stands on a rocky shore at dawn, with waves breaking against the rocks below.',
+    'In the foreground there is a person wearing a blue shirt, and behind them a white wall.',
+    'The picture is a close-up photograph of a cup of coffee on a wooden table near a window.',
+]
+
+
+def make_florence2(path):
+    """Florence-2-large's layout at reduced width and depth (DaViT stages 1,1,1,1 with dims 32-256
+    instead of 1,1,9,1 with 256-2048; BART of d_model 256 with 1 encoder and 1 decoder layer instead
+    of 1024 and 12 + 12; the real 768x768 input, so 577 image tokens), built by the pack's own
+    Florence2ForConditionalGeneration. Beside it the processor transformers' AutoProcessor reads: a
+    byte-level BPE tokenizer (BART's special tokens) learnt here from a few sentences, and a CLIP
+    image processor as the released one (768x768, ImageNet mean/std)."""
+    import tempfile
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import BartTokenizerFast, CLIPImageProcessor
+    from transformers.models.florence2 import Florence2Processor
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(FLORENCE2_CORPUS, vocab_size=512, min_frequency=1, show_progress=False,
+                            special_tokens=['<s>', '<pad>', '</s>', '<unk>', '<mask>'])
+    with tempfile.TemporaryDirectory() as tmp:
+        bpe.save_model(tmp)
+        tokenizer = BartTokenizerFast(vocab_file=os.path.join(tmp, 'vocab.json'),
+                                      merges_file=os.path.join(tmp, 'merges.txt'),
+                                      extra_special_tokens={'image_token': '<image>'}, model_max_length=1024)
+    tokenizer.add_special_tokens({'additional_special_tokens': ['<image>']})
+    # image_seq_length 0: transformers' own Florence2Processor then writes the prompt as Microsoft's
+    # remote processor does (<s> prompt </s>, no image placeholders), which the pack's model expects:
+    # it puts the 577 image features in front of the prompt itself.
+    images = CLIPImageProcessor(do_resize=True, size={'height': 768, 'width': 768}, resample=3,
+                                do_center_crop=False, do_rescale=True, rescale_factor=1 / 255, do_normalize=True,
+                                image_mean=[0.485, 0.456, 0.406], image_std=[0.229, 0.224, 0.225],
+                                do_convert_rgb=False, image_seq_length=0)
+    # the answer parsers by task type, as Florence-2's released processor configures them
+    parsers = {'ocr': {'PATTERN': r'(.+?)<loc_(\d+)><loc_(\d+)><loc_(\d+)><loc_(\d+)><loc_(\d+)><loc_(\d+)>'
+                                  r'<loc_(\d+)><loc_(\d+)>', 'AREA_THRESHOLD': 0.0},
+               'phrase_grounding': {'FILTER_BY_BLACK_LIST': True}, 'pure_text': {}, 'description_with_bboxes': {},
+               'description_with_polygons': {}, 'polygons': {}, 'bboxes': {}, 'description_with_bboxes_or_polygons': {}}
+    Florence2Processor(image_processor=images, tokenizer=tokenizer,
+                       post_processor_config=parsers).save_pretrained(folder)
+    configuration, modeling = florence2_pack()
+    d_model = 256
+    vision = {'model_type': 'davit', 'drop_path_rate': 0.1, 'patch_size': [7, 3, 3, 3],
+              'patch_stride': [4, 2, 2, 2], 'patch_padding': [3, 1, 1, 1],
+              'patch_prenorm': [False, True, True, True], 'enable_checkpoint': False,
+              'dim_embed': [32, 64, 128, 256], 'num_heads': [1, 2, 4, 8], 'num_groups': [1, 2, 4, 8],
+              'depths': [1, 1, 1, 1], 'window_size': 12, 'projection_dim': d_model,
+              'visual_temporal_embedding': {'type': 'COSINE', 'max_temporal_embeddings': 100},
+              'image_pos_embed': {'type': 'learned_abs_2d', 'max_pos_embeddings': 50},
+              'image_feature_source': ['spatial_avg_pool', 'temporal_avg_pool']}
+    config = configuration.Florence2Config(
+        vision_config=vision,
+        text_config={'vocab_size': len(tokenizer), 'd_model': d_model, 'encoder_layers': 1, 'decoder_layers': 1,
+                     'encoder_attention_heads': 4, 'decoder_attention_heads': 4, 'encoder_ffn_dim': 4 * d_model,
+                     'decoder_ffn_dim': 4 * d_model, 'max_position_embeddings': 1024, 'bos_token_id': 0,
+                     'pad_token_id': 1, 'eos_token_id': 2, 'decoder_start_token_id': 2, 'forced_bos_token_id': 0,
+                     'forced_eos_token_id': 2, 'no_repeat_ngram_size': 3, 'num_beams': 3},
+        vocab_size=len(tokenizer), projection_dim=d_model, bos_token_id=0, pad_token_id=1, eos_token_id=2,
+        is_encoder_decoder=True, architectures=['Florence2ForConditionalGeneration'])
+    torch.manual_seed(SEED + 17)
+    model = modeling.Florence2ForConditionalGeneration(config)
+    torch_default_init(model, SEED + 17)
+    model.save_pretrained(folder, safe_serialization=True)
+    # the vision config is a plain PretrainedConfig, whose to_dict() drops its model_type ('davit'),
+    # which the model's constructor asserts: written as the released config.json has it
+    import json
+    with open(os.path.join(folder, 'config.json')) as f:
+        written = json.load(f)
+    written['vision_config'] = vision
+    with open(os.path.join(folder, 'config.json'), 'w') as f:
+        json.dump(written, f, indent=2)
+    n = sum(p.numel() for p in model.parameters())
+    print(f'  saved {folder}: {n / 1e6:.1f} M params, vocabulary {len(tokenizer)}')
+
+
+def verify_florence2(path):
+    """Loaded as the node loads it (the pack's class, AutoProcessor with trust_remote_code) and run as
+    Florence2Run runs `more_detailed_caption`, on a short token budget."""
+    from PIL import Image
+    from transformers import AutoProcessor
+    _, modeling = florence2_pack()
+    folder = os.path.dirname(path)
+    model = modeling.Florence2ForConditionalGeneration.from_pretrained(folder, attn_implementation='sdpa',
+                                                                       dtype=torch.float32)
+    processor = AutoProcessor.from_pretrained(folder, trust_remote_code=True)
+    picture = Image.fromarray((torch.rand(192, 128, 3) * 255).to(torch.uint8).numpy())
+    inputs = processor(text='<MORE_DETAILED_CAPTION>', images=picture, return_tensors='pt', do_rescale=False)
+    ids = model.generate(input_ids=inputs['input_ids'], pixel_values=inputs['pixel_values'], max_new_tokens=16,
+                         do_sample=False, num_beams=3, use_cache=False)
+    text = processor.batch_decode(ids, skip_special_tokens=False)[0]
+    parsed = processor.post_process_generation(text, task='<MORE_DETAILED_CAPTION>', image_size=picture.size)
+    if not isinstance(parsed.get('<MORE_DETAILED_CAPTION>'), str):
+        raise SystemExit(f'post_process_generation answered {parsed!r}')
+    print(f'  {type(processor).__name__} + the pack\'s {type(model).__name__}: '
+          f'prompt {inputs["input_ids"].shape[1]} tokens, pixels {tuple(inputs["pixel_values"].shape)}, '
+          f'{ids.shape[1]} tokens out: {text[:60]!r}')
+
+
 # ---------------------------------------------------------------------------------------------------- the list
 
 def hf_cache():
@@ -739,6 +916,8 @@ def models():
         M('dpt-hybrid', [hf_cache() + '/models--Intel--dpt-hybrid-midas/snapshots/' + SNAPSHOT + '/model.safetensors'],
           make_dpt_hybrid, verify_dpt_hybrid),
         M('sam2', ['sam2/sam2.1_hiera_large.safetensors'], make_sam2, verify_sam2),
+        M('big-lama', ['RMBG/Lama/big-lama.pt'], make_big_lama, verify_big_lama),
+        M('florence2', ['LLM/Florence-2-large/model.safetensors'], make_florence2, verify_florence2),
     ]
 
 

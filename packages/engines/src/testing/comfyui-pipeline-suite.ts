@@ -119,6 +119,24 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     expect: { count: 1, ...SD_SIZE },
   },
   {
+    // A controlnet on a mode that starts from a picture: its own control_image, and hires at the
+    // picture's strength.
+    name: '/sd/image2image/v1 with a canny control_image and hires',
+    pipeline: '/sd/image2image/v1',
+    body: { ...SD, ...SD_SIZE, strength: 0.6, controlnets: ['canny'], hires: true },
+    images: { init_image: photo(160, 120), control_image: photo(160, 120) },
+    // The photo's framing (184x136), then hires' 1.5 times.
+    expect: { count: 1, width: 276, height: 204 },
+  },
+  {
+    // The controlnet's conditioning under the inpainting conditioning, and upscale after the decode.
+    name: '/sd/inpainting/v1 with a canny control_image and upscale',
+    pipeline: '/sd/inpainting/v1',
+    body: { ...SD, ...SD_SIZE, controlnets: ['canny'], upscale: '2x' },
+    images: { init_image: photo(160, 120), mask_image: mask(160, 120), control_image: photo(160, 120) },
+    expect: { count: 1, width: 368, height: 272 },
+  },
+  {
     name: '/sdxl/text2image/v1',
     pipeline: '/sdxl/text2image/v1',
     body: { ...SD, ...XL_SIZE, samples: 2 },
@@ -162,6 +180,23 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     expect: { count: 1, ...XL_SIZE },
   },
   {
+    // SDXL's own clip_skip (past its penultimate layer), LoRA, HiDiffusion patch and hires pass.
+    name: '/sdxl/text2image/v1 with hires, clip_skip, a LoRA, hidiffusion and another scheduler',
+    pipeline: '/sdxl/text2image/v1',
+    body: {
+      ...SD,
+      ...XL_SIZE,
+      hires: true,
+      clip_skip: 3,
+      lora_models: ['random-lora-sdxl'],
+      lora_weights: [0.8],
+      hidiffusion: true,
+      scheduler: 'DPMSolverMultistepScheduler',
+    },
+    images: {},
+    expect: { count: 1, width: 384, height: 288 },
+  },
+  {
     name: '/generate/v1',
     pipeline: '/generate/v1',
     body: { ...SD, ...SD_SIZE, samples: 2, style: 'fantasy_art' },
@@ -180,6 +215,22 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     pipeline: '/generate/v3',
     body: { prompt: 'a lighthouse at dawn', num_inference_steps: 2, samples: 1, ...XL_SIZE },
     images: {},
+    expect: { count: 1, ...XL_SIZE },
+  },
+  // Flux from a picture, and Flux inpainting (the prompt is /generate/v3's: a server that keeps
+  // its cache encodes it once).
+  {
+    name: '/generate/v3 image2image',
+    pipeline: '/generate/v3',
+    body: { prompt: 'a lighthouse at dawn', num_inference_steps: 2, samples: 1, strength: 0.7, ...XL_SIZE },
+    images: { init_image: photo(160, 120) },
+    expect: { count: 1, ...XL_SIZE },
+  },
+  {
+    name: '/generate/v3 inpainting',
+    pipeline: '/generate/v3',
+    body: { prompt: 'a lighthouse at dawn', num_inference_steps: 2, samples: 1, ...XL_SIZE },
+    images: { init_image: photo(160, 120), mask_image: mask(160, 120) },
     expect: { count: 1, ...XL_SIZE },
   },
   {
@@ -227,6 +278,14 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     name: '/superresolution/v1',
     pipeline: '/superresolution/v1',
     body: { model_name: 'RealESRGAN_x4plus', scale_factor: 2, tile: 128 },
+    images: { init_image: photo(96, 64) },
+    expect: { count: 1, width: 192, height: 128 },
+  },
+  {
+    // At the model's own scale: its output as it is, no resize after it.
+    name: '/superresolution/v1 at the native scale of the model',
+    pipeline: '/superresolution/v1',
+    body: { model_name: 'RealESRGAN_x2plus', scale_factor: 2, tile: 128 },
     images: { init_image: photo(96, 64) },
     expect: { count: 1, width: 192, height: 128 },
   },

@@ -215,6 +215,9 @@ describe('face swap', () => {
       const restorers = needs.find((need) => need.folder === 'facerestore_models');
       expect(restorers?.what, pipeline).toContain(FACE_RESTORER);
       expect(restorers?.what).toMatch(/missing from `\/object_info` while this folder is empty/);
+      // ReActor's safety check runs before every swap, from a model it otherwise downloads.
+      const checker = needs.find((need) => need.folder === 'nsfw_detector');
+      expect(checker?.what, pipeline).toContain('vit-base-nsfw-detector/');
     }
   });
 });

@@ -30,6 +30,10 @@ export const FACE_SWAP_MODEL_NEEDS = [
     folder: 'facedetection',
     what: 'the RetinaFace detector `detection_Resnet50_Final.pth` (ReActor fetches it on first use when the server can reach huggingface.co)',
   },
+  {
+    folder: 'nsfw_detector',
+    what: '`vit-base-nsfw-detector/` (`config.json`, `model.safetensors`, `preprocessor_config.json` of AdamCodd/vit-base-nsfw-detector): ReActor classifies every picture with it before the swap and fetches it on first use; where the server cannot reach huggingface.co and the folder is empty, the swap fails',
+  },
 ] as const;
 
 /** `picture` with the face of `face` in place of its own. */
