@@ -15,6 +15,7 @@ import { compileRequest, MINIMAL_REQUESTS, nodesOf, requestProperties, url } fro
 /** Fields that never change the picture: delivery, routing, the worker's own steps. */
 const NOT_PICTURE = new Set([
   'webhook',
+  'webhook_events_filter',
   'server_id',
   'direct_link',
   'batch_id',
