@@ -21,9 +21,10 @@ const PRINTED = new Set([
   'ValidationIssue',
   'UploadAnswer',
   'DeletedModelAnswer',
+  'WebhookDelivery',
 ]);
 /** What only the printed aliases used. */
-const DROPPED = new Set(['Rows', 'TaskRow', 'ReadRow']);
+const DROPPED = new Set(['Rows', 'TaskRow', 'ReadRow', 'RecordRow']);
 
 const PRINT_FLAGS =
   ts.TypeFormatFlags.NoTruncation |
