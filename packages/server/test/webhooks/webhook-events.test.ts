@@ -252,7 +252,10 @@ describe('webhook deliveries', () => {
 
     const again = await api.request('POST', `/webhooks/v1/deliveries/${delivery!.id}/redeliver`);
     expect(again.status, JSON.stringify(again.body)).toBe(200);
-    expect(again.body).toMatchObject({ id: delivery!.id, status: 'pending' });
+    // The delivery as it stands once due again: pending, or already delivered when the
+    // dispatcher, woken at once, was quicker than the read that makes this answer.
+    expect(again.body).toMatchObject({ id: delivery!.id });
+    expect(['pending', 'delivered']).toContain((again.body as { status: string }).status);
     const [, second] = await calls('/again', 2);
     const secret = await secretOf(api.alice.key);
     expect(verified(second!, secret)).toEqual(verified(first!, secret));
