@@ -265,7 +265,11 @@ describe('the playground', () => {
     await expect.poll(() => field(page, 'init_image').inputValue()).toMatch(`${env.site.api.url}/files/`);
     await page.getByRole('button', { name: 'Run' }).click();
     expect(await finalState(page, 150_000)).toBe('Succeeded');
-    await expect.poll(() => page.getByTestId('output-size').first().textContent()).toBe('256 × 192 px');
+    // The gallery shows the new card first once its image has loaded; on a busy machine that can
+    // take longer than a poll's default 5 s, during which an earlier task's card is first.
+    await expect
+      .poll(() => page.getByTestId('output-size').first().textContent(), { timeout: 30_000 })
+      .toBe('256 × 192 px');
     const url = (await page
       .getByRole('link', { name: /Download/ })
       .first()
