@@ -7,7 +7,7 @@
  * It never touches a task that is queued or running, nor a file such a task names (an upload or
  * an earlier output among its inputs, recorded at submission) or a model shows; models are never
  * removed by age. A submission and the sweeper lock a file's row in turn, so a file is never
- * deleted under a task submitted a moment ago (retention/sql/deleteExpiredUploads.ts). Files
+ * deleted under a task submitted a moment ago (retention/sql/expired-files.ts). Files
  * go through the blob store, so a bucket is swept as a local directory is.
  */
 import { inTransaction, type Pool, type Queryable } from '@imagegen/db';
