@@ -33,15 +33,8 @@ export interface NewTaskRow {
  * never deleted between its submission and its run. (The counts join each row only to make
  * PostgreSQL run the locking selects.)
  */
-export async function insertTasks(db: Queryable, rows: readonly NewTaskRow[]): Promise<void> {
-  const inputKeys = [...new Set(rows.flatMap((row) => row.input_keys))];
-  await db.query({
-    name: 'insertTasks',
-    text: `WITH held_uploads AS (
-             SELECT count(*) AS n FROM (SELECT 1 FROM uploads WHERE blob_key = ANY($2::text[]) FOR KEY SHARE) AS u),
-           held_images AS (
-             SELECT count(*) AS n FROM (SELECT 1 FROM images WHERE blob_key = ANY($2::text[]) FOR KEY SHARE) AS i)
-           INSERT INTO tasks (id, owner_id, endpoint, kind, input, target_server, target_pool, batch_id,
+/** The INSERT itself; the locking form puts the two held_* selects in front of it. */
+const INSERT = `INSERT INTO tasks (id, owner_id, endpoint, kind, input, target_server, target_pool, batch_id,
              max_attempts, output_keys, input_keys, request_id, cancel_after, deadline_at)
            SELECT id, owner_id, endpoint, kind, input, target_server, target_pool, batch_id, max_attempts,
              output_keys, input_keys, request_id, cancel_after,
@@ -49,7 +42,22 @@ export async function insertTasks(db: Queryable, rows: readonly NewTaskRow[]): P
            FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, owner_id uuid, endpoint text, kind text,
              input jsonb, target_server text, target_pool text, batch_id text, max_attempts integer,
              output_keys text[], input_keys text[], request_id text, cancel_after text,
-             cancel_after_ms bigint), held_uploads, held_images`,
+             cancel_after_ms bigint)`;
+
+export async function insertTasks(db: Queryable, rows: readonly NewTaskRow[]): Promise<void> {
+  const inputKeys = [...new Set(rows.flatMap((row) => row.input_keys))];
+  // Most batches link to no stored file: they insert without the locking selects.
+  if (inputKeys.length === 0) {
+    await db.query({ name: 'insertTasks', text: INSERT, values: [toStoredJson(rows)] });
+    return;
+  }
+  await db.query({
+    name: 'insertTasksHoldingFiles',
+    text: `WITH held_uploads AS (
+             SELECT count(*) AS n FROM (SELECT 1 FROM uploads WHERE blob_key = ANY($2::text[]) FOR KEY SHARE) AS u),
+           held_images AS (
+             SELECT count(*) AS n FROM (SELECT 1 FROM images WHERE blob_key = ANY($2::text[]) FOR KEY SHARE) AS i)
+           ${INSERT}, held_uploads, held_images`,
     values: [toStoredJson(rows), inputKeys],
   });
 }
