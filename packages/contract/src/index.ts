@@ -31,6 +31,7 @@ export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
 export { type NumberLiteral, numberLiteral, recordNumberLiteral } from './number-literals.ts';
 export { buildOpenApi } from './openapi.ts';
 export { MAX_DETAIL_ENTRIES } from './pydantic-errors.ts';
+export { pythonFloatRepr, pythonIntRepr, pythonStrRepr } from './python-builtins.ts';
 export { BODY_PARSE_ERROR, type BodyReading, MAX_REQUEST_NESTING, readRequestBody } from './request-body.ts';
 export { SAMPLE_IMAGES, SAMPLE_IMAGES_PATH, sampleImageUrl, withSampleImages } from './sample-images.ts';
 export { type FieldBounds, WEBHOOK_EVENTS } from './schemas/common.ts';

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ApiPrompt } from '../../src/comfyui/contracts.ts';
-import { pyFloatRepr, pyStr } from '../../src/comfyui/validation/python-values.ts';
+import { pyNumberStr, pyStr } from '../../src/comfyui/validation/python-values.ts';
 import { SERVER_ERROR_TEXT, validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
 import { CAPTURES, recordedObjectInfo } from './recorded-object-info.ts';
 
@@ -297,11 +297,15 @@ describe('Python value formatting', () => {
       [-2.5, '-2.5'],
       [1.5e-7, '1.5e-07'],
     ];
-    expect(cases.map(([n]) => pyFloatRepr(n))).toEqual(cases.map(([, text]) => text));
+    expect(cases.map(([n]) => pyNumberStr({ value: n, float: true }))).toEqual(cases.map(([, text]) => text));
   });
 
   it('prints values as str() does, quoting strings inside lists as repr() does', () => {
     expect(pyStr([null, true, 'a', "it's", 2])).toBe(`[None, True, 'a', "it's", 2]`);
     expect(pyStr({ a: 1.5 })).toBe("{'a': 1.5}");
+    // Escapes as CPython's repr: no-break space and line separator included, an emoji kept.
+    expect(pyStr(['\u00a0', '\u2028', 'a\u007f', '\u{1f600}'])).toBe(
+      String.raw`['\xa0', '\u2028', 'a\x7f', '😀']`,
+    );
   });
 });

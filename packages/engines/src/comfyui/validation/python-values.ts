@@ -7,6 +7,8 @@
  * integral, unless the caller knows it is a float (a converted FLOAT input, a FLOAT input's bounds).
  */
 
+import { pythonFloatRepr, pythonIntRepr, pythonStrRepr } from '@imagegen/contract';
+
 /** A Python exception raised by a conversion: its class name and `str(exception)`. */
 export class PythonError extends Error {
   constructor(
@@ -33,56 +35,13 @@ export function pyTypeName(value: unknown): string {
   return 'dict';
 }
 
-/** `repr(x)` of a float: shortest round-trip digits, exponent form below 1e-4 and from 1e16. */
-export function pyFloatRepr(x: number): string {
-  if (Number.isNaN(x)) return 'nan';
-  if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
-  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-  const [mantissa, exp] = x.toExponential().split('e') as [string, string];
-  const exponent = Number(exp);
-  if (exponent < -4 || exponent >= 16) {
-    const sign = exponent < 0 ? '-' : '+';
-    return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, '0')}`;
-  }
-  const digits = mantissa.replace('-', '').replace('.', '');
-  const negative = x < 0 ? '-' : '';
-  const point = exponent + 1;
-  let text: string;
-  if (point <= 0) text = `0.${'0'.repeat(-point)}${digits}`;
-  else if (point >= digits.length) text = `${digits}${'0'.repeat(point - digits.length)}.0`;
-  else text = `${digits.slice(0, point)}.${digits.slice(point)}`;
-  return negative + text;
-}
-
-/** `str(n)` of an int: every digit, also beyond JavaScript's safe integers. */
-function pyIntStr(n: number): string {
-  return Number.isSafeInteger(n) ? String(n) : BigInt(n).toString();
-}
-
 export function pyNumberStr(n: PyNumber): string {
-  return n.float ? pyFloatRepr(n.value) : pyIntStr(n.value);
-}
-
-/** `repr(s)` of a str: single quotes unless the text holds a single quote and no double quote. */
-export function pyStrRepr(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of s) {
-    const code = ch.codePointAt(0)!;
-    if (ch === '\\') out += '\\\\';
-    else if (ch === quote) out += `\\${quote}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (code < 0x20 || (code >= 0x7f && code < 0xa0)) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return out + quote;
+  return n.float ? pythonFloatRepr(n.value) : pythonIntRepr(n.value);
 }
 
 /** `repr(x)` of a JSON value (how Python prints it inside a list or dict). */
 export function pyRepr(value: unknown): string {
-  if (typeof value === 'string') return pyStrRepr(value);
+  if (typeof value === 'string') return pythonStrRepr(value);
   return pyStr(value);
 }
 
@@ -94,7 +53,7 @@ export function pyStr(value: unknown): string {
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
   const members = Object.entries(value as Record<string, unknown>).map(
-    ([k, v]) => `${pyStrRepr(k)}: ${pyRepr(v)}`,
+    ([k, v]) => `${pythonStrRepr(k)}: ${pyRepr(v)}`,
   );
   return `{${members.join(', ')}}`;
 }
@@ -119,7 +78,7 @@ export function pyInt(value: unknown): number {
   if (typeof value === 'string') {
     const text = value.trim();
     if (INT_LITERAL.test(text)) return Number(text.replaceAll('_', ''));
-    throw new PythonError('ValueError', `invalid literal for int() with base 10: ${pyStrRepr(value)}`);
+    throw new PythonError('ValueError', `invalid literal for int() with base 10: ${pythonStrRepr(value)}`);
   }
   throw new PythonError(
     'TypeError',
@@ -140,7 +99,7 @@ export function pyFloat(value: unknown): number {
         return lower.startsWith('-') ? -Infinity : Infinity;
       return Number(lower);
     }
-    throw new PythonError('ValueError', `could not convert string to float: ${pyStrRepr(value)}`);
+    throw new PythonError('ValueError', `could not convert string to float: ${pythonStrRepr(value)}`);
   }
   throw new PythonError(
     'TypeError',
