@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // One Vitest run covers every package. Each package keeps its own vitest.config.ts (its own
@@ -6,5 +7,9 @@ export default defineConfig({
   test: {
     projects: ['packages/*/vitest.config.ts', 'e2e/vitest.config.ts', 'test/vitest.config.ts'],
     globalSetup: ['test/postgres-cluster.ts'],
+    // Vitest's default is one file per core less one: a single file at a time on two cores. Most
+    // files spend their time waiting on child processes, browsers and the database, so one file
+    // per core keeps both busy.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
