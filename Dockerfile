@@ -13,6 +13,7 @@ FROM ${BASE} AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/client/package.json packages/client/
+COPY packages/comfyui-fake/package.json packages/comfyui-fake/
 COPY packages/contract/package.json packages/contract/
 COPY packages/db/package.json packages/db/
 COPY packages/docs/package.json packages/docs/

@@ -11,7 +11,7 @@
  * Closing stdin, or SIGTERM, stops the fakes.
  */
 import { createInterface } from 'node:readline';
-import { type FakeComfyUI, startFakeComfyUI } from '@imagegen/engines/testing';
+import { type FakeComfyUI, startFakeComfyUI } from '@imagegen/comfyui-fake';
 
 const count = Number(process.argv[2] ?? 4);
 const fakes: FakeComfyUI[] = [];

@@ -9,7 +9,7 @@ import {
   facePreflight,
   tfjs,
 } from '@imagegen/engines/cpu';
-import { facePhoto, photoCrop, productScene } from '@imagegen/engines/testing';
+import { facePhoto, photoCrop, productScene } from '@imagegen/engines/test-images';
 import { createOwner, migrate } from '@imagegen/server';
 import { type LoopbackApi, serveFiles, startLoopbackApi } from '@imagegen/server/testing';
 import { removeBackground as imglyRemoveBackground } from '@imgly/background-removal-node';

@@ -4,7 +4,7 @@ import { sampleImageUrl } from '@imagegen/contract';
 import { startDocsSite } from '@imagegen/docs/host';
 import { createEngineRegistry, createSandboxEngine, type Engine } from '@imagegen/engines';
 import { createCpuEngine } from '@imagegen/engines/cpu';
-import { productScene } from '@imagegen/engines/testing';
+import { productScene } from '@imagegen/engines/test-images';
 import { createOwner } from '@imagegen/server';
 import {
   apiCalls,

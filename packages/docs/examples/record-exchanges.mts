@@ -24,9 +24,9 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type FakeComfyUI, startFakeComfyUI } from '@imagegen/comfyui-fake';
 import { type Endpoint, endpointByPath, endpoints } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
-import { type FakeComfyUI, startFakeComfyUI } from '@imagegen/engines/testing';
 import { createOwner, upsertServer } from '@imagegen/server';
 import { type LoopbackApi, startLoopbackApi } from '@imagegen/server/testing';
 import sharp from 'sharp';

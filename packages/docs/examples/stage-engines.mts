@@ -3,6 +3,8 @@
  * enabled, each wrapped so that the recorder can hold a job at its door, and what the fake
  * ComfyUI must hold for the examples' graphs.
  */
+
+import { modelFilesOf } from '@imagegen/comfyui-fake';
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import {
   type Engine,
@@ -15,7 +17,6 @@ import {
   setUpEngines,
 } from '@imagegen/engines';
 import { type ApiPrompt, COMPILERS } from '@imagegen/engines/comfyui';
-import { modelFilesOf } from '@imagegen/engines/testing';
 import { createModelFetcher } from '@imagegen/server';
 
 /** What the worker is given of the engines: the registry, and the cpu engine's checks. */

@@ -38,6 +38,7 @@ export {
 export { COMFYUI_PIPELINES, COMPILERS, compilerFor } from './compilers/index.ts';
 export * from './contracts.ts';
 export type { ModelFileOptions } from './model-tasks.ts';
+export { ALL_NODE_PACKS, type NodePack } from './node-packs.ts';
 
 /**
  * The engine for the servers COMFYUI_URLS lists; throws, naming the setting, when a value is

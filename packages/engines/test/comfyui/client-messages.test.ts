@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { readCapture } from '@imagegen/comfyui-fake';
 import { describe, expect, it } from 'vitest';
 import { type HistoryEntry, readHistoryEntry } from '../../src/comfyui/client/history-entry.ts';
 import { describeRejection, type RejectionBody } from '../../src/comfyui/client/rejection.ts';
@@ -8,9 +7,6 @@ import { describeRejection, type RejectionBody } from '../../src/comfyui/client/
  * What the client tells a task's owner: every recorded refusal of a real ComfyUI as one plain
  * sentence, and every recorded kind of history entry as its outcome.
  */
-
-const CAPTURES = path.resolve(import.meta.dirname, '../../comfyui-captures');
-const captured = (file: string) => JSON.parse(readFileSync(path.join(CAPTURES, file), 'utf8'));
 
 /** Every recorded 400 body, by scenario, and the sentence it must become. */
 const REFUSALS: Readonly<Record<string, string>> = {
@@ -33,7 +29,7 @@ const REFUSALS: Readonly<Record<string, string>> = {
 };
 
 describe('refusals in plain words', () => {
-  const bodies = captured('error-bodies.json') as Record<string, { status: number; body: unknown }>;
+  const bodies = readCapture<Record<string, { status: number; body: unknown }>>('error-bodies.json');
 
   it('covers every recorded refusal', () => {
     const refusals = Object.entries(bodies).filter(([, { status }]) => status === 400);
@@ -82,7 +78,9 @@ describe('refusals in plain words', () => {
 
 describe('history entries read into outcomes', () => {
   const entry = (file: string): HistoryEntry =>
-    Object.values(captured(file).response.body)[0] as HistoryEntry;
+    Object.values(
+      readCapture<{ response: { body: Record<string, unknown> } }>(file).response.body,
+    )[0] as HistoryEntry;
 
   it('a success: the output files of the asked nodes', () => {
     expect(readHistoryEntry(entry('txt2img-02-get-history-txt2img.json'), ['9'], 'gpu-1')).toEqual({

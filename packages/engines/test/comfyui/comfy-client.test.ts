@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import path from 'node:path';
+import {
+  type FakeComfyOptions,
+  type FakeComfyUI,
+  readCapture,
+  startFakeComfyUI,
+} from '@imagegen/comfyui-fake';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createComfyClient } from '../../src/comfyui/client/index.ts';
@@ -15,19 +19,11 @@ import {
   PromptRejectedError,
   ServerUnavailableError,
 } from '../../src/comfyui/contracts.ts';
-import {
-  type FakeComfyOptions,
-  type FakeComfyUI,
-  startFakeComfyUI,
-} from '../../src/testing/fake-comfyui/index.ts';
 
 /** The ComfyUI client against the fake server: every behaviour and every fault it must survive. */
 
-const CAPTURES = path.resolve(import.meta.dirname, '../../comfyui-captures');
-const RECORDED_TXT2IMG = (
-  JSON.parse(readFileSync(path.join(CAPTURES, 'txt2img-01-post-prompt-txt2img-64.json'), 'utf8')) as {
-    request: { body: { prompt: ApiPrompt } };
-  }
+const RECORDED_TXT2IMG = readCapture<{ request: { body: { prompt: ApiPrompt } } }>(
+  'txt2img-01-post-prompt-txt2img-64.json',
 ).request.body.prompt;
 
 type Graph = Record<string, ApiNode>;

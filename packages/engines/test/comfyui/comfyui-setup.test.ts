@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
+import { startFakeComfyUI } from '@imagegen/comfyui-fake';
 import { describe, expect, it } from 'vitest';
 import { COMFYUI_PIPELINES } from '../../src/comfyui/index.ts';
 import { setUpEngines } from '../../src/engine-setup.ts';
-import { startFakeComfyUI } from '../../src/testing/index.ts';
 
 describe('the comfyui engine in the engine setup', () => {
   it('runs on the servers of COMFYUI_URLS, first in line for the pipelines it compiles', async () => {

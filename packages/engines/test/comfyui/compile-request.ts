@@ -1,3 +1,4 @@
+import { objectInfoWithPacks } from '@imagegen/comfyui-fake';
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import { CONTROLNET_FILES } from '../../src/comfyui/chains/controlnet-stack.ts';
 import { FACE_RESTORER, FACE_SWAP_MODEL } from '../../src/comfyui/chains/face-swap.ts';
@@ -9,8 +10,7 @@ import { INSTAMODEL_CHECKPOINT, INSTANTID_FILES } from '../../src/comfyui/compil
 import { IC_LIGHT_UNET } from '../../src/comfyui/compilers/relight.ts';
 import type { CompileContext, CompiledWorkflow } from '../../src/comfyui/contracts.ts';
 import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
-import { objectInfoWithPacks } from '../../src/testing/fake-comfyui/captures.ts';
-import { objectInfoWithFiles } from './recorded-object-info.ts';
+import { objectInfoWithFiles } from './object-info-with-files.ts';
 
 /** An image URL of a request; the test server stores its upload under the URL's last segment. */
 export const url = (name: string) => `https://images.example/${name}`;

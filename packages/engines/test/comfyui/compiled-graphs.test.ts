@@ -1,8 +1,8 @@
+import { validatePrompt } from '@imagegen/comfyui-fake';
 import { describe, expect, it } from 'vitest';
 import { IP_ADAPTER_FILES } from '../../src/comfyui/chains/ip-adapter.ts';
 import { COMPILERS } from '../../src/comfyui/compilers/index.ts';
 import type { CompiledWorkflow, PipelineCompiler } from '../../src/comfyui/contracts.ts';
-import { validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
 import { EngineInputError } from '../../src/engine.ts';
 import {
   type CompileOptions,

@@ -1,10 +1,8 @@
+import { capturedObjectInfo, objectInfoWithPacks, validatePrompt } from '@imagegen/comfyui-fake';
 import { describe, expect, it } from 'vitest';
 import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
-import { validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
 import { Graph, type Link } from '../../src/comfyui/workflow/graph.ts';
 import { NODE_TYPES, type NodeTyping } from '../../src/comfyui/workflow/node-types.ts';
-import { objectInfoWithPacks } from '../../src/testing/fake-comfyui/captures.ts';
-import { recordedObjectInfo } from './recorded-object-info.ts';
 
 /** The recorded core definitions and every node pack's, as written from the pack's source. */
 const withPacks = objectInfoWithPacks(ALL_NODE_PACKS);
@@ -78,7 +76,7 @@ describe('the graph builder', () => {
       },
     });
     expect(prompt['6']?.inputs).toEqual({ samples: ['5', 0], vae: ['1', 2] });
-    expect(validatePrompt(recordedObjectInfo, { prompt })).toMatchObject({ status: 200, nodeErrors: {} });
+    expect(validatePrompt(capturedObjectInfo(), { prompt })).toMatchObject({ status: 200, nodeErrors: {} });
   });
 
   it('types each output by its slot', () => {

@@ -8,7 +8,6 @@ import type { ComfyClient } from '../../src/comfyui/contracts.ts';
 import { ModelListings } from '../../src/comfyui/model-listings.ts';
 import { formatBytes, STALE_PART_MS, writeModelFile } from '../../src/comfyui/model-store.ts';
 import { EngineInputError } from '../../src/engine.ts';
-import { listModelsDir } from '../../src/testing/fake-comfyui/models-dir.ts';
 
 let dir: string;
 beforeEach(async () => {
@@ -113,19 +112,6 @@ describe('writeModelFile', () => {
     expect(formatBytes(8 * 1024 ** 3)).toBe('8 GiB');
     expect(formatBytes(1536)).toBe('1.5 KiB');
     expect(formatBytes(12)).toBe('12 bytes');
-  });
-});
-
-describe("the fake's model folder listing", () => {
-  it("lists what ComfyUI lists: files of its model extensions, never a download's .part", async () => {
-    await writeModelFile(path.join(dir, 'loras'), 'x.safetensors', Readable.from([Buffer.from('x')]), {
-      maxBytes: 10,
-      length: 1,
-      signal: new AbortController().signal,
-    });
-    await writeFile(path.join(dir, 'loras', '.y.safetensors.1.part'), 'y');
-    expect(listModelsDir(dir)).toEqual({ loras: ['x.safetensors'] });
-    expect(listModelsDir(path.join(dir, 'absent'))).toEqual({});
   });
 });
 

@@ -1,11 +1,9 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { type FakeComfyUI, readCapture, startFakeComfyUI } from '@imagegen/comfyui-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createComfyClient } from '../../src/comfyui/client/index.ts';
 import { createComfyuiEngine } from '../../src/comfyui/comfyui-engine.ts';
 import { type ApiPrompt, type PipelineCompiler, PromptStalledError } from '../../src/comfyui/contracts.ts';
 import type { Engine, EngineJob } from '../../src/engine.ts';
-import { type FakeComfyUI, startFakeComfyUI } from '../../src/testing/fake-comfyui/index.ts';
 
 /**
  * A fleet that repairs itself, driven through two FAKE ComfyUI servers: a prompt that stalls is
@@ -13,11 +11,8 @@ import { type FakeComfyUI, startFakeComfyUI } from '../../src/testing/fake-comfy
  * prompt completes there; a silent socket is no stall; a server that dies is marked down.
  */
 
-const CAPTURES = path.resolve(import.meta.dirname, '../../comfyui-captures');
-const RECORDED_TXT2IMG = (
-  JSON.parse(readFileSync(path.join(CAPTURES, 'txt2img-01-post-prompt-txt2img-64.json'), 'utf8')) as {
-    request: { body: { prompt: ApiPrompt } };
-  }
+const RECORDED_TXT2IMG = readCapture<{ request: { body: { prompt: ApiPrompt } } }>(
+  'txt2img-01-post-prompt-txt2img-64.json',
 ).request.body.prompt;
 
 const STEPS = 6;

@@ -2,14 +2,19 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import {
+  caseJob,
+  type FakeComfyOptions,
+  type FakeComfyUI,
+  PIPELINE_SUITE,
+  startFakeComfyUI,
+} from '@imagegen/comfyui-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createComfyClient } from '../../src/comfyui/client/index.ts';
 import { createComfyuiEngine } from '../../src/comfyui/comfyui-engine.ts';
 import { COMPILERS } from '../../src/comfyui/compilers/index.ts';
 import { VALIDATION_DRAWING } from '../../src/comfyui/compilers/train-model.ts';
 import type { Engine, EngineJob } from '../../src/engine.ts';
-import { caseJob, PIPELINE_SUITE } from '../../src/testing/comfyui-pipeline-suite.ts';
-import { type FakeComfyOptions, type FakeComfyUI, startFakeComfyUI } from '../../src/testing/index.ts';
 
 /**
  * `/train_model/v1` on the comfyui engine against the fake ComfyUI: the LoRA SaveLoRANode wrote,

@@ -1,3 +1,4 @@
+import { validatePrompt } from '@imagegen/comfyui-fake';
 import { describe, expect, it } from 'vitest';
 import {
   TRAINING_SETTINGS,
@@ -6,7 +7,6 @@ import {
   VALIDATION_DRAWING,
 } from '../../src/comfyui/compilers/train-model.ts';
 import type { CompiledWorkflow } from '../../src/comfyui/contracts.ts';
-import { validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
 import { type CompileOptions, compileRequest, equippedServer, nodesOf } from './compile-request.ts';
 
 /**

@@ -1,3 +1,10 @@
+import {
+  caseJob,
+  type FakeComfyUI,
+  PIPELINE_SUITE,
+  startFakeComfyUI,
+  suiteModelFiles,
+} from '@imagegen/comfyui-fake';
 import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import {
   COMFYUI_PIPELINES,
@@ -5,13 +12,6 @@ import {
   createComfyClient,
   createComfyuiEngine,
 } from '@imagegen/engines/comfyui';
-import {
-  caseJob,
-  type FakeComfyUI,
-  PIPELINE_SUITE,
-  startFakeComfyUI,
-  suiteModelFiles,
-} from '@imagegen/engines/testing';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';

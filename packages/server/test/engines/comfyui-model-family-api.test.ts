@@ -1,3 +1,4 @@
+import { type FakeComfyUI, startFakeComfyUI, suiteModelFiles } from '@imagegen/comfyui-fake';
 import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import {
   COMPILERS,
@@ -5,7 +6,6 @@ import {
   createComfyuiEngine,
   parseCheckpointSettings,
 } from '@imagegen/engines/comfyui';
-import { type FakeComfyUI, startFakeComfyUI, suiteModelFiles } from '@imagegen/engines/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
 import { apiCalls } from '../support/api-calls.ts';

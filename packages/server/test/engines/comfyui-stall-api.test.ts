@@ -1,12 +1,12 @@
-import { createEngineRegistry, type Engine } from '@imagegen/engines';
-import { COMPILERS, createComfyClient, createComfyuiEngine } from '@imagegen/engines/comfyui';
 import {
   caseJob,
   type FakeComfyUI,
   PIPELINE_SUITE,
   startFakeComfyUI,
   suiteModelFiles,
-} from '@imagegen/engines/testing';
+} from '@imagegen/comfyui-fake';
+import { createEngineRegistry, type Engine } from '@imagegen/engines';
+import { COMPILERS, createComfyClient, createComfyuiEngine } from '@imagegen/engines/comfyui';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
 import { Metrics } from '../../src/observability/metrics.ts';

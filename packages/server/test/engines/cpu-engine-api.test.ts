@@ -1,6 +1,6 @@
 import { createEngineRegistry, createSandboxEngine, type Engine } from '@imagegen/engines';
 import { createCpuEngine, createSafetyChecker, facePreflight } from '@imagegen/engines/cpu';
-import { channel, facePhoto, iou, landscape, photoCrop, productScene } from '@imagegen/engines/testing';
+import { channel, facePhoto, iou, landscape, photoCrop, productScene } from '@imagegen/engines/test-images';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';

@@ -58,7 +58,8 @@ export interface NodeTyping {
 
 /**
  * The node packs' classes the compilers use, typed as each pack's definitions under
- * `comfyui-packs/` declare them (a test holds the two together, as for the core classes).
+ * `packages/comfyui-fake/comfyui-packs/` declare them (a test holds the two together, as for the
+ * core classes).
  */
 const PACK_NODE_TYPES = {
   // ComfyUI_IPAdapter_plus

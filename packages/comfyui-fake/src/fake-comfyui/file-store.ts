@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path/posix';
+import type { FileRef } from '@imagegen/engines/comfyui';
 import sharp from 'sharp';
-import type { FileRef } from '../../comfyui/contracts.ts';
 import { renderPng } from './fake-images.ts';
 import type { Picture } from './graph-shapes.ts';
 

@@ -1,5 +1,9 @@
-import type { InputSpec, NodeDefinition, ObjectInfo } from '../../comfyui/contracts.ts';
-import { ALL_NODE_PACKS } from '../../comfyui/node-packs.ts';
+import {
+  ALL_NODE_PACKS,
+  type InputSpec,
+  type NodeDefinition,
+  type ObjectInfo,
+} from '@imagegen/engines/comfyui';
 import { packDefinitions } from './captures.ts';
 
 /**

@@ -8,8 +8,7 @@
  * case failed. Not part of `npm test`.
  */
 
-import { createComfyClient } from '../comfyui/client/index.ts';
-import { parseCheckpoints } from '../comfyui/comfyui-settings.ts';
+import { createComfyClient, parseCheckpoints } from '@imagegen/engines/comfyui';
 import { PIPELINE_SUITE } from './comfyui-pipeline-suite.ts';
 import { runServerSuite } from './comfyui-server-suite.ts';
 

@@ -1,4 +1,4 @@
-import type { ApiPrompt, ObjectInfo } from '../../comfyui/contracts.ts';
+import type { ApiPrompt, ObjectInfo } from '@imagegen/engines/comfyui';
 import { linkSource } from './execution-order.ts';
 
 /**

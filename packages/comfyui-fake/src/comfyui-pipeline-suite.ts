@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
+import type { EngineJob, InputImage, JobModel } from '@imagegen/engines';
+import { type ApiPrompt, type CompiledWorkflow, compilerFor } from '@imagegen/engines/comfyui';
 import sharp from 'sharp';
-import { compilerFor } from '../comfyui/compilers/index.ts';
-import type { ApiPrompt, CompiledWorkflow } from '../comfyui/contracts.ts';
-import type { EngineJob, InputImage, JobModel } from '../engine.ts';
 import { MODEL_INPUTS } from './fake-comfyui/model-lists.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path/posix';
-import type { ObjectInfo } from '../../comfyui/contracts.ts';
-import { SERVER_ERROR_TEXT, validatePrompt } from '../../comfyui/validation/validate-prompt.ts';
+import type { ObjectInfo } from '@imagegen/engines/comfyui';
+import { SERVER_ERROR_TEXT, validatePrompt } from '../validation/validate-prompt.ts';
 import type { FileStore } from './file-store.ts';
 import { LEGACY_MODEL_FOLDERS } from './model-lists.ts';
 import type { PromptExecutor } from './prompt-executor.ts';

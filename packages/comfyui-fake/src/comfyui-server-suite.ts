@@ -2,11 +2,14 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createComfyClient } from '../comfyui/client/index.ts';
-import { createComfyuiEngine } from '../comfyui/comfyui-engine.ts';
-import { compilerFor } from '../comfyui/compilers/index.ts';
-import type { ComfyClient, ObjectInfo } from '../comfyui/contracts.ts';
-import type { Engine, EngineJob, EngineResult, JobModel, RunContext } from '../engine.ts';
+import type { Engine, EngineJob, EngineResult, JobModel, RunContext } from '@imagegen/engines';
+import {
+  type ComfyClient,
+  compilerFor,
+  createComfyClient,
+  createComfyuiEngine,
+  type ObjectInfo,
+} from '@imagegen/engines/comfyui';
 import {
   caseJob,
   compileCase,

@@ -1,16 +1,16 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ALL_NODE_PACKS } from '@imagegen/engines/comfyui';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_NODE_PACKS } from '../../src/comfyui/node-packs.ts';
-import { objectInfoWithPacks } from '../../src/testing/fake-comfyui/captures.ts';
+import { objectInfoWithPacks } from '../src/fake-comfyui/captures.ts';
 import {
   type FakeComfyUI,
   PIPELINE_SUITE,
   runServerSuite,
   startFakeComfyUI,
   suiteModelFiles,
-} from '../../src/testing/index.ts';
+} from '../src/index.ts';
 
 /**
  * The real-server suite (`npm run test:comfyui`), driven against a fake that lacks a node class

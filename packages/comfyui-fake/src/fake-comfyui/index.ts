@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { ObjectInfo } from '../../comfyui/contracts.ts';
-import { ALL_NODE_PACKS, type NodePack } from '../../comfyui/node-packs.ts';
+import { ALL_NODE_PACKS, type NodePack, type ObjectInfo } from '@imagegen/engines/comfyui';
 import {
   capturedFeatures,
   capturedModelFolders,
@@ -10,6 +9,7 @@ import {
   capturedRefusal,
   capturedSystemStats,
   objectInfoWithPacks,
+  readCapture,
 } from './captures.ts';
 import { FileStore } from './file-store.ts';
 import { answer, type FakeCounts, type RouteState } from './http-routes.ts';
@@ -32,8 +32,11 @@ import { SocketHub } from './socket-hub.ts';
  */
 
 export type { ExecutionRecord, StepAction };
-/** The recorded node definitions, for a caller that adds a node pack's to them. */
-export { capturedObjectInfo };
+/**
+ * The recordings, for tests of what reads a real server's answers: the recorded node definitions
+ * (alone, or with node packs' added) and any one recorded exchange.
+ */
+export { capturedObjectInfo, objectInfoWithPacks, readCapture };
 
 export interface FakeComfyOptions {
   /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type FakeComfyUI, startFakeComfyUI } from '../../src/testing/fake-comfyui/index.ts';
+import { type FakeComfyUI, startFakeComfyUI } from '../src/fake-comfyui/index.ts';
 
 /**
  * The fake against the recordings of a real ComfyUI 0.3.64: every recorded HTTP exchange is
@@ -12,7 +12,7 @@ import { type FakeComfyUI, startFakeComfyUI } from '../../src/testing/fake-comfy
  * transcript must come out of the fake in the same order.
  */
 
-const CAPTURES = path.resolve(import.meta.dirname, '../../comfyui-captures');
+const CAPTURES = path.resolve(import.meta.dirname, '../comfyui-captures');
 const read = (file: string) => readFileSync(path.join(CAPTURES, file));
 
 interface Exchange {

@@ -1,4 +1,4 @@
-import type { ApiPrompt, ObjectInfo } from '../../comfyui/contracts.ts';
+import type { ApiPrompt, ObjectInfo } from '@imagegen/engines/comfyui';
 
 /**
  * The order in which ComfyUI 0.3.64 runs a graph's nodes (comfy_execution/graph.py

@@ -1,23 +1,13 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { InputSpec, ObjectInfo } from '../../src/comfyui/contracts.ts';
 
-/** Where the recordings of a real ComfyUI 0.3.64 server lie (see its README). */
-export const CAPTURES = path.resolve(import.meta.dirname, '../../comfyui-captures');
-
-/** `GET /object_info` of the recorded server: every node class it has, and its model files. */
-export const recordedObjectInfo = JSON.parse(
-  readFileSync(path.join(CAPTURES, 'object_info.json'), 'utf8'),
-) as ObjectInfo;
-
 /**
- * A copy of the recorded object_info with more files in some COMBO lists, as a server holding
- * those models would list them: `{ CheckpointLoaderSimple: { ckpt_name: ['sd_xl_base_1.0.safetensors'] } }`.
+ * A copy of an object_info (the recorded one, say) with more files in some COMBO lists, as a server
+ * holding those models would list them: `{ CheckpointLoaderSimple: { ckpt_name: ['sd_xl_base_1.0.safetensors'] } }`.
  * The recorded server held only a random SD1.5 checkpoint and a tiny upscaler.
  */
 export function objectInfoWithFiles(
   files: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>,
-  base: ObjectInfo = recordedObjectInfo,
+  base: ObjectInfo,
 ): ObjectInfo {
   const copy = structuredClone(base) as Record<string, { input: { required?: Record<string, InputSpec> } }>;
   for (const [classType, inputs] of Object.entries(files)) {

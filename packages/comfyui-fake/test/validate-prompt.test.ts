@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { ApiPrompt } from '@imagegen/engines/comfyui';
 import { describe, expect, it } from 'vitest';
-import type { ApiPrompt } from '../../src/comfyui/contracts.ts';
-import { pyNumberStr, pyStr } from '../../src/comfyui/validation/python-values.ts';
-import { SERVER_ERROR_TEXT, validatePrompt } from '../../src/comfyui/validation/validate-prompt.ts';
-import { CAPTURES, recordedObjectInfo } from './recorded-object-info.ts';
+import { capturedObjectInfo } from '../src/fake-comfyui/captures.ts';
+import { pyNumberStr, pyStr } from '../src/validation/python-values.ts';
+import { SERVER_ERROR_TEXT, validatePrompt } from '../src/validation/validate-prompt.ts';
 
-const objectInfo = recordedObjectInfo;
+const CAPTURES = path.resolve(import.meta.dirname, '../comfyui-captures');
+const objectInfo = capturedObjectInfo();
 
 interface Exchange {
   request: { method: string; path: string; body: unknown };

@@ -1,4 +1,4 @@
-import type { ApiPrompt } from '../../comfyui/contracts.ts';
+import type { ApiPrompt } from '@imagegen/engines/comfyui';
 
 /**
  * ComfyUI's PromptQueue (execution.py) in the fake: pending prompts by priority number, the one

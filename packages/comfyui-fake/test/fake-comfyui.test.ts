@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { ApiNode, FileRef } from '@imagegen/engines/comfyui';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { ApiNode, FileRef } from '../../src/comfyui/contracts.ts';
-import {
-  type FakeComfyOptions,
-  type FakeComfyUI,
-  startFakeComfyUI,
-} from '../../src/testing/fake-comfyui/index.ts';
+import { type FakeComfyOptions, type FakeComfyUI, startFakeComfyUI } from '../src/fake-comfyui/index.ts';
 
 /**
  * The fake ComfyUI's own behaviour beyond the recordings: images of the size and count the graph
@@ -22,7 +18,7 @@ type Graph = Record<string, ApiNode>;
 const RECORDED_TXT2IMG = (
   JSON.parse(
     readFileSync(
-      path.resolve(import.meta.dirname, '../../comfyui-captures/txt2img-01-post-prompt-txt2img-64.json'),
+      path.resolve(import.meta.dirname, '../comfyui-captures/txt2img-01-post-prompt-txt2img-64.json'),
       'utf8',
     ),
   ) as { request: { body: { prompt: Graph } } }

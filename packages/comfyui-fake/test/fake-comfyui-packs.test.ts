@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { type ApiNode, compilerFor, type ObjectInfo } from '@imagegen/engines/comfyui';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FACE_RESTORER, FACE_SWAP_MODEL } from '../../src/comfyui/chains/face-swap.ts';
-import { compilerFor } from '../../src/comfyui/compilers/index.ts';
-import type { ApiNode, ObjectInfo } from '../../src/comfyui/contracts.ts';
-import { NODE_PACKS, type NodePack } from '../../src/comfyui/node-packs.ts';
-import { type FakeComfyUI, startFakeComfyUI } from '../../src/testing/fake-comfyui/index.ts';
+import { modelFilesOf } from '../src/comfyui-pipeline-suite.ts';
+import { PACK_DEFINITION_FILES } from '../src/fake-comfyui/captures.ts';
+import { type FakeComfyUI, startFakeComfyUI } from '../src/fake-comfyui/index.ts';
 
 /**
  * The fake ComfyUI with custom node packs installed: their definitions (written from each pack's
@@ -13,7 +12,7 @@ import { type FakeComfyUI, startFakeComfyUI } from '../../src/testing/fake-comfy
  * nodes; a fake without a pack refuses its classes as a bare ComfyUI does.
  */
 
-const PACKS = path.resolve(import.meta.dirname, '../../comfyui-packs');
+const PACKS = path.resolve(import.meta.dirname, '../comfyui-packs');
 
 let fake: FakeComfyUI | undefined;
 afterEach(async () => {
@@ -68,8 +67,8 @@ describe('the fake ComfyUI with node packs', () => {
   it('answers every pack definition file in /object_info, by default', async () => {
     fake = await startFakeComfyUI({ stepDelayMs: 0 });
     const info = (await (await fetch(`${fake.url}/object_info`)).json()) as Record<string, unknown>;
-    for (const pack of Object.keys(NODE_PACKS) as NodePack[]) {
-      const file = JSON.parse(readFileSync(path.join(PACKS, NODE_PACKS[pack].definitions), 'utf8'));
+    for (const definitions of Object.values(PACK_DEFINITION_FILES)) {
+      const file = JSON.parse(readFileSync(path.join(PACKS, definitions), 'utf8'));
       for (const classType of Object.keys(file.object_info))
         expect(info, classType).toHaveProperty(classType);
     }
@@ -87,7 +86,7 @@ describe('the fake ComfyUI with node packs', () => {
   it('runs a pack graph whose inputs the pack accepts, and refuses a value outside its list', async () => {
     fake = await startFakeComfyUI({
       stepDelayMs: 0,
-      models: { insightface: [FACE_SWAP_MODEL], facerestore_models: [FACE_RESTORER] },
+      models: modelFilesOf(faceSwap()),
     });
     await upload(fake, 'photo.png');
     await upload(fake, 'face.png');

@@ -1,27 +1,28 @@
 import { readFileSync } from 'node:fs';
-import type { ObjectInfo } from '../../comfyui/contracts.ts';
-import { NODE_PACKS, type NodePack } from '../../comfyui/node-packs.ts';
+import type { NodePack, ObjectInfo } from '@imagegen/engines/comfyui';
 
 /**
  * What the fake answers where a real server answers from its installation: the recordings of a
  * real ComfyUI 0.3.64 (node definitions, system stats, model folders, a refusal body).
  */
 
-const CAPTURES = new URL('../../../comfyui-captures/', import.meta.url);
-const PACKS = new URL('../../../comfyui-packs/', import.meta.url);
+const CAPTURES = new URL('../../comfyui-captures/', import.meta.url);
+const PACKS = new URL('../../comfyui-packs/', import.meta.url);
 
-const read = <T>(file: string): T => JSON.parse(readFileSync(new URL(file, CAPTURES), 'utf8')) as T;
-const responseBody = <T>(file: string): T => read<{ response: { body: T } }>(file).response.body;
+/** One recording (`comfyui-captures/`), parsed: an exchange, a server answer or a table of them. */
+export const readCapture = <T>(file: string): T =>
+  JSON.parse(readFileSync(new URL(file, CAPTURES), 'utf8')) as T;
+const responseBody = <T>(file: string): T => readCapture<{ response: { body: T } }>(file).response.body;
 
 let objectInfo: ObjectInfo | undefined;
 
 /** `GET /object_info` of the recorded server (parsed once: it is 700 kB). */
 export function capturedObjectInfo(): ObjectInfo {
-  objectInfo ??= read<ObjectInfo>('object_info.json');
+  objectInfo ??= readCapture<ObjectInfo>('object_info.json');
   return objectInfo;
 }
 
-export const capturedSystemStats = () => read<Record<string, unknown>>('system_stats.json');
+export const capturedSystemStats = () => readCapture<Record<string, unknown>>('system_stats.json');
 
 /** `GET /models`: the model folders, in the server's order. */
 export const capturedModelFolders = () => responseBody<string[]>('info-08-get-models.json');
@@ -44,6 +45,24 @@ interface PackDefinitions {
   readonly model_inputs: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
+/**
+ * The file under `comfyui-packs/` that holds each pack's node definitions as `/object_info` answers
+ * them (read from the pack's source at the commit that folder's README names).
+ */
+export const PACK_DEFINITION_FILES: Readonly<Record<NodePack, string>> = {
+  ComfyUI_IPAdapter_plus: 'ipadapter-plus.json',
+  'ComfyUI-ReActor': 'reactor.json',
+  'ComfyUI-IC-Light': 'ic-light.json',
+  comfyui_controlnet_aux: 'controlnet-aux.json',
+  'ComfyUI-Florence2': 'florence2.json',
+  PuLID_ComfyUI: 'pulid.json',
+  comfyui_jankhidiffusion: 'jankhidiffusion.json',
+  ComfyUI_InstantID: 'instantid.json',
+  'ComfyUI-RMBG': 'rmbg.json',
+  ComfyUI_CatVTON_Wrapper: 'catvton.json',
+  'ComfyUI-segment-anything-2': 'segment-anything-2.json',
+};
+
 const packs = new Map<NodePack, PackDefinitions>();
 
 /** The node definitions written from a pack's source (`comfyui-packs/`). */
@@ -51,7 +70,7 @@ export function packDefinitions(pack: NodePack): PackDefinitions {
   let definitions = packs.get(pack);
   if (!definitions) {
     definitions = JSON.parse(
-      readFileSync(new URL(NODE_PACKS[pack].definitions, PACKS), 'utf8'),
+      readFileSync(new URL(PACK_DEFINITION_FILES[pack], PACKS), 'utf8'),
     ) as PackDefinitions;
     packs.set(pack, definitions);
   }

@@ -1,0 +1,9 @@
+/**
+ * `@imagegen/comfyui-fake`: the fake ComfyUI server that tests and benchmarks run the comfyui
+ * engine against, the POST /prompt validation it holds graphs to, and the pipeline suite that runs
+ * against it or against a real server (`npm run test:comfyui`).
+ */
+export * from './comfyui-pipeline-suite.ts';
+export * from './comfyui-server-suite.ts';
+export * from './fake-comfyui/index.ts';
+export { SERVER_ERROR_TEXT, validatePrompt } from './validation/validate-prompt.ts';
