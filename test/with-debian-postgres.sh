@@ -35,9 +35,10 @@ as_server "'$PG_BIN/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w start -o \"-p
 echo "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on $dir/.s.PGSQL.$port and 127.0.0.1:$port"
 
 # The projects that own SQL: db (pools, migrations, LISTEN), server (the queue, models, webhooks,
-# analytics) and search (its insights). The others reach PostgreSQL only through the server's
-# code, which these already run on this server; arguments replace this choice (any vitest filter).
-if [ "$#" -eq 0 ]; then set -- --project db --project server --project search; fi
+# analytics) and search (its insights), and app, the program that starts the roles (npm start and
+# the fleet test). The others reach PostgreSQL only through the server's code, which these already
+# run on this server; arguments replace this choice (any vitest filter).
+if [ "$#" -eq 0 ]; then set -- --project db --project server --project search --project app; fi
 # The fleet test's 5,000 tasks prove scale in the first pass; here 1,000 prove the same faults on
 # this server, and CI stays within its time.
 FLEET_TASKS=${FLEET_TASKS:-1000} TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?host=$dir" npx vitest run "$@"

@@ -7,12 +7,18 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import {
+  createTestDatabase,
+  eventually,
+  freePort,
+  S3RVER_CREDENTIALS,
+  type S3Server,
+  type StartedProcess,
+  startProcess,
+  startS3Server,
+  type TestDatabase,
+} from '@imagegen/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../support/fakes.ts';
-import { freePort } from '../support/loopback.ts';
-import { S3RVER_CREDENTIALS, type S3Server, startS3Server } from '../support/s3-server.ts';
-import { type StartedProcess, startProcess } from '../support/start-process.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const KEY = 'ig_rolesTestKey0123456789abcdefgh';
 
