@@ -36,13 +36,11 @@ import { ListObjectsCommand } from '@aws-sdk/client-s3';
 import {
   createTestDatabase,
   freePort,
-  S3RVER_CREDENTIALS,
-  type S3Server,
   type StartedProcess,
   startProcess,
-  startS3Server,
   type TestDatabase,
 } from '@imagegen/server/testing';
+import { S3RVER_CREDENTIALS, type S3Server, startS3Server } from '@imagegen/server/testing/s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const KEY = 'ig_fleetTestKey0123456789abcdefghi';

@@ -11,13 +11,11 @@ import {
   createTestDatabase,
   eventually,
   freePort,
-  S3RVER_CREDENTIALS,
-  type S3Server,
   type StartedProcess,
   startProcess,
-  startS3Server,
   type TestDatabase,
 } from '@imagegen/server/testing';
+import { S3RVER_CREDENTIALS, type S3Server, startS3Server } from '@imagegen/server/testing/s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const KEY = 'ig_rolesTestKey0123456789abcdefgh';
