@@ -12,6 +12,7 @@ ARG BASE=node:22-bookworm-slim
 FROM ${BASE} AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/app/package.json packages/app/
 COPY packages/client/package.json packages/client/
 COPY packages/comfyui-fake/package.json packages/comfyui-fake/
 COPY packages/contract/package.json packages/contract/
@@ -33,7 +34,8 @@ COPY . .
 # The packages to packages/*/dist, then the docs site to packages/docs/build.
 RUN npm run build
 
-# ---- runtime: production dependencies of the server, the built files, a non-root user ----
+# ---- runtime: production dependencies of the program that starts the roles (packages/app), the
+# built files, a non-root user ----
 FROM ${BASE} AS runtime
 ARG BASE
 ARG VERSION=1.0.0
@@ -49,10 +51,11 @@ ENV NODE_ENV=production \
     IMAGEGEN_DATA_DIR=/data
 WORKDIR /app
 COPY --from=manifests /app ./
-# Only what the server needs at run time: its dependencies and those of the packages it imports;
-# no TypeScript loader, no Docusaurus (the site is already built).
+# Only what the program needs at run time: its dependencies and those of the packages it imports
+# (server, docs host, engines, ...); no TypeScript loader, no Docusaurus (the site is already built).
 RUN --mount=type=cache,target=/root/.npm,sharing=locked \
-    npm ci --omit=dev --workspace=packages/server --no-audit --no-fund
+    npm ci --omit=dev --workspace=packages/app --no-audit --no-fund
+COPY --from=build /app/packages/app/dist packages/app/dist
 COPY --from=build /app/packages/contract/dist packages/contract/dist
 COPY --from=build /app/packages/db/dist packages/db/dist
 COPY --from=build /app/packages/engines/dist packages/engines/dist
@@ -70,4 +73,4 @@ VOLUME ["/data"]
 EXPOSE 8000 8001 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "const port = process.env.IMAGEGEN_ROLES && !process.env.IMAGEGEN_ROLES.includes('api') ? process.env.HEALTH_PORT || 8001 : process.env.API_PORT || 8000; fetch('http://127.0.0.1:' + port + '/health/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--conditions=imagegen-build", "packages/server/dist/src/cli/start.js"]
+CMD ["node", "--conditions=imagegen-build", "packages/app/dist/src/start.js"]

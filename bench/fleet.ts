@@ -9,7 +9,7 @@
  *
  *   npm run --silent bench -- fleet      (last line: one JSON object; progress on stderr)
  *
- * Every API and worker is the real program (`packages/server/src/cli/start.ts` with
+ * Every API and worker is the real program (`packages/app/src/start.ts` with
  * IMAGEGEN_ROLES=api or worker, default settings, JSON logs at info) in its own process, started
  * with bench/child-server.ts. PostgreSQL is durable (fsync on), bundled in a temporary directory
  * unless DATABASE_URL is set. Outputs go to a local folder shared by the workers (one machine).
@@ -40,7 +40,7 @@ import { spawnServer, stopServer } from './child-server.ts';
 import { type CpuGroups, machineBusyUs, postgresPids, sampleCpu } from './cpu-time.ts';
 import { median } from './percentile.ts';
 
-const START = '../packages/server/src/cli/start.ts';
+const START = '../packages/app/src/start.ts';
 const CONNECTIONS = 64;
 const CLAIM_TASKS = Number(process.env.BENCH_CLAIM_TASKS ?? 2000);
 const WORKER_COUNTS = [1, 2, 4];

@@ -1,13 +1,13 @@
 /**
  * `npm run build`: the production build. Compiles the packages the product runs (contract, db,
- * engines, search, server, and the docs host) to JavaScript, each into its own `dist/` with the
- * package's layout kept (`packages/server/src/cli/start.ts` becomes
- * `packages/server/dist/src/cli/start.js`), and copies every file that is not TypeScript (SQL
+ * engines, search, server, the docs host, and app, the program that starts the roles) to
+ * JavaScript, each into its own `dist/` with the package's layout kept (`packages/app/src/start.ts`
+ * becomes `packages/app/dist/src/start.js`), and copies every file that is not TypeScript (SQL
  * migrations, sample images) beside the built files, where the code finds them relative to itself.
  *
  * The built files import each other by package name; each package's `exports` sends those names to
  * `dist/` under the `imagegen-build` condition, so production runs
- * `node --conditions=imagegen-build packages/server/dist/src/cli/start.js` and needs no TypeScript
+ * `node --conditions=imagegen-build packages/app/dist/src/start.js` and needs no TypeScript
  * loader; without the condition (npm start, tests) the names still resolve to the sources.
  *
  * The docs site is built by `npm run build:docs` (the root `build` script runs both).
@@ -22,6 +22,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 
 /** What each package runs in production, relative to the package. */
 const BUILT: Record<string, string[]> = {
+  app: ['src'],
   contract: ['src'],
   db: ['src'],
   engines: ['src'],

@@ -35,15 +35,18 @@ as_server "'$PG_BIN/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w start -o \"-p
 echo "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on $dir/.s.PGSQL.$port and 127.0.0.1:$port"
 
 # The projects that own SQL: db (pools, migrations, LISTEN), server (the queue, models, webhooks,
-# analytics) and search (its insights). The others reach PostgreSQL only through the server's
-# code, which these already run on this server; arguments replace this choice (any vitest filter).
+# analytics) and search (its insights), and app, the program that starts the roles (its worker
+# processes and the fleet test). The others reach PostgreSQL only through the server's code, which
+# these already run on this server; arguments replace this choice (any vitest filter).
 # Left out of that choice: the suites of what the request bodies cost and how they are refused
 # (the fuzz, any-string and hostile-body suites send tens of thousands of requests whose SQL is
-# the one INSERT every other server suite runs) and the cpu engine's models, which reach no SQL.
+# the one INSERT every other server suite runs), the cpu engine's models, which reach no SQL, and
+# npm start's first-run and CLI suite, which starts processes more than it queries.
 if [ "$#" -eq 0 ]; then
-  set -- --project db --project server --project search \
+  set -- --project db --project server --project search --project app \
     --exclude '**/test/http/api-fuzz.test.ts' --exclude '**/test/http/api-any-string.test.ts' \
-    --exclude '**/test/http/api-hostile-bodies.test.ts' --exclude '**/test/engines/cpu-engine-api.test.ts'
+    --exclude '**/test/http/api-hostile-bodies.test.ts' --exclude '**/test/engines/cpu-engine-api.test.ts' \
+    --exclude '**/app/test/start.test.ts'
 fi
 # The fleet test's 5,000 tasks prove scale in the first pass; here 1,000 prove the same faults on
 # this server, and CI stays within its time.

@@ -1,24 +1,39 @@
 /**
- * @imagegen/server: the API and the queue worker, and `npm start` (src/cli/start.ts), which runs
- * them with the docs site in one process. What other parts of the repository (benchmarks, browser
- * tests, the client's tests) build on; everything else is internal. ARCHITECTURE.md (at the
- * repository root) walks a task through these modules.
+ * @imagegen/server: the API, the queue worker and the webhook dispatcher, and the `imagegen`
+ * operator CLI (src/cli/main.ts). What other parts of the repository (the program that starts the
+ * roles in @imagegen/app, benchmarks, browser tests, the client's tests) build on; everything else
+ * is internal. ARCHITECTURE.md (at the repository root) walks a task through these modules.
  */
 export { analyticsRoutes } from './analytics/analytics-routes.ts';
-export { createOwner } from './auth/accounts.ts';
+export { createFirstOwner, createOwner, ensureApiKey, firstOwner } from './auth/accounts.ts';
 export { createAuthenticator } from './auth/authenticator.ts';
 export { upsertServer } from './auth/sql/upsertServer.ts';
+export { openDatabase } from './cli/database.ts';
+export { ROLES, readStartConfig } from './cli/start-config.ts';
 export { migrate, PRODUCT_MIGRATIONS } from './db/migrate.ts';
-export { createImageFetcher } from './fetch/image-fetcher.ts';
-export { createModelFetcher } from './fetch/model-fetcher.ts';
+export { createImageFetcher, imageFetcherFromEnv } from './fetch/image-fetcher.ts';
+export { createModelFetcher, modelFetcherFromEnv } from './fetch/model-fetcher.ts';
+export { withStoredFiles } from './fetch/stored-files.ts';
 export { type ApiOptions, buildApi } from './http/api-app.ts';
+export { authFailureLimitsFromEnv } from './http/api-key-auth.ts';
+export { buildHealthApp } from './http/health-app.ts';
 export { HOT_PATH_BUDGET_US, HOT_PATH_HOOKS } from './http/hot-path.ts';
-export { type RetentionPolicy, sweepExpired } from './retention/sweeper.ts';
+export { type Readiness, registerHealthRoutes } from './http/routes/health.ts';
+export { lineLog, loggerFromEnv } from './observability/logger.ts';
+export { metricsFromEnv } from './observability/metrics.ts';
+export { metricsHandler, mountMetrics } from './observability/metrics-endpoint.ts';
+export { type RetentionPolicy, runRetentionSweeper, sweepExpired } from './retention/sweeper.ts';
 export type { BlobStore } from './storage/blob-store.ts';
 export { blobStoreFromEnv } from './storage/blob-store-from-env.ts';
 export { LocalBlobStore } from './storage/local-blob-store.ts';
 export { S3BlobStore } from './storage/s3-blob-store.ts';
-export { startWorker, submitTask, TaskStatusReader, type WorkerOptions } from './tasks/index.ts';
+export {
+  startWorker,
+  submitTask,
+  TaskStatusReader,
+  taskLimitsFromEnv,
+  type WorkerOptions,
+} from './tasks/index.ts';
 export { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 export { enqueueWebhook } from './webhooks/webhook-outbox.ts';
 export { signWebhook } from './webhooks/webhook-signing.ts';

@@ -20,6 +20,7 @@
  *   submitIdempotent(pool, params, key) → {submitted, replayed} (IdempotencyKeyReusedError)
  *   listTasks(pool, ownerId, query)     → a page of the owner's tasks (InvalidCursorError)
  *   startWorker({pool, engines, fetcher, store, publicUrl, signal, ...}) → {id, stopped}
+ *   taskLimitsFromEnv(env)            → the worker's attempt timeouts and per-plan concurrency
  *   deleteFinishedTasks(db, cutoff, limit), deleteExpiredIdempotencyKeys(db, cutoff, limit) → how
  *     many went (the retention sweeper's batches)
  */
@@ -49,6 +50,7 @@ export {
 } from './status-body.ts';
 export { drawSeed, submitTask } from './submit.ts';
 export { TASK_EVENTS_CHANNEL } from './task-events.ts';
+export { type TaskLimits, taskLimitsFromEnv } from './task-limits.ts';
 export { TASKS_CHANNEL } from './task-notifications.ts';
 export { type TaskStatus, TaskStatusReader } from './task-status-reader.ts';
 export { hasEnded, TaskWatcher, type Watching } from './task-watcher.ts';

@@ -240,7 +240,7 @@ describe('the Docker Compose file', () => {
     expect(text).toContain('docker build -t registry.example.com/imagegen:1.0.0 .');
     for (const [name, service] of imagegenServices(load(), ['split'])) {
       expect(service.image, name).toBe('registry.example.com/imagegen:1.0.0');
-      expect(service.command!.at(-1), name).toBe('packages/server/dist/src/cli/start.js');
+      expect(service.command!.at(-1), name).toBe('packages/app/dist/src/start.js');
       expect(missingProgramFiles(service.command!), name).toEqual([]);
     }
   });

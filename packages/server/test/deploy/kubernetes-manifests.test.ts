@@ -196,7 +196,7 @@ describe('the Kubernetes manifests', () => {
     expect(job!.command!.slice(-2)).toEqual(['packages/server/dist/src/cli/main.js', 'migrate']);
     expect(USAGE).toMatch(/^ {2}migrate /m);
     for (const deployment of byKind('Deployment')) {
-      expect(podContainers(deployment)[0]!.command!.at(-1)).toBe('packages/server/dist/src/cli/start.js');
+      expect(podContainers(deployment)[0]!.command!.at(-1)).toBe('packages/app/dist/src/start.js');
     }
     for (const m of [...byKind('Deployment'), ...byKind('Job')]) {
       for (const c of podContainers(m)) expect(missingProgramFiles(c.command ?? [])).toEqual([]);

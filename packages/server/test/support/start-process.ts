@@ -1,11 +1,11 @@
 /**
- * `npm start` as a child process, for the tests of the program as operators run it: its output
- * collected, a wait for a line, and its exit.
+ * `npm start` (packages/app/src/start.ts) as a child process, for the tests of the program as
+ * operators run it: its output collected, a wait for a line, and its exit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 
-const START = path.resolve(import.meta.dirname, '../../src/cli/start.ts');
+const START = path.resolve(import.meta.dirname, '../../../app/src/start.ts');
 
 export interface StartedProcess {
   readonly child: ChildProcess;

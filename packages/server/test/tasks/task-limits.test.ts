@@ -1,6 +1,5 @@
 import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { taskLimitsFromEnv } from '../../src/cli/task-limits.ts';
 import {
   getTaskForOwner,
   type SubmitTaskParams,
@@ -11,6 +10,7 @@ import {
 } from '../../src/tasks/index.ts';
 import { claimTask } from '../../src/tasks/sql/claimTask.ts';
 import { completeTask } from '../../src/tasks/sql/completeTask.ts';
+import { taskLimitsFromEnv } from '../../src/tasks/task-limits.ts';
 import { enqueueWebhook } from '../../src/webhooks/webhook-outbox.ts';
 import {
   createOwner,

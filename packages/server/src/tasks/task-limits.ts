@@ -1,6 +1,6 @@
 import { endpointByPath } from '@imagegen/contract';
 import { isPlan, type Plan } from '../auth/plans.ts';
-import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../tasks/worker-context.ts';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS } from './worker-context.ts';
 
 /** A week: the longest attempt a setting may allow, well within a timer's range (24.8 days). */
 const MAX_RUN_SECONDS = 604_800;

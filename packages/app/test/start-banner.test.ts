@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startBanner } from '../../src/cli/start-banner.ts';
+import { startBanner } from '../src/start-banner.ts';
 
 const base = {
   apiUrl: 'http://127.0.0.1:8000',

@@ -14,35 +14,46 @@
  * released to the queue for another worker; nothing acknowledged is lost. Then it exits 0.
  *
  * Each worker also sweeps what has outlived its retention (RETENTION_*_DAYS, every
- * RETENTION_SWEEP_SECONDS): retention/sweeper.ts.
+ * RETENTION_SWEEP_SECONDS): the server's retention/sweeper.ts.
+ *
+ * The one place that knows every part: the roles come from @imagegen/server and the docs host from
+ * @imagegen/docs, so neither of those packages depends on the other.
  */
 
 import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
 import { type EngineSetup, modelFileRemoverFromEnv, setUpEngines } from '@imagegen/engines';
+import {
+  authFailureLimitsFromEnv,
+  blobStoreFromEnv,
+  buildApi,
+  buildHealthApp,
+  createAuthenticator,
+  createFirstOwner,
+  enqueueWebhook,
+  ensureApiKey,
+  firstOwner,
+  imageFetcherFromEnv,
+  LocalBlobStore,
+  lineLog,
+  loggerFromEnv,
+  metricsFromEnv,
+  metricsHandler,
+  modelFetcherFromEnv,
+  mountMetrics,
+  openDatabase,
+  type Readiness,
+  ROLES,
+  readStartConfig,
+  registerHealthRoutes,
+  runRetentionSweeper,
+  startWebhookDispatcher,
+  startWorker,
+  taskLimitsFromEnv,
+  withStoredFiles,
+} from '@imagegen/server';
 import type { FastifyInstance } from 'fastify';
-import { createFirstOwner, ensureApiKey, firstOwner } from '../auth/accounts.ts';
-import { createAuthenticator } from '../auth/authenticator.ts';
-import { imageFetcherFromEnv } from '../fetch/image-fetcher.ts';
-import { modelFetcherFromEnv } from '../fetch/model-fetcher.ts';
-import { withStoredFiles } from '../fetch/stored-files.ts';
-import { buildApi } from '../http/api-app.ts';
-import { authFailureLimitsFromEnv } from '../http/api-key-auth.ts';
-import { buildHealthApp } from '../http/health-app.ts';
-import { type Readiness, registerHealthRoutes } from '../http/routes/health.ts';
-import { lineLog, loggerFromEnv } from '../observability/logger.ts';
-import { metricsFromEnv } from '../observability/metrics.ts';
-import { metricsHandler, mountMetrics } from '../observability/metrics-endpoint.ts';
-import { runRetentionSweeper } from '../retention/sweeper.ts';
-import { blobStoreFromEnv } from '../storage/blob-store-from-env.ts';
-import { LocalBlobStore } from '../storage/local-blob-store.ts';
-import { startWorker } from '../tasks/index.ts';
-import { startWebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
-import { enqueueWebhook } from '../webhooks/webhook-outbox.ts';
-import { openDatabase } from './database.ts';
 import { startBanner } from './start-banner.ts';
-import { ROLES, readStartConfig } from './start-config.ts';
-import { taskLimitsFromEnv } from './task-limits.ts';
 
 // JSON lines on stdout (LOG_LEVEL); every listener of the process serves its metrics at /metrics.
 const logger = loggerFromEnv(process.env);

@@ -4,13 +4,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { endpointByPath, SAMPLE_IMAGES, sampleImageUrl, withSampleImages } from '@imagegen/contract';
+import {
+  createTestDatabase,
+  freePort,
+  type StartedProcess,
+  startProcess,
+  type TestDatabase,
+} from '@imagegen/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/loopback.ts';
-import { type StartedProcess, startProcess } from '../support/start-process.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const run = promisify(execFile);
-const CLI = path.resolve(import.meta.dirname, '../../src/cli/main.ts');
+// The operator CLI is the server's; it runs beside the started program.
+const CLI = path.resolve(import.meta.dirname, '../../server/src/cli/main.ts');
 
 describe('npm start and the CLI', () => {
   let db: TestDatabase;
