@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { type ApiNode, compilerFor, type ObjectInfo } from '@imagegen/engines/comfyui';
+import { ALL_NODE_PACKS, type ApiNode, compilerFor, type ObjectInfo } from '@imagegen/engines/comfyui';
 import { afterEach, describe, expect, it } from 'vitest';
 import { modelFilesOf } from '../src/comfyui-pipeline-suite.ts';
-import { PACK_DEFINITION_FILES } from '../src/fake-comfyui/captures.ts';
+import { packDefinitions } from '../src/fake-comfyui/captures.ts';
 import { type FakeComfyUI, startFakeComfyUI } from '../src/fake-comfyui/index.ts';
 
 /**
@@ -11,8 +9,6 @@ import { type FakeComfyUI, startFakeComfyUI } from '../src/fake-comfyui/index.ts
  * source under `comfyui-packs/`) answered in /object_info and held to the same validation as core
  * nodes; a fake without a pack refuses its classes as a bare ComfyUI does.
  */
-
-const PACKS = path.resolve(import.meta.dirname, '../comfyui-packs');
 
 let fake: FakeComfyUI | undefined;
 afterEach(async () => {
@@ -67,9 +63,8 @@ describe('the fake ComfyUI with node packs', () => {
   it('answers every pack definition file in /object_info, by default', async () => {
     fake = await startFakeComfyUI({ stepDelayMs: 0 });
     const info = (await (await fetch(`${fake.url}/object_info`)).json()) as Record<string, unknown>;
-    for (const definitions of Object.values(PACK_DEFINITION_FILES)) {
-      const file = JSON.parse(readFileSync(path.join(PACKS, definitions), 'utf8'));
-      for (const classType of Object.keys(file.object_info))
+    for (const pack of ALL_NODE_PACKS) {
+      for (const classType of Object.keys(packDefinitions(pack).object_info))
         expect(info, classType).toHaveProperty(classType);
     }
     expect(info).toHaveProperty('KSampler');

@@ -49,7 +49,7 @@ interface PackDefinitions {
  * The file under `comfyui-packs/` that holds each pack's node definitions as `/object_info` answers
  * them (read from the pack's source at the commit that folder's README names).
  */
-export const PACK_DEFINITION_FILES: Readonly<Record<NodePack, string>> = {
+const PACK_DEFINITION_FILES: Readonly<Record<NodePack, string>> = {
   ComfyUI_IPAdapter_plus: 'ipadapter-plus.json',
   'ComfyUI-ReActor': 'reactor.json',
   'ComfyUI-IC-Light': 'ic-light.json',
