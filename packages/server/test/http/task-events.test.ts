@@ -102,7 +102,10 @@ describe('status streams over HTTP', () => {
     await gated.engine.gate(name).started;
     gated.engine.gate(name).open();
     expect((await stream.nextEvent())?.body).toMatchObject({ status: 'SUCCESS' });
-  });
+    // Each move waits for the stream's next look (every 2 s) at a queue snapshot old enough to be
+    // retaken: 2 s, or up to 15 s while the database is slow (the snapshot's cost sets its age,
+    // see QueueEstimates). Two moves on a busy machine can take half a minute.
+  }, 60_000);
 
   it('sends keep-alive comments while nothing changes', async () => {
     const { id, gate } = await runningTask();
