@@ -18,6 +18,9 @@ COPY packages/comfyui-fake/package.json packages/comfyui-fake/
 COPY packages/contract/package.json packages/contract/
 COPY packages/db/package.json packages/db/
 COPY packages/docs/package.json packages/docs/
+COPY packages/engine-comfyui/package.json packages/engine-comfyui/
+COPY packages/engine-cpu/package.json packages/engine-cpu/
+COPY packages/engine-sandbox/package.json packages/engine-sandbox/
 COPY packages/engines/package.json packages/engines/
 COPY packages/search/package.json packages/search/
 COPY packages/server/package.json packages/server/
@@ -59,6 +62,9 @@ COPY --from=build /app/packages/app/dist packages/app/dist
 COPY --from=build /app/packages/contract/dist packages/contract/dist
 COPY --from=build /app/packages/db/dist packages/db/dist
 COPY --from=build /app/packages/engines/dist packages/engines/dist
+COPY --from=build /app/packages/engine-comfyui/dist packages/engine-comfyui/dist
+COPY --from=build /app/packages/engine-cpu/dist packages/engine-cpu/dist
+COPY --from=build /app/packages/engine-sandbox/dist packages/engine-sandbox/dist
 COPY --from=build /app/packages/search/dist packages/search/dist
 COPY --from=build /app/packages/server/dist packages/server/dist
 COPY --from=build /app/packages/docs/dist packages/docs/dist

@@ -1,15 +1,15 @@
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createPool } from '@imagegen/db';
-import { createEngineRegistry, type EngineJob, type InputImage } from '@imagegen/engines';
 import {
   createCpuEngine,
   createSafetyChecker,
   esrganModelJson,
   facePreflight,
   tfjs,
-} from '@imagegen/engines/cpu';
-import { facePhoto, photoCrop, productScene } from '@imagegen/engines/test-images';
+} from '@imagegen/engine-cpu/engine';
+import { facePhoto, photoCrop, productScene } from '@imagegen/engine-cpu/test-images';
+import { createEngineRegistry, type EngineJob, type InputImage } from '@imagegen/engines';
 import { createOwner, migrate } from '@imagegen/server';
 import { type LoopbackApi, serveFiles, startLoopbackApi } from '@imagegen/server/testing';
 import { removeBackground as imglyRemoveBackground } from '@imgly/background-removal-node';

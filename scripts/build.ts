@@ -1,6 +1,6 @@
 /**
  * `npm run build`: the production build. Compiles the packages the product runs (contract, db,
- * engines, search, server, the docs host, and app, the program that starts the roles) to
+ * engines and each engine-*, search, server, the docs host, and app, the program that starts the roles) to
  * JavaScript, each into its own `dist/` with the package's layout kept (`packages/app/src/start.ts`
  * becomes `packages/app/dist/src/start.js`), and copies every file that is not TypeScript (SQL
  * migrations, sample images) beside the built files, where the code finds them relative to itself.
@@ -26,6 +26,9 @@ const BUILT: Record<string, string[]> = {
   contract: ['src'],
   db: ['src'],
   engines: ['src'],
+  'engine-comfyui': ['src'],
+  'engine-cpu': ['src'],
+  'engine-sandbox': ['src'],
   search: ['src', 'migrations'],
   server: ['src'],
   docs: ['host', 'runtime-settings.ts', 'site-links.ts'],

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createEngineRegistry, createSandboxEngine } from '@imagegen/engines';
+import { createSandboxEngine } from '@imagegen/engine-sandbox/engine';
+import { createEngineRegistry } from '@imagegen/engines';
 import { createOwner, signWebhook } from '@imagegen/server';
 import {
   createTestDatabase,

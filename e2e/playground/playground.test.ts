@@ -2,9 +2,10 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { sampleImageUrl } from '@imagegen/contract';
 import { startDocsSite } from '@imagegen/docs/host';
-import { createEngineRegistry, createSandboxEngine, type Engine } from '@imagegen/engines';
-import { createCpuEngine } from '@imagegen/engines/cpu';
-import { productScene } from '@imagegen/engines/test-images';
+import { createCpuEngine } from '@imagegen/engine-cpu/engine';
+import { productScene } from '@imagegen/engine-cpu/test-images';
+import { createSandboxEngine } from '@imagegen/engine-sandbox/engine';
+import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import { createOwner } from '@imagegen/server';
 import {
   apiCalls,

@@ -22,7 +22,8 @@
 
 import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
-import { type EngineSetup, modelFileRemoverFromEnv, setUpEngines } from '@imagegen/engines';
+import { modelFileRemoverFromEnv } from '@imagegen/engine-comfyui';
+import { type EngineSetup, placeholderEngineNames, setUpEngines } from '@imagegen/engines';
 import {
   authFailureLimitsFromEnv,
   blobStoreFromEnv,
@@ -53,6 +54,7 @@ import {
   withStoredFiles,
 } from '@imagegen/server';
 import type { FastifyInstance } from 'fastify';
+import { SHIPPED_ENGINES } from './shipped-engines.ts';
 import { startBanner } from './start-banner.ts';
 
 // JSON lines on stdout (LOG_LEVEL); every listener of the process serves its metrics at /metrics.
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
   let engines: EngineSetup | null = null;
   if (roles.has('api') || roles.has('worker')) {
     engines = await setUpEngines(
+      SHIPPED_ENGINES,
       process.env,
       (line) => log(`engines: ${line}`),
       modelFetcherFromEnv(process.env),
@@ -114,6 +117,7 @@ async function main(): Promise<void> {
       store,
       publicUrl: config.publicUrl,
       engines: () => setup.registry.describe(),
+      placeholderEngines: placeholderEngineNames(SHIPPED_ENGINES),
       // A request the serving engine can already tell will fail is answered 422, not queued.
       admit: (pipeline, input) => setup.registry.admit(pipeline, input),
       docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],

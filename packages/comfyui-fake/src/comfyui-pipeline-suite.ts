@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
+import { type ApiPrompt, type CompiledWorkflow, compilerFor } from '@imagegen/engine-comfyui/engine';
 import type { EngineJob, InputImage, JobModel } from '@imagegen/engines';
-import { type ApiPrompt, type CompiledWorkflow, compilerFor } from '@imagegen/engines/comfyui';
 import sharp from 'sharp';
 import { MODEL_INPUTS } from './fake-comfyui/model-lists.ts';
 

@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Engine, EngineJob, EngineResult, JobModel, RunContext } from '@imagegen/engines';
 import {
   type ComfyClient,
   compilerFor,
   createComfyClient,
   createComfyuiEngine,
   type ObjectInfo,
-} from '@imagegen/engines/comfyui';
+} from '@imagegen/engine-comfyui/engine';
+import type { Engine, EngineJob, EngineResult, JobModel, RunContext } from '@imagegen/engines';
 import {
   caseJob,
   compileCase,

@@ -8,7 +8,7 @@
  * case failed. Not part of `npm test`.
  */
 
-import { createComfyClient, parseCheckpoints } from '@imagegen/engines/comfyui';
+import { createComfyClient, parseCheckpoints } from '@imagegen/engine-comfyui/engine';
 import { PIPELINE_SUITE } from './comfyui-pipeline-suite.ts';
 import { runServerSuite } from './comfyui-server-suite.ts';
 

@@ -1,4 +1,4 @@
-import { ALL_NODE_PACKS, type ApiNode, compilerFor, type ObjectInfo } from '@imagegen/engines/comfyui';
+import { ALL_NODE_PACKS, type ApiNode, compilerFor, type ObjectInfo } from '@imagegen/engine-comfyui/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { modelFilesOf } from '../src/comfyui-pipeline-suite.ts';
 import { packDefinitions } from '../src/fake-comfyui/captures.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ApiNode, FileRef } from '@imagegen/engines/comfyui';
+import type { ApiNode, FileRef } from '@imagegen/engine-comfyui/engine';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';

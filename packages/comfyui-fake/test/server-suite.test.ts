@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ALL_NODE_PACKS } from '@imagegen/engines/comfyui';
+import { ALL_NODE_PACKS } from '@imagegen/engine-comfyui/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectInfoWithPacks } from '../src/fake-comfyui/captures.ts';
 import {

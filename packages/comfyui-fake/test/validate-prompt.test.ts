@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ApiPrompt } from '@imagegen/engines/comfyui';
+import type { ApiPrompt } from '@imagegen/engine-comfyui/engine';
 import { describe, expect, it } from 'vitest';
 import { capturedObjectInfo } from '../src/fake-comfyui/captures.ts';
 import { pyNumberStr, pyStr } from '../src/validation/python-values.ts';

@@ -6,6 +6,10 @@
 
 import { modelFilesOf } from '@imagegen/comfyui-fake';
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
+import { comfyuiEngineModule } from '@imagegen/engine-comfyui';
+import { type ApiPrompt, COMPILERS } from '@imagegen/engine-comfyui/engine';
+import { cpuEngineModule } from '@imagegen/engine-cpu';
+import { sandboxEngineModule } from '@imagegen/engine-sandbox';
 import {
   type Engine,
   EngineInputError,
@@ -16,7 +20,6 @@ import {
   type SafetyChecker,
   setUpEngines,
 } from '@imagegen/engines';
-import { type ApiPrompt, COMPILERS } from '@imagegen/engines/comfyui';
 import { createModelFetcher } from '@imagegen/server';
 
 /** What the worker is given of the engines: the registry, and the cpu engine's checks. */
@@ -34,6 +37,7 @@ export interface StageEngines {
  */
 export async function stageEngines(comfyui: Readonly<Record<string, string>>): Promise<StageEngines> {
   const setup = await setUpEngines(
+    [cpuEngineModule, comfyuiEngineModule, sandboxEngineModule],
     { IMAGEGEN_ENGINES: 'cpu,comfyui,sandbox', ...comfyui },
     undefined,
     createModelFetcher({ allowPrivate: true }),

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { drawPicture } from '@imagegen/comfyui-fake';
 import { type Endpoint, FACE_CHECKED_FIELDS } from '@imagegen/contract';
-import { facePhoto } from '@imagegen/engines/test-images';
+import { facePhoto } from '@imagegen/engine-cpu/test-images';
 import sharp from 'sharp';
 
 /** A scene or a mask as an input image: small, so the pipelines run in no time. */

@@ -1,14 +1,15 @@
 import path from 'node:path';
-import { engineCatalog, shippedEngines } from '@imagegen/engines';
+import { engineCatalog } from '@imagegen/engines';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { EngineNoteBody } from '../src/components/EngineNoteBody.tsx';
 import { type EngineCatalogData, engineNote } from '../src/components/engine-note.ts';
 import { docPages, plainText, taskPathsIn } from './support/doc-pages.ts';
+import { ENGINES, engineNamed, shippedCatalog } from './support/engine-catalog.ts';
 
 const BLOG = path.resolve(import.meta.dirname, '../blog');
-const catalog = engineCatalog();
+const catalog = await shippedCatalog();
 
 /** The task paths a page documents with the Endpoint components (POST operations). */
 function documentedTaskPaths(text: string): string[] {
@@ -95,7 +96,10 @@ describe('the engine note', () => {
   });
 
   it('says the task fails with no engine serves <path> where the catalogue has no engine for it', () => {
-    const withoutSandbox = engineCatalog(shippedEngines().filter((e) => e.name !== 'sandbox'));
+    const withoutSandbox = engineCatalog(
+      ENGINES.filter((e) => e.name !== 'sandbox'),
+      ['cpu'],
+    );
     const note = engineNote(withoutSandbox, '/sd/text2image/v1');
     expect(note).toMatchObject({ engine: null, kind: 'none' });
     expect(plainText(rendered(withoutSandbox, ['/sd/text2image/v1']))).toContain(
@@ -103,8 +107,12 @@ describe('the engine note', () => {
     );
   });
 
+  it('tests against the catalogue the program prints for the docs build, from the engines it ships', () => {
+    expect(JSON.parse(JSON.stringify(engineCatalog(ENGINES, ['cpu', 'sandbox'])))).toEqual(catalog);
+  });
+
   it('prints the answer the catalogue resolved, never deciding again', () => {
-    const [cpu, sandbox] = shippedEngines();
+    const [cpu, sandbox] = [engineNamed('cpu'), engineNamed('sandbox')];
     const sandboxFirst = engineCatalog(
       [cpu!, { ...sandbox!, pipelines: ['/bgremover/v1'] }],
       ['sandbox', 'cpu'],
@@ -117,7 +125,7 @@ describe('the engine note', () => {
   });
 
   it('says, for each pipeline the comfyui engine serves, what its servers need, as its compiler declares it', () => {
-    const comfyui = shippedEngines().find((e) => e.name === 'comfyui');
+    const comfyui = engineNamed('comfyui');
     const needs = comfyui?.servers?.needs ?? {};
     expect(Object.keys(needs).sort()).toEqual([...(comfyui?.pipelines ?? [])].sort());
     expect(Object.keys(needs)).toContain('/sd/text2image/v1');
@@ -154,7 +162,7 @@ describe('the engine note', () => {
   });
 
   it('says a pipeline the comfyui engine answers runs on its servers, not on the CPU', () => {
-    const comfyuiFirst = engineCatalog(shippedEngines(), ['comfyui', 'cpu', 'sandbox']);
+    const comfyuiFirst = engineCatalog(ENGINES, ['comfyui', 'cpu', 'sandbox']);
     const note = engineNote(comfyuiFirst, '/sd3/v1');
     expect(note).toMatchObject({ engine: 'comfyui', kind: 'real' });
     expect(note.text).toContain(

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { endpointByPath } from '@imagegen/contract';
-import { PROMPT_STYLES } from '@imagegen/engines/comfyui';
+import { PROMPT_STYLES } from '@imagegen/engine-comfyui/engine';
 import { describe, expect, it } from 'vitest';
 import { DOCS_DIR } from './support/doc-pages.ts';
 

@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { engineCatalog } from '@imagegen/engines';
-import { COMPILERS } from '@imagegen/engines/comfyui';
+import { COMPILERS } from '@imagegen/engine-comfyui/engine';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { ServerNeedsBody } from '../src/components/ServerNeedsBody.tsx';
+import { shippedCatalog } from './support/engine-catalog.ts';
 
-const catalog = engineCatalog();
+const catalog = await shippedCatalog();
 const render = (engine: string) => renderToStaticMarkup(createElement(ServerNeedsBody, { catalog, engine }));
 const unmarked = (text: string) => text.replaceAll('`', '');
 

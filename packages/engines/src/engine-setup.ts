@@ -1,6 +1,7 @@
+import { defaultEngineOrder } from './catalog.ts';
 import type { Engine, ModelSource, Preflight, SafetyChecker } from './engine.ts';
+import type { EngineModule } from './engine-module.ts';
 import { createEngineRegistry, type EngineRegistry, engineConfigFromEnv } from './registry.ts';
-import { createSandboxEngine } from './sandbox/index.ts';
 
 export interface EngineSetup {
   registry: EngineRegistry;
@@ -10,65 +11,43 @@ export interface EngineSetup {
 }
 
 /**
- * The engines this process runs, from IMAGEGEN_ENGINES (default `cpu,sandbox`, or
- * `comfyui,cpu,sandbox` with COMFYUI_URLS) and IMAGEGEN_PIPELINE_ENGINES. The cpu engine (real
- * models shipped in npm packages) is loaded only when enabled; if it cannot load, start-up says so
- * and goes on with the others, so a pipeline it would serve fails with `no engine serves <pipeline>`
- * rather than with fake output. The comfyui engine runs on the ComfyUI servers of COMFYUI_URLS; a
- * malformed value stops start-up. `log` hears of its servers going down and coming back;
- * `fetchModel` (the server's SSRF-safe fetcher) downloads load_model's files into
- * COMFYUI_MODELS_DIR.
+ * The engines this process runs, from the modules the program ships, IMAGEGEN_ENGINES (default:
+ * the modules the settings enable by default, in the order given) and IMAGEGEN_PIPELINE_ENGINES.
+ * Only the engines named are built, so an engine left out never loads its runtime. An engine that
+ * cannot run here is left out with a warning, so a pipeline it would serve fails with
+ * `no engine serves <pipeline>` rather than with another engine's output; a malformed setting
+ * stops start-up. `log` hears of engines' servers going down and coming back; `fetchModel` (the
+ * server's SSRF-safe fetcher) downloads load_model's files.
  */
 export async function setUpEngines(
-  env: NodeJS.ProcessEnv = process.env,
+  modules: readonly EngineModule[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
   log?: (line: string) => void,
   fetchModel?: ModelSource,
 ): Promise<EngineSetup> {
-  const config = engineConfigFromEnv(env);
+  const config = engineConfigFromEnv(env, defaultEngineOrder(modules, env));
   const available: Engine[] = [];
   const preflights: Preflight[] = [];
   const warnings: string[] = [];
   let safety: SafetyChecker | undefined;
-  if (config.enabled.includes('sandbox'))
-    available.push(createSandboxEngine({ delayMs: sandboxDelayMs(env.SANDBOX_DELAY_MS) }));
-  if (config.enabled.includes('cpu')) {
-    try {
-      const cpu = await import('./cpu/index.ts');
-      available.push(cpu.createCpuEngine());
-      preflights.push(cpu.facePreflight);
-      safety = cpu.createSafetyChecker();
-    } catch (error) {
-      warnings.push(`engine cpu could not load (${(error as Error).message}); its pipelines have no engine`);
+  for (const name of config.enabled) {
+    const module = modules.find((candidate) => candidate.name === name);
+    if (!module) {
+      warnings.push(`IMAGEGEN_ENGINES names unknown engine "${name}"`);
+      continue;
     }
-  }
-  if (config.enabled.includes('comfyui')) {
-    if (env.COMFYUI_URLS?.trim()) {
-      const comfyui = await import('./comfyui/index.ts');
-      available.push(comfyui.comfyuiEngineFromEnv(env, log, fetchModel));
-    } else {
-      warnings.push(
-        'IMAGEGEN_ENGINES names comfyui, but COMFYUI_URLS names no server; its pipelines have no engine',
-      );
+    if (available.some((engine) => engine.name === name)) continue;
+    const built = await module.build({ env, ...(log ? { log } : {}), ...(fetchModel ? { fetchModel } : {}) });
+    if ('unavailable' in built) {
+      warnings.push(built.unavailable);
+      continue;
     }
+    available.push(built.engine);
+    preflights.push(...(built.preflights ?? []));
+    safety ??= built.safety;
   }
   const known = new Set(available.map((engine) => engine.name));
   const enabled = config.enabled.filter((name) => known.has(name));
-  for (const name of config.enabled) {
-    if (!known.has(name) && name !== 'cpu' && name !== 'comfyui')
-      warnings.push(`IMAGEGEN_ENGINES names unknown engine "${name}"`);
-  }
   const registry = createEngineRegistry(available, { enabled, pinned: config.pinned });
   return { registry, preflights, ...(safety ? { safety } : {}), warnings };
-}
-
-/**
- * SANDBOX_DELAY_MS: simulated work per sandbox task (default 0), so that a deployment can be
- * rehearsed with tasks that take time: draining on SIGTERM, several workers sharing a queue.
- */
-function sandboxDelayMs(value: string | undefined): number {
-  if (value === undefined || value === '') return 0;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0)
-    throw new Error(`SANDBOX_DELAY_MS=${value} is not a whole number of milliseconds`);
-  return n;
 }

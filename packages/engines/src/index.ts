@@ -1,31 +1,34 @@
 /**
- * @imagegen/engines: the one narrow interface between the queue worker and whatever computes
- * images (engine.ts), which engine serves which pipeline (registry.ts, from configuration;
- * catalog.ts, what this release ships, which the docs print), and the engines `npm start` builds
- * (engine-setup.ts). The cpu engine and its models load only when enabled: import it from
- * `@imagegen/engines/cpu`. ARCHITECTURE.md (at the repository root) says where an engine fits.
+ * @imagegen/engines: what every engine shares. The one narrow interface between the queue worker
+ * and whatever computes images (engine.ts); the face an engine package shows the program that
+ * starts the roles (engine-module.ts: its name, what it serves and needs, how it is built); which
+ * engine serves which pipeline (registry.ts, from configuration); the catalogue the docs print
+ * (catalog.ts); building the configured engines from the modules handed in (engine-setup.ts); and
+ * worker threads (`@imagegen/engines/threads`). The engines themselves are packages of their own
+ * (`@imagegen/engine-cpu`, `@imagegen/engine-sandbox`, `@imagegen/engine-comfyui`), none of which
+ * imports another. ARCHITECTURE.md (at the repository root) says where an engine fits.
  */
 export {
   type AnswerKind,
+  defaultEngineOrder,
   type EngineCatalog,
+  type EngineListing,
   engineCatalog,
-  isPlaceholderEngine,
+  engineEntries,
+  engineListing,
   type PathAnswer,
-  shippedEngines,
+  placeholderEngineNames,
 } from './catalog.ts';
-// The file side of deleting a model (COMFYUI_MODELS_DIR), for the API: no engine is loaded for it.
-export { modelFileRemoverFromEnv } from './comfyui/model-store.ts';
 export * from './engine.ts';
+export * from './engine-module.ts';
 export { type EngineSetup, setUpEngines } from './engine-setup.ts';
 export {
-  COMFYUI_ENGINE_ORDER,
   createEngineRegistry,
-  DEFAULT_ENGINE_ORDER,
   type EngineConfig,
   type EngineDescription,
   type EngineRegistry,
   engineConfigFromEnv,
   registersWithoutEngine,
+  type ServesPipelines,
+  servingEngine,
 } from './registry.ts';
-export { createSandboxEngine } from './sandbox/index.ts';
-export { SANDBOX_MODEL_NOTE } from './sandbox/sandbox-training.ts';

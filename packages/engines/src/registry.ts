@@ -3,14 +3,8 @@ import type { Engine, EngineServer, Pipeline, SubmissionRefusal } from './engine
 
 /**
  * Which engine serves which pipeline: the one decision, for the worker, `/health` and the docs'
- * engine notes alike (catalog.ts resolves the docs' answers with the same rule and order).
+ * engine notes alike (catalog.ts resolves the docs' answers with the same rule).
  */
-
-/** The engine names in order of preference when IMAGEGEN_ENGINES is unset. */
-export const DEFAULT_ENGINE_ORDER = ['cpu', 'sandbox'] as const;
-
-/** The default order when COMFYUI_URLS names servers: diffusion on them first. */
-export const COMFYUI_ENGINE_ORDER = ['comfyui', ...DEFAULT_ENGINE_ORDER] as const;
 
 export interface EngineConfig {
   /** Engine names in order of preference (IMAGEGEN_ENGINES). */
@@ -20,11 +14,13 @@ export interface EngineConfig {
 }
 
 /**
- * Reads IMAGEGEN_ENGINES (`cpu,sandbox`; default DEFAULT_ENGINE_ORDER, or COMFYUI_ENGINE_ORDER
- * when COMFYUI_URLS is set) and IMAGEGEN_PIPELINE_ENGINES (`/bgremover/v1=cpu,/sd/text2image/v1=sandbox`).
+ * Reads IMAGEGEN_ENGINES (`cpu,sandbox`; default `defaults`, the engines whose modules the
+ * settings enable by default: `defaultEngineOrder`) and IMAGEGEN_PIPELINE_ENGINES
+ * (`/bgremover/v1=cpu,/sd/text2image/v1=sandbox`).
  */
 export function engineConfigFromEnv(
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: Readonly<Record<string, string | undefined>>,
+  defaults: readonly string[],
 ): EngineConfig {
   const enabled = (env.IMAGEGEN_ENGINES ?? '')
     .split(',')
@@ -39,7 +35,6 @@ export function engineConfigFromEnv(
     }
     pinned[pipeline] = engine;
   }
-  const defaults = env.COMFYUI_URLS?.trim() ? COMFYUI_ENGINE_ORDER : DEFAULT_ENGINE_ORDER;
   return { enabled: enabled.length > 0 ? enabled : [...defaults], pinned };
 }
 

@@ -12,13 +12,15 @@ function namedEngine(name: string, pipelines: string[]): Engine {
 }
 
 const cpu = namedEngine('cpu', ['/bgremover/v1', '/superresolution/v1']);
+/** The default order of these tests' settings, as the shipped modules would give it. */
+const DEFAULTS = ['cpu', 'sandbox'];
 const sandbox = namedEngine('sandbox', ['/sd/text2image/v1', '/bgremover/v1', '/superresolution/v1']);
 
 describe('the engine registry', () => {
   it('gives a pipeline to the first enabled engine that serves it', () => {
     const registry = createEngineRegistry(
       [sandbox, cpu],
-      engineConfigFromEnv({ IMAGEGEN_ENGINES: 'cpu,sandbox' }),
+      engineConfigFromEnv({ IMAGEGEN_ENGINES: 'cpu,sandbox' }, DEFAULTS),
     );
     expect(registry.engineFor('/bgremover/v1')?.name).toBe('cpu');
     expect(registry.engineFor('/sd/text2image/v1')?.name).toBe('sandbox');
@@ -26,10 +28,13 @@ describe('the engine registry', () => {
   });
 
   it('honours a pipeline pinned to an engine', () => {
-    const config = engineConfigFromEnv({
-      IMAGEGEN_ENGINES: 'cpu,sandbox',
-      IMAGEGEN_PIPELINE_ENGINES: '/superresolution/v1=sandbox',
-    });
+    const config = engineConfigFromEnv(
+      {
+        IMAGEGEN_ENGINES: 'cpu,sandbox',
+        IMAGEGEN_PIPELINE_ENGINES: '/superresolution/v1=sandbox',
+      },
+      DEFAULTS,
+    );
     const registry = createEngineRegistry([sandbox, cpu], config);
     expect(registry.engineFor('/superresolution/v1')?.name).toBe('sandbox');
     expect(registry.describe()).toEqual([
@@ -39,14 +44,17 @@ describe('the engine registry', () => {
   });
 
   it('serves nothing through engines that are available but not enabled', () => {
-    const registry = createEngineRegistry([sandbox, cpu], engineConfigFromEnv({ IMAGEGEN_ENGINES: 'cpu' }));
+    const registry = createEngineRegistry(
+      [sandbox, cpu],
+      engineConfigFromEnv({ IMAGEGEN_ENGINES: 'cpu' }, DEFAULTS),
+    );
     expect(registry.engineFor('/sd/text2image/v1')).toBeUndefined();
     expect(registry.describe().map((e) => e.name)).toEqual(['cpu']);
   });
 
   it('defaults to the one default order: the cpu engine, then the sandbox', () => {
-    expect(engineConfigFromEnv({})).toEqual({ enabled: ['cpu', 'sandbox'], pinned: {} });
-    const registry = createEngineRegistry([sandbox, cpu], engineConfigFromEnv({}));
+    expect(engineConfigFromEnv({}, DEFAULTS)).toEqual({ enabled: ['cpu', 'sandbox'], pinned: {} });
+    const registry = createEngineRegistry([sandbox, cpu], engineConfigFromEnv({}, DEFAULTS));
     expect(registry.engineFor('/bgremover/v1')?.name).toBe('cpu');
     expect(registry.engineFor('/sd/text2image/v1')?.name).toBe('sandbox');
   });
@@ -67,23 +75,18 @@ describe('the engine registry', () => {
     });
     const registry = createEngineRegistry(
       [counted(sandbox), counted(cpu)],
-      engineConfigFromEnv({ IMAGEGEN_ENGINES: 'sandbox' }),
+      engineConfigFromEnv({ IMAGEGEN_ENGINES: 'sandbox' }, DEFAULTS),
     );
     await Promise.all([registry.start(), registry.start()]);
     await registry.close();
     expect(calls).toEqual(['start sandbox', 'close sandbox']);
   });
 
-  it('puts the comfyui engine first by default when COMFYUI_URLS names servers', () => {
-    expect(engineConfigFromEnv({ COMFYUI_URLS: 'http://10.0.0.5:8188' }).enabled).toEqual([
-      'comfyui',
-      'cpu',
-      'sandbox',
-    ]);
-    expect(engineConfigFromEnv({ COMFYUI_URLS: ' ' }).enabled).toEqual(['cpu', 'sandbox']);
-    expect(
-      engineConfigFromEnv({ COMFYUI_URLS: 'http://10.0.0.5:8188', IMAGEGEN_ENGINES: 'sandbox' }).enabled,
-    ).toEqual(['sandbox']);
+  it('takes the default order only when IMAGEGEN_ENGINES names no engine', () => {
+    const defaults = ['comfyui', 'cpu', 'sandbox'];
+    expect(engineConfigFromEnv({}, defaults).enabled).toEqual(defaults);
+    expect(engineConfigFromEnv({ IMAGEGEN_ENGINES: ' , ' }, defaults).enabled).toEqual(defaults);
+    expect(engineConfigFromEnv({ IMAGEGEN_ENGINES: 'sandbox' }, defaults).enabled).toEqual(['sandbox']);
   });
 
   it("adds up the enabled engines' capacities and lists their servers for /health and routing", () => {
@@ -102,7 +105,7 @@ describe('the engine registry', () => {
     };
     const registry = createEngineRegistry(
       [gpus, { ...cpu, capacity: 2 }, sandbox],
-      engineConfigFromEnv({ COMFYUI_URLS: 'gpu-1=http://gpu-1:8188' }),
+      engineConfigFromEnv({}, ['comfyui', ...DEFAULTS]),
     );
     expect(registry.capacity()).toBe(11);
     expect(registry.serverNames()).toEqual(['gpu-1', 'gpu-2']);
@@ -112,21 +115,24 @@ describe('the engine registry', () => {
       servers: [server('gpu-1', 'up'), server('gpu-1', 'down'), server('gpu-2', 'up')],
     });
     expect(registry.describe()[1]).not.toHaveProperty('servers');
-    const plain = createEngineRegistry([sandbox, cpu], engineConfigFromEnv({}));
+    const plain = createEngineRegistry([sandbox, cpu], engineConfigFromEnv({}, DEFAULTS));
     expect([plain.capacity(), plain.serverNames()]).toEqual([0, []]);
   });
 
   it('refuses configuration naming an unknown engine or a malformed pin', () => {
     expect(() =>
-      createEngineRegistry([sandbox], engineConfigFromEnv({ IMAGEGEN_ENGINES: 'comfyui' })),
+      createEngineRegistry([sandbox], engineConfigFromEnv({ IMAGEGEN_ENGINES: 'comfyui' }, DEFAULTS)),
     ).toThrow('engine "comfyui" is configured but not available (available: sandbox)');
-    expect(() => engineConfigFromEnv({ IMAGEGEN_PIPELINE_ENGINES: '/bgremover/v1' })).toThrow(
+    expect(() => engineConfigFromEnv({ IMAGEGEN_PIPELINE_ENGINES: '/bgremover/v1' }, DEFAULTS)).toThrow(
       /not <pipeline>=<engine>/,
     );
     expect(() =>
       createEngineRegistry(
         [sandbox, cpu],
-        engineConfigFromEnv({ IMAGEGEN_ENGINES: 'sandbox', IMAGEGEN_PIPELINE_ENGINES: '/bgremover/v1=cpu' }),
+        engineConfigFromEnv(
+          { IMAGEGEN_ENGINES: 'sandbox', IMAGEGEN_PIPELINE_ENGINES: '/bgremover/v1=cpu' },
+          DEFAULTS,
+        ),
       ),
     ).toThrow(/pinned to engine "cpu", which is not enabled/);
   });

@@ -3,7 +3,9 @@
  * engine (placeholder images, with simulated work and progress when `delayMs` is set), one
  * in-process worker, an owner with a key, and a loopback server of input images.
  */
-import { createEngineRegistry, createSandboxEngine } from '@imagegen/engines';
+
+import { createSandboxEngine } from '@imagegen/engine-sandbox/engine';
+import { createEngineRegistry } from '@imagegen/engines';
 import { createOwner, enqueueWebhook } from '@imagegen/server';
 import {
   createTestDatabase,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { NodePack, ObjectInfo } from '@imagegen/engines/comfyui';
+import type { NodePack, ObjectInfo } from '@imagegen/engine-comfyui/engine';
 
 /**
  * What the fake answers where a real server answers from its installation: the recordings of a

@@ -1,4 +1,4 @@
-import type { ApiPrompt, ObjectInfo } from '@imagegen/engines/comfyui';
+import type { ApiPrompt, ObjectInfo } from '@imagegen/engine-comfyui/engine';
 
 /**
  * The order in which ComfyUI 0.3.64 runs a graph's nodes (comfy_execution/graph.py

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path/posix';
-import type { FileRef } from '@imagegen/engines/comfyui';
+import type { FileRef } from '@imagegen/engine-comfyui/engine';
 import sharp from 'sharp';
 import { renderPng } from './fake-images.ts';
 import type { Picture } from './graph-shapes.ts';

@@ -1,4 +1,4 @@
-import type { ApiPrompt, ObjectInfo } from '@imagegen/engines/comfyui';
+import type { ApiPrompt, ObjectInfo } from '@imagegen/engine-comfyui/engine';
 import { linkSource } from './execution-order.ts';
 
 /**

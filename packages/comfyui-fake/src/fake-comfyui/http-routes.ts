@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path/posix';
-import type { ObjectInfo } from '@imagegen/engines/comfyui';
+import type { ObjectInfo } from '@imagegen/engine-comfyui/engine';
 import { SERVER_ERROR_TEXT, validatePrompt } from '../validation/validate-prompt.ts';
 import type { FileStore } from './file-store.ts';
 import { LEGACY_MODEL_FOLDERS } from './model-lists.ts';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { ALL_NODE_PACKS, type NodePack, type ObjectInfo } from '@imagegen/engines/comfyui';
+import { ALL_NODE_PACKS, type NodePack, type ObjectInfo } from '@imagegen/engine-comfyui/engine';
 import {
   capturedFeatures,
   capturedModelFolders,

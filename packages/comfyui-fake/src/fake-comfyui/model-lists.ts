@@ -3,7 +3,7 @@ import {
   type InputSpec,
   type NodeDefinition,
   type ObjectInfo,
-} from '@imagegen/engines/comfyui';
+} from '@imagegen/engine-comfyui/engine';
 import { packDefinitions } from './captures.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ApiPrompt, FileRef, ObjectInfo } from '@imagegen/engines/comfyui';
+import type { ApiPrompt, FileRef, ObjectInfo } from '@imagegen/engine-comfyui/engine';
 import { ExecutionOrder, linkSource } from './execution-order.ts';
 import { renderPreview } from './fake-images.ts';
 import { fakeLora } from './fake-lora.ts';

@@ -1,4 +1,4 @@
-import type { ApiPrompt } from '@imagegen/engines/comfyui';
+import type { ApiPrompt } from '@imagegen/engine-comfyui/engine';
 
 /**
  * ComfyUI's PromptQueue (execution.py) in the fake: pending prompts by priority number, the one

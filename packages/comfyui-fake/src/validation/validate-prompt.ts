@@ -8,7 +8,7 @@
  * definition's `input_order` and the graph's key order; JSON.parse puts integer-like node ids in
  * ascending order, so "first offending node" means the lowest id.
  */
-import type { ApiPrompt, InputSpec, NodeDefinition, ObjectInfo } from '@imagegen/engines/comfyui';
+import type { ApiPrompt, InputSpec, NodeDefinition, ObjectInfo } from '@imagegen/engine-comfyui/engine';
 import {
   type PyNumber,
   PythonError,

@@ -1,6 +1,6 @@
 /**
  * The text of a page's engine note, from the engine catalogue the `prebuild`/`prestart` scripts
- * write to .generated/engines.json (`engineCatalog()` in packages/engines/src/catalog.ts): which
+ * write to .generated/engines.json (`engineCatalog()` of `@imagegen/engines`, over the engines the program ships): which
  * engine serves an endpoint is decided there, with the registry's own rule and default order, and
  * only worded here. Text is Markdown with `code` spans only.
  */

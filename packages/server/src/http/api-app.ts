@@ -38,6 +38,11 @@ export interface ApiOptions {
   /** Engines, the pipelines they serve and their servers, for /health. */
   engines: () => EngineDescription[];
   /**
+   * The names of the engines that answer with labelled placeholders (the sandbox): the task list
+   * marks their tasks `placeholder: true`, whichever process ran them. Default: none.
+   */
+  placeholderEngines?: readonly string[];
+  /**
    * The serving engine's check of a validated generation request before it is queued
    * (`EngineRegistry.admit`): a refusal answers 422 located at the field. Absent: none.
    */
@@ -134,6 +139,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   );
 
   const { pool, publicUrl, store } = options;
+  const placeholderEngines = new Set(options.placeholderEngines);
   metrics.watchQueue(pool);
   metrics.watchEngines(options.engines);
   observeRequests(app, metrics, { logs: options.logger !== undefined });
@@ -199,7 +205,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
           await registerUploadEndpoint(scope, endpoint, { pool, store, publicUrl });
           break;
         case 'record':
-          registerRecordEndpoint(scope, endpoint, { pool, publicUrl });
+          registerRecordEndpoint(scope, endpoint, { pool, publicUrl, placeholderEngines });
           break;
         case 'delete':
           registerDeleteEndpoint(scope, endpoint, {

@@ -1,6 +1,5 @@
 import { endpointByPath } from '@imagegen/contract';
 import { isUuid, type Queryable } from '@imagegen/db';
-import { isPlaceholderEngine } from '@imagegen/engines';
 import { listOwnerTasks } from './sql/listOwnerTasks.ts';
 
 /** One task as GET /tasks/v1 lists it (the contract's TaskListEntry). */
@@ -25,6 +24,8 @@ export interface TaskListQuery {
   readonly limit: number;
   /** The `next_cursor` of the previous page. */
   readonly cursor?: string;
+  /** The engines whose output is labelled placeholders: their tasks are listed `placeholder: true`. */
+  readonly placeholderEngines: ReadonlySet<string>;
 }
 
 /** A cursor that no page of this listing handed out. */
@@ -59,7 +60,7 @@ export async function listTasks(
       request: row.input,
       state: row.cancelled ? 'cancelled' : row.state,
       engine: row.engine,
-      placeholder: row.engine !== null && isPlaceholderEngine(row.engine),
+      placeholder: row.engine !== null && query.placeholderEngines.has(row.engine),
       batch_id: row.batch_id,
       created_at: row.created_at.toISOString(),
       finished_at: row.finished_at?.toISOString() ?? null,

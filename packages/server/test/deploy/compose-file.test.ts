@@ -9,8 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { parseCheckpoints, parseModelsDir, parseServerList } from '@imagegen/engine-comfyui/engine';
 import { engineConfigFromEnv } from '@imagegen/engines';
-import { parseCheckpoints, parseModelsDir, parseServerList } from '@imagegen/engines/comfyui';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -155,7 +155,7 @@ describe('the Docker Compose file', () => {
         expect(servers.length, name).toBeGreaterThan(0);
         expect(parseModelsDir(settings.COMFYUI_MODELS_DIR, servers)?.shared, name).toBe('/models');
         expect(Object.keys(parseCheckpoints(settings.COMFYUI_CHECKPOINTS))).toEqual(['sd1.5', 'sdxl']);
-        expect(() => engineConfigFromEnv(settings)).not.toThrow();
+        expect(() => engineConfigFromEnv(settings, [])).not.toThrow();
       }
       expect(roles.sort()).toEqual(['api', 'docs', 'webhooks', 'worker']);
     },

@@ -5,13 +5,13 @@ import {
   startFakeComfyUI,
   suiteModelFiles,
 } from '@imagegen/comfyui-fake';
-import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import {
   COMFYUI_PIPELINES,
   COMPILERS,
   createComfyClient,
   createComfyuiEngine,
-} from '@imagegen/engines/comfyui';
+} from '@imagegen/engine-comfyui/engine';
+import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';

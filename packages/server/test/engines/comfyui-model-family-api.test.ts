@@ -1,11 +1,11 @@
 import { type FakeComfyUI, startFakeComfyUI, suiteModelFiles } from '@imagegen/comfyui-fake';
-import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import {
   COMPILERS,
   createComfyClient,
   createComfyuiEngine,
   parseCheckpointSettings,
-} from '@imagegen/engines/comfyui';
+} from '@imagegen/engine-comfyui/engine';
+import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
 import { apiCalls } from '../support/api-calls.ts';

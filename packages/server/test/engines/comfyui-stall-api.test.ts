@@ -5,8 +5,8 @@ import {
   startFakeComfyUI,
   suiteModelFiles,
 } from '@imagegen/comfyui-fake';
+import { COMPILERS, createComfyClient, createComfyuiEngine } from '@imagegen/engine-comfyui/engine';
 import { createEngineRegistry, type Engine } from '@imagegen/engines';
-import { COMPILERS, createComfyClient, createComfyuiEngine } from '@imagegen/engines/comfyui';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
 import { Metrics } from '../../src/observability/metrics.ts';

@@ -3,8 +3,13 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { caseJob, type FakeComfyUI, PIPELINE_SUITE, startFakeComfyUI } from '@imagegen/comfyui-fake';
+import {
+  COMPILERS,
+  compilerFor,
+  createComfyClient,
+  createComfyuiEngine,
+} from '@imagegen/engine-comfyui/engine';
 import { createEngineRegistry, type Engine } from '@imagegen/engines';
-import { COMPILERS, compilerFor, createComfyClient, createComfyuiEngine } from '@imagegen/engines/comfyui';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';

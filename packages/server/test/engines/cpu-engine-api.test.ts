@@ -1,6 +1,14 @@
-import { createEngineRegistry, createSandboxEngine, type Engine } from '@imagegen/engines';
-import { createCpuEngine, createSafetyChecker, facePreflight } from '@imagegen/engines/cpu';
-import { channel, facePhoto, iou, landscape, photoCrop, productScene } from '@imagegen/engines/test-images';
+import { createCpuEngine, createSafetyChecker, facePreflight } from '@imagegen/engine-cpu/engine';
+import {
+  channel,
+  facePhoto,
+  iou,
+  landscape,
+  photoCrop,
+  productScene,
+} from '@imagegen/engine-cpu/test-images';
+import { createSandboxEngine } from '@imagegen/engine-sandbox/engine';
+import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';

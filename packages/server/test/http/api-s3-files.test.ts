@@ -4,6 +4,7 @@
  * fresh presigned URL, as FILES_VIA says.
  */
 import { endpointByPath } from '@imagegen/contract';
+import { sandboxEngineModule } from '@imagegen/engine-sandbox';
 import { setUpEngines } from '@imagegen/engines';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +24,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   s3 = await startS3Server();
   key = (await createOwner(db.pool, { name: 's3', plan: 'UNLIMITED' })).apiKey;
-  const { registry } = await setUpEngines({ IMAGEGEN_ENGINES: 'sandbox' });
+  const { registry } = await setUpEngines([sandboxEngineModule], { IMAGEGEN_ENGINES: 'sandbox' });
   proxied = await startLoopbackApi({ pool: db.pool, engines: registry, store: s3.store() });
   presigned = await startLoopbackApi({
     pool: db.pool,

@@ -1,3 +1,4 @@
+import { sandboxEngineModule } from '@imagegen/engine-sandbox';
 import { setUpEngines } from '@imagegen/engines';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
@@ -21,7 +22,10 @@ describe('Cancel-After', () => {
   let db: TestDatabase;
   let api: LoopbackApi;
   let key: string;
-  const engines = setUpEngines({ IMAGEGEN_ENGINES: 'sandbox', SANDBOX_DELAY_MS: '10000' });
+  const engines = setUpEngines([sandboxEngineModule], {
+    IMAGEGEN_ENGINES: 'sandbox',
+    SANDBOX_DELAY_MS: '10000',
+  });
 
   beforeAll(async () => {
     db = await createTestDatabase();

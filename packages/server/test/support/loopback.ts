@@ -89,6 +89,8 @@ export async function startLoopbackApi(options: {
     store,
     publicUrl: url,
     engines: () => options.engines.describe(),
+    // The shipped engine that draws labelled placeholders, as `npm start` names it.
+    placeholderEngines: ['sandbox'],
     admit: (pipeline, input) => options.engines.admit(pipeline, input),
     ...(options.onRoute ? { onRoute: options.onRoute } : {}),
     ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),

@@ -1,5 +1,8 @@
 import { endpointByPath } from '@imagegen/contract';
-import { SANDBOX_MODEL_NOTE, setUpEngines } from '@imagegen/engines';
+import { cpuEngineModule } from '@imagegen/engine-cpu';
+import { sandboxEngineModule } from '@imagegen/engine-sandbox';
+import { SANDBOX_MODEL_NOTE } from '@imagegen/engine-sandbox/engine';
+import { setUpEngines } from '@imagegen/engines';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
@@ -29,7 +32,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   key = (await createOwner(db.pool, { name: 'trainer', plan: 'UNLIMITED' })).apiKey;
   // The engine setup of `npm start`, without the cpu engine (not used here).
-  const { registry } = await setUpEngines({ IMAGEGEN_ENGINES: 'sandbox' });
+  const { registry } = await setUpEngines([sandboxEngineModule], { IMAGEGEN_ENGINES: 'sandbox' });
   api = await startLoopbackApi({ pool: db.pool, engines: registry, worker: { pollMs: 100 } });
 });
 
@@ -50,7 +53,7 @@ async function call(method: string, route: string, json?: unknown) {
 
 describe('training on the embedded default', () => {
   it('is served by the sandbox engine in the default engine order', async () => {
-    const { registry, safety } = await setUpEngines({});
+    const { registry, safety } = await setUpEngines([cpuEngineModule, sandboxEngineModule], {});
     try {
       expect(registry.engineFor('/train_model/v1')?.name).toBe('sandbox');
     } finally {

@@ -30,12 +30,23 @@ import { fastifyPath } from './fastify-path.ts';
 
 type RecordHandler = (request: FastifyRequest, ownerId: string) => Promise<unknown>;
 
+interface RecordOptions {
+  readonly pool: Pool;
+  readonly publicUrl: string;
+  /** The engines whose output is labelled placeholders (the task list says so of their tasks). */
+  readonly placeholderEngines: ReadonlySet<string>;
+}
+
 /**
  * The owner's records, by the contract's path: reads, and the one write of a record (a webhook
  * redelivery). Every statement filters on the caller's owner id, so another owner's id answers
  * 404 exactly like a missing one.
  */
-function recordHandlers(pool: Pool, publicUrl: string): Record<string, RecordHandler> {
+function recordHandlers({
+  pool,
+  publicUrl,
+  placeholderEngines,
+}: RecordOptions): Record<string, RecordHandler> {
   const param = (request: FastifyRequest, name: string) =>
     (request.params as Record<string, string>)[name] ?? '';
   return {
@@ -81,6 +92,7 @@ function recordHandlers(pool: Pool, publicUrl: string): Record<string, RecordHan
       try {
         return await listTasks(pool, ownerId, {
           limit: query.limit,
+          placeholderEngines,
           ...(query.status === undefined ? {} : { status: query.status }),
           ...(query.pipeline === undefined ? {} : { pipeline: query.pipeline }),
           ...(query.batch_id === undefined ? {} : { batchId: query.batch_id }),
@@ -151,9 +163,9 @@ function batchEntry(task: TaskRecord, publicUrl: string) {
 export function registerRecordEndpoint(
   app: FastifyInstance,
   endpoint: Endpoint,
-  options: { pool: Pool; publicUrl: string },
+  options: RecordOptions,
 ): void {
-  const handler = recordHandlers(options.pool, options.publicUrl)[endpoint.path];
+  const handler = recordHandlers(options)[endpoint.path];
   // The contract is the list of routes: a new record endpoint without a handler must not go unnoticed.
   if (!handler) throw new Error(`no record handler for ${endpoint.method} ${endpoint.path}`);
   app.route({

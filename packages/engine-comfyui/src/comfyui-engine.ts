@@ -1,0 +1,349 @@
+import { randomUUID } from 'node:crypto';
+import { endpointByPath } from '@imagegen/contract';
+import {
+  type Engine,
+  EngineInputError,
+  type EngineJob,
+  type EngineResult,
+  type InputImage,
+  type OutputImage,
+  type RunContext,
+} from '@imagegen/engines';
+import sharp, { type Metadata } from 'sharp';
+import type { CheckpointFamily } from './checkpoint-roles.ts';
+import {
+  type ComfyClient,
+  type CompileContext,
+  type CompiledWorkflow,
+  type FileRef,
+  type ImageSize,
+  type PipelineCompiler,
+  PromptFailedError,
+  PromptLostError,
+  type PromptOutputs,
+  PromptRejectedError,
+  PromptStalledError,
+  ServerUnavailableError,
+} from './contracts.ts';
+import { ModelListings } from './model-listings.ts';
+import {
+  ensureModelsOn,
+  MODEL_TASK_PIPELINES,
+  type ModelFileOptions,
+  runModelTask,
+  storeTrainedModel,
+  trainedModel,
+} from './model-tasks.ts';
+import { type ProgressFollower, samplingProgress } from './sampling-progress.ts';
+import { type PoolOptions, type ServerLease, ServerPool, SLOTS_PER_SERVER } from './server-pool.ts';
+
+/**
+ * The comfyui engine: real diffusion on one or many ComfyUI servers. A job is compiled into a
+ * ComfyUI graph by its pipeline's compiler, sent to the server the pool picks (its routing
+ * respected), followed to the end with progress, and answered with the server's output images.
+ * A server that dies mid-run is marked down and the job runs again on another; a prompt that
+ * stalls (no progress for COMFYUI_STALL_SECONDS) is interrupted, its server marked suspect, and the
+ * job runs once more on another server; a server that restarted and forgot the prompt gets it once more; a graph the server refuses, or one that
+ * fails while it runs, fails the task with the server's reason in plain words. A training runs the
+ * same way; its result is the LoRA the graph saved, stored as the owner's model.
+ */
+export interface ComfyuiEngineOptions {
+  /** One client per server of COMFYUI_URLS (servers sharing a name form a group). */
+  readonly servers: readonly ComfyClient[];
+  /** The compilers this engine runs: its pipelines are theirs. */
+  readonly compilers: readonly PipelineCompiler[];
+  /** COMFYUI_CHECKPOINTS: the API's model ids (and `<id>:<role>`) to checkpoint files on the servers. */
+  readonly checkpoints: Readonly<Record<string, string>>;
+  /** COMFYUI_CHECKPOINTS' families of the operator's own model ids (`my-xl:sdxl=…`). Absent: none. */
+  readonly families?: Readonly<Record<string, CheckpointFamily>>;
+  readonly pool?: PoolOptions;
+  /**
+   * COMFYUI_MODELS_DIR and what storing model files needs: with it the engine also serves
+   * load_model and sync_model (model-tasks.ts), and train_model, whose LoRA it stores there.
+   * Absent: load and sync only register their rows, and another engine serves training.
+   */
+  readonly modelFiles?: ModelFileOptions;
+}
+
+/**
+ * Jobs per server the worker keeps in flight: the pool's slots (one prompt running, one queued)
+ * plus one prepared and waiting, so a freed slot is refilled at once rather than after the
+ * database hands out the next task.
+ */
+const JOBS_PER_SERVER = SLOTS_PER_SERVER + 1;
+
+export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
+  const compilers = new Map(options.compilers.map((compiler) => [compiler.pipeline, compiler]));
+  const pool = new ServerPool(options.servers, options.pool);
+  // Each server may fail once under a job before the attempt gives up (then the worker retries it).
+  const tries = options.servers.length + 1;
+  const listings = new ModelListings();
+  const { modelFiles } = options;
+
+  // A training stores its model in COMFYUI_MODELS_DIR: without it, another engine serves it.
+  const served = [...compilers.keys()].filter((pipeline) => modelFiles || !trains(pipeline));
+  return {
+    name: 'comfyui',
+    pipelines: [...served, ...(modelFiles ? MODEL_TASK_PIPELINES : [])],
+    capacity: options.servers.length * JOBS_PER_SERVER,
+    servers: () => pool.status(),
+    start: () => pool.start(),
+    close: () => pool.close(),
+
+    // What the settings alone decide of a request (a model of a family its adapters do not fit),
+    // asked by the API before it queues the task; compile refuses the same when a task gets here.
+    admit(pipeline, input) {
+      const compiler = compilers.get(pipeline);
+      if (!compiler?.admit) return null;
+      return compiler.admit({
+        input,
+        checkpoints: options.checkpoints,
+        ...(options.families ? { families: options.families } : {}),
+      });
+    },
+
+    async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+      if (modelFiles && (MODEL_TASK_PIPELINES as readonly string[]).includes(job.pipeline)) {
+        return runModelTask(job, ctx, modelFiles);
+      }
+      const compiler = compilers.get(job.pipeline);
+      if (!compiler || (trains(job.pipeline) && !modelFiles))
+        throw new Error(`the comfyui engine has no compiler for ${job.pipeline}`);
+      // A training names the model it makes, not models it uses: its file is written at the end.
+      const trained = trains(job.pipeline) ? trainedModel(job) : undefined;
+      const uses = trained ? undefined : job.models;
+      // Unique per task: ComfyUI serves an identical graph from its cache, pointing at the files of
+      // whichever task ran it first; a prefix of our own keeps every task's graph and files apart.
+      const key = randomUUID();
+      const task = {
+        job,
+        uses,
+        compiler,
+        key,
+        checkpoints: options.checkpoints,
+        ...(options.families ? { families: options.families } : {}),
+      };
+      // Compiled once before a server is taken: bad input fails at once, and the checkpoint the
+      // graph loads steers the choice of server. It is compiled again for each submission, with
+      // the names the server gave the uploads.
+      const compiled = compile(task, requestedNames(task));
+      const { checkpoint } = compiled;
+      // One bar for the whole task, so a run again elsewhere never moves it back.
+      const progress = samplingProgress(compiled, (fraction, message) => ctx.progress(fraction, message));
+      // The server a prompt of this job stalled on: the job runs once more, elsewhere.
+      let stalledOn: ComfyClient | undefined;
+      for (let attempt = 1; ; attempt++) {
+        const lease = await pool.acquire({
+          ...(checkpoint ? { checkpoint } : {}),
+          ...(job.servers ? { servers: job.servers } : {}),
+          ...(stalledOn ? { avoid: stalledOn } : {}),
+          signal: ctx.signal,
+        });
+        try {
+          await ensureModelsOn(lease.client, uses, listings, ctx.signal);
+          const ran = await runOn(lease, { ...task, signal: ctx.signal, progress });
+          const meta = { comfyui_server: lease.client.name, ...(checkpoint ? { checkpoint } : {}) };
+          if (trained) {
+            if (!ran.model) throw new Error(`the training graph of ${job.pipeline} saved no model file`);
+            return await storeTrainedModel(trained, ran.model, ran.images, meta, ctx, modelFiles!);
+          }
+          return {
+            images: ran.images,
+            ...(ran.texts.length > 0 ? { text: ran.texts.join('\n') } : {}),
+            meta,
+          };
+        } catch (error) {
+          if (error instanceof PromptStalledError && !ctx.signal.aborted) {
+            lease.suspect(error);
+            if (!stalledOn && pool.hasOther(lease.client, job.servers)) {
+              stalledOn = lease.client;
+              continue;
+            }
+            throw error;
+          }
+          if (error instanceof ServerUnavailableError && !ctx.signal.aborted) {
+            lease.fail(error);
+            if (attempt < tries) continue;
+          }
+          lease.release();
+          // A refused graph, or one that failed while it ran, would fail the same way again.
+          if (error instanceof PromptRejectedError || error instanceof PromptFailedError) {
+            throw new EngineInputError(error.message);
+          }
+          throw error;
+        }
+      }
+    },
+  };
+}
+
+/** Whether a pipeline trains a model (the contract's training kind): its result is a model file. */
+function trains(pipeline: string): boolean {
+  return endpointByPath(pipeline)?.kind === 'training';
+}
+
+interface TaskPlan {
+  readonly job: EngineJob;
+  /** The owner's models the graph loads (the job's, but for a training's own). */
+  readonly uses: EngineJob['models'];
+  readonly compiler: PipelineCompiler;
+  readonly key: string;
+  readonly checkpoints: Readonly<Record<string, string>>;
+  readonly families?: Readonly<Record<string, CheckpointFamily>>;
+}
+
+interface RunPlan extends TaskPlan {
+  readonly signal: AbortSignal;
+  readonly progress: ProgressFollower;
+}
+
+function compile(
+  task: TaskPlan,
+  images: CompileContext['images'],
+  submission?: string,
+  device?: string,
+): CompiledWorkflow {
+  return task.compiler.compile({
+    input: task.job.input,
+    seed: task.job.seed,
+    images,
+    imageSizes: imageSizes(task.job.images),
+    filenamePrefix: `imagegen/${task.key}/img`,
+    ...(submission ? { submission } : {}),
+    ...(device ? { device } : {}),
+    checkpoints: task.checkpoints,
+    ...(task.families ? { families: task.families } : {}),
+    ...(task.uses ? { models: task.uses } : {}),
+  });
+}
+
+function imageSizes(images: EngineJob['images']): CompileContext['imageSizes'] {
+  const size = ({ width, height }: InputImage): ImageSize => ({ width, height });
+  return Object.fromEntries(
+    Object.entries(images).map(([field, value]) => [field, isList(value) ? value.map(size) : size(value)]),
+  );
+}
+
+/**
+ * One run on one server: upload the inputs, submit the graph and follow it, then fetch the
+ * outputs (and the model file a training saved). The slot is given back as soon as ComfyUI is
+ * done, before the downloads, so the next prompt reaches the server at once.
+ */
+async function runOn(
+  lease: ServerLease,
+  task: RunPlan,
+): Promise<{ images: OutputImage[]; texts: readonly string[]; model?: Buffer }> {
+  const { client } = lease;
+  const { signal } = task;
+  const submit = async (): Promise<{ outputs: PromptOutputs; workflow: CompiledWorkflow }> => {
+    const names =
+      Object.keys(task.job.images).length === 0 ? requestedNames(task) : await upload(client, task, signal);
+    // The prompt id names the submission: files no one reports go to a folder of its own.
+    const promptId = randomUUID();
+    // For the server it goes to: a pack node may take that server's device by name.
+    const workflow = compile(task, names, promptId, lease.device);
+    const outputs = await client.run(workflow.prompt, {
+      promptId,
+      outputNodes: workflow.outputNodes,
+      signal,
+      onProgress: task.progress.onProgress,
+      onNodeStart: task.progress.onNodeStart,
+      // ComfyUI's training node reports no step until a later release: an hour-long training is
+      // silent all along, which is no stall.
+      ...(trains(task.job.pipeline) ? { stallMs: Number.POSITIVE_INFINITY } : {}),
+    });
+    return { outputs, workflow };
+  };
+  let ran: Awaited<ReturnType<typeof submit>>;
+  try {
+    ran = await submit();
+  } catch (error) {
+    if (!(error instanceof PromptLostError)) throw error;
+    // The server restarted and forgot the prompt (its history is in memory): submitted once more,
+    // under a new id so nothing can mistake the two. A second loss fails the attempt.
+    ran = await submit();
+  }
+  lease.completed();
+  const { outputs, workflow } = ran;
+  const [images, model] = await Promise.all([
+    Promise.all(outputs.files.map(async (file) => decode(await client.view(file, signal), file))),
+    workflow.modelFile ? client.view(workflow.modelFile, signal) : undefined,
+  ]);
+  return { images, texts: outputs.texts, ...(model ? { model } : {}) };
+}
+
+/** The names asked for on upload: the task's key keeps them apart from every other task's. */
+function requestedNames(task: TaskPlan): Record<string, string | string[]> {
+  const names: Record<string, string | string[]> = {};
+  for (const [field, value] of Object.entries(task.job.images)) {
+    const name = (image: InputImage, n?: number) =>
+      `imagegen-${task.key}-${field}${n === undefined ? '' : `-${n}`}.${extension(image.contentType)}`;
+    names[field] = isList(value) ? value.map((image, n) => name(image, n)) : name(value);
+  }
+  return names;
+}
+
+/** Uploads every input image; answers the names the server gave them (not always the ones asked). */
+async function upload(
+  client: ComfyClient,
+  task: TaskPlan,
+  signal: AbortSignal,
+): Promise<Record<string, string | string[]>> {
+  const asked = requestedNames(task);
+  const given: Record<string, string | string[]> = {};
+  for (const [field, value] of Object.entries(task.job.images)) {
+    const names = asked[field]!;
+    const one = (image: InputImage, name: string) =>
+      client.upload({ name, data: image.data, contentType: image.contentType }, signal);
+    given[field] = isList(value)
+      ? await Promise.all(value.map((image, n) => one(image, (names as string[])[n]!)))
+      : await one(value, names as string);
+  }
+  return given;
+}
+
+function isList(value: InputImage | readonly InputImage[]): value is readonly InputImage[] {
+  return Array.isArray(value);
+}
+
+function extension(contentType: string): string {
+  const subtype = contentType.split('/')[1]?.split(/[;+]/)[0];
+  return subtype === 'jpeg' ? 'jpg' : subtype || 'png';
+}
+
+const CONTENT_TYPES: Readonly<Record<string, OutputImage['contentType']>> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+};
+
+/** An output file as the worker stores it: its true format and size, read from the bytes. */
+async function decode(data: Buffer, file: FileRef): Promise<OutputImage> {
+  // SaveImage writes PNG: its size is in the header, no decoder needed on the busy path.
+  const png = pngSize(data);
+  if (png) return { data, contentType: 'image/png', ...png };
+  let meta: Metadata;
+  try {
+    meta = await sharp(data).metadata();
+  } catch (error) {
+    throw new Error(`ComfyUI output ${file.filename} is not an image: ${(error as Error).message}`);
+  }
+  const contentType = CONTENT_TYPES[meta.format ?? ''];
+  if (!contentType || !meta.width || !meta.height) {
+    throw new Error(
+      `ComfyUI output ${file.filename} is ${meta.format ?? 'of no known format'}, not PNG, JPEG or WebP`,
+    );
+  }
+  return { data, contentType, width: meta.width, height: meta.height };
+}
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** A PNG's size from its IHDR chunk (always first), or null when the bytes are not a PNG. */
+function pngSize(data: Buffer): { width: number; height: number } | null {
+  if (data.length < 24 || !data.subarray(0, 8).equals(PNG_SIGNATURE)) return null;
+  if (data.toString('latin1', 12, 16) !== 'IHDR') return null;
+  const width = data.readUInt32BE(16);
+  const height = data.readUInt32BE(20);
+  return width > 0 && height > 0 ? { width, height } : null;
+}

@@ -1,0 +1,10 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    name: 'engine-comfyui',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 120000,
+    hookTimeout: 60000,
+  },
+});

@@ -1,0 +1,225 @@
+import {
+  type Engine,
+  EngineInputError,
+  type EngineJob,
+  type EngineResult,
+  type RunContext,
+} from '@imagegen/engines';
+import { removeBackground } from './background-removal.ts';
+import { CPU_PIPELINES } from './cpu-pipelines.ts';
+import { upscaleTiled } from './esrgan-tiler.ts';
+import { describeImage } from './image-tags.ts';
+import { acquirePool, type InferencePool, releasePool } from './inference-pool.ts';
+import {
+  type EsrganChoice,
+  modelScaleFor,
+  SUPERRESOLUTION_MODEL_MAP,
+  UPSCALER_DEBLUR,
+} from './model-table.ts';
+import { parseKeepAlive, parsePreload, threadsFor } from './models.ts';
+import { decodeRgb, imageField, png, rgbSharp } from './raw-image.ts';
+
+export interface CpuEngineOptions {
+  /**
+   * Models to load in `start()` (names in models.ts), e.g. `['isnet-medium', 'esrgan-slim-x4']`.
+   * Default: what IMAGEGEN_CPU_PRELOAD names; nothing when it is unset (each model loads on first use).
+   */
+  readonly preload?: readonly string[];
+}
+
+/**
+ * The pipelines are the keys of cpu-pipelines.ts, which the docs print. `/image2prompt/v1` answers
+ * with a tag-style description from real model outputs (image-tags.ts), not a caption: no
+ * captioning model ships in an npm package.
+ */
+
+/** Patch size when a request names none (`/upscaler/v1` has no `tile`). */
+const DEFAULT_TILE = 192;
+
+/**
+ * The `cpu` engine: real models shipped inside npm packages, run on worker threads.
+ * Background removal (ISNet), ESRGAN upscaling; see model-table.ts for the model mapping.
+ */
+export function createCpuEngine(options: CpuEngineOptions = {}): Engine {
+  const preload = options.preload ?? parsePreload(process.env.IMAGEGEN_CPU_PRELOAD);
+  // The pool reads it when the first job starts it; a wrong value stops the engine now instead.
+  parseKeepAlive(process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS);
+  let pool: InferencePool | undefined;
+  const use = (): InferencePool => {
+    pool ??= acquirePool();
+    return pool;
+  };
+
+  return {
+    name: 'cpu',
+    pipelines: CPU_PIPELINES,
+    async start() {
+      if (preload.length === 0) return;
+      await use().preload(preload);
+      if (preload.includes('isnet-medium')) queueIsnetWarmUp(use());
+    },
+    async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+      switch (job.pipeline) {
+        case '/bgremover/v1':
+          return backgroundRemover(use(), job, ctx);
+        case '/superresolution/v1':
+          return superresolution(use(), job, ctx);
+        case '/upscaler/v1':
+          return upscaler(use(), job, ctx);
+        case '/image2prompt/v1':
+          return image2prompt(use(), job, ctx);
+        default:
+          throw new Error(`the cpu engine does not serve ${job.pipeline}`);
+      }
+    },
+    async close() {
+      if (pool) await releasePool(pool);
+      pool = undefined;
+    },
+  };
+}
+
+/**
+ * An ISNet session's first run is slower than the rest (onnxruntime grows its arena on it: about 8%
+ * more CPU time in page faults; isnet-session.ts). When ISNet is preloaded, one blank run per thread
+ * that holds it goes into the pool's queue behind the load, so requests meet a warm session.
+ * start() does not wait for it (the queue worker claims at once); a request that arrives within the
+ * first seconds queues behind it, as behind any other job. Without preloading, the first removal
+ * loads ISNet and is itself that first run.
+ */
+function queueIsnetWarmUp(pool: InferencePool): void {
+  const blank = { data: new Uint8Array(64 * 64 * 3), width: 64, height: 64 };
+  for (let run = 0; run < threadsFor('isnet-medium', pool.size); run++) {
+    pool.run('isnet-mask', { image: blank }).catch(() => {
+      // Only a pool closed before the blank run reached it: nothing to warm any more.
+    });
+  }
+}
+
+async function backgroundRemover(
+  pool: InferencePool,
+  job: EngineJob,
+  ctx: RunContext,
+): Promise<EngineResult> {
+  const input = job.input as Record<string, boolean | undefined>;
+  const image = await decodeRgb(imageField(job.images, 'init_image').data);
+  ctx.progress(0.1, 'removing the background');
+  const started = Date.now();
+  const { output, faces } = await removeBackground(
+    pool,
+    image,
+    {
+      only_mask: input.only_mask === true,
+      mask_background: input.mask_background === true,
+      post_process_mask: input.post_process_mask === true,
+      alpha_matting: input.alpha_matting === true,
+      face_mask: input.face_mask === true,
+    },
+    ctx.signal,
+  );
+  ctx.progress(1);
+  return {
+    images: [output],
+    meta: {
+      model: 'ISNet (imgly medium, onnxruntime-node)',
+      ms: Date.now() - started,
+      ...(faces !== undefined ? { faces } : {}),
+    },
+  };
+}
+
+export function superresolutionModel(modelName: string): EsrganChoice {
+  const choice = SUPERRESOLUTION_MODEL_MAP[modelName];
+  if (!choice) {
+    throw new EngineInputError(
+      `model_name ${modelName} is not available on the cpu engine: it runs only the shipped ESRGAN models ` +
+        `behind ${Object.keys(SUPERRESOLUTION_MODEL_MAP).join(', ')}`,
+    );
+  }
+  return choice;
+}
+
+async function superresolution(pool: InferencePool, job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+  const input = job.input as {
+    model_name: string;
+    scale_factor: number;
+    tile?: number;
+    face_enhance?: boolean;
+  };
+  const choice = superresolutionModel(input.model_name);
+  if (input.face_enhance) {
+    throw new EngineInputError(
+      'face_enhance needs a face-restoration model (GFPGAN), which the cpu engine does not have; ' +
+        'send face_enhance: false, or route the request to an engine with one',
+    );
+  }
+  const scaleFactor = input.scale_factor;
+  const scale = modelScaleFor(scaleFactor);
+  const tile = Math.max(128, Math.min(256, input.tile ?? DEFAULT_TILE));
+  const image = await decodeRgb(imageField(job.images, 'init_image').data);
+  const started = Date.now();
+  const upscaled = await upscaleTiled(pool, image, {
+    size: choice.size,
+    scale,
+    tile,
+    signal: ctx.signal,
+    onPatch: (done, total) => ctx.progress((0.95 * done) / total),
+  });
+  const width = Math.max(1, Math.round(image.width * scaleFactor));
+  const height = Math.max(1, Math.round(image.height * scaleFactor));
+  let out = rgbSharp(upscaled);
+  if (width !== upscaled.width || height !== upscaled.height) {
+    out = rgbSharp(upscaled).resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
+  }
+  const output = await png(out);
+  ctx.progress(1);
+  return {
+    images: [output],
+    meta: { model: choice.package, native_scale: scale, tile, ms: Date.now() - started },
+  };
+}
+
+async function upscaler(pool: InferencePool, job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+  const input = job.input as { type?: string };
+  if (input.type === 'variation') {
+    throw new EngineInputError(
+      'type variation re-imagines the image with a diffusion model, which the cpu engine does not have; ' +
+        'send type: deblur, or route the request to an engine with one',
+    );
+  }
+  const image = await decodeRgb(imageField(job.images, 'input_image').data);
+  const started = Date.now();
+  const upscaled = await upscaleTiled(pool, image, {
+    size: UPSCALER_DEBLUR.size,
+    scale: UPSCALER_DEBLUR.scale,
+    tile: DEFAULT_TILE,
+    signal: ctx.signal,
+    onPatch: (done, total) => ctx.progress((0.95 * done) / total),
+  });
+  const output = await png(rgbSharp(upscaled));
+  ctx.progress(1);
+  return {
+    images: [output],
+    meta: {
+      model: `@upscalerjs/esrgan-${UPSCALER_DEBLUR.size}`,
+      native_scale: UPSCALER_DEBLUR.scale,
+      ms: Date.now() - started,
+    },
+  };
+}
+
+async function image2prompt(pool: InferencePool, job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+  const image = await decodeRgb(imageField(job.images, 'input_image').data, 1024);
+  const started = Date.now();
+  const { text, facts } = await describeImage(pool, image, ctx.signal);
+  ctx.progress(1);
+  return {
+    images: [],
+    text,
+    meta: {
+      kind: 'tag-style description (no captioning model on the cpu engine)',
+      ...facts,
+      ms: Date.now() - started,
+    },
+  };
+}

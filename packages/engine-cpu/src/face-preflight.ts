@@ -1,0 +1,32 @@
+import { FACE_CHECKED_FIELDS } from '@imagegen/contract';
+import { EngineInputError, type EngineJob, type Preflight } from '@imagegen/engines';
+import { findFaces } from './face-detection.ts';
+import { acquirePool, type InferencePool } from './inference-pool.ts';
+import { decodeRgb, imageList } from './raw-image.ts';
+
+let pool: InferencePool | undefined;
+
+/**
+ * Fails face pipelines at once when an input image holds no face, before any GPU time is spent.
+ * Which fields must show a face is the contract's table, which the docs and OpenAPI descriptions
+ * quote.
+ * The pool is the process's shared one, taken on first use and kept for the process's life.
+ */
+export const facePreflight: Preflight = {
+  pipelines: Object.keys(FACE_CHECKED_FIELDS),
+  async check(job: EngineJob, signal: AbortSignal): Promise<void> {
+    for (const field of FACE_CHECKED_FIELDS[job.pipeline] ?? []) {
+      const images = imageList(job.images, field);
+      for (const [index, image] of images.entries()) {
+        pool ??= acquirePool();
+        const faces = await findFaces(pool, await decodeRgb(image.data, 1024), signal);
+        if (faces.length === 0) {
+          const which = images.length > 1 || Array.isArray(job.images[field]) ? `${field}[${index}]` : field;
+          throw new EngineInputError(
+            `${which} shows no face (${image.url}); ${job.pipeline} needs a photo with a clearly visible face`,
+          );
+        }
+      }
+    }
+  },
+};

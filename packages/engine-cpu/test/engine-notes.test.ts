@@ -1,0 +1,129 @@
+import { readFile } from 'node:fs/promises';
+import { buildOpenApi, NSFW_UNSAFE_RULE, SUPERRESOLUTION_MODEL_MAP } from '@imagegen/contract';
+import sharp from 'sharp';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createCpuEngine, facePreflight, isUnsafe } from '../src/engine-api.ts';
+import { context, facePhoto, inputImage, job, landscape, photoCrop } from './support/fixtures.ts';
+
+/**
+ * The OpenAPI descriptions quote how the cpu engine treats each request; these tests read the
+ * published text and hold the real engine to it.
+ */
+
+const doc = buildOpenApi({ serverUrl: 'https://api.imagegen.dev' }) as unknown as {
+  paths: Record<string, { post?: { description?: string } }>;
+  components: { schemas: Record<string, { properties?: Record<string, { description?: string }> }> };
+};
+const describedAs = (path: string) => doc.paths[path]?.post?.description ?? '';
+
+const engine = createCpuEngine({ preload: [] });
+afterAll(() => engine.close?.());
+
+async function smallPhoto(): Promise<Buffer> {
+  return sharp(await photoCrop())
+    .resize(32, 32)
+    .png()
+    .toBuffer();
+}
+
+describe('the OpenAPI descriptions against the cpu engine', () => {
+  it('runs every superresolution model_name on the ESRGAN package its description names', async () => {
+    const pairs = [...describedAs('/superresolution/v1').matchAll(/`([^`]+)` → `(@upscalerjs\/[^`]+)`/g)];
+    expect(pairs.map(([, name]) => name).sort()).toEqual([
+      'RealESRGAN_x2plus',
+      'RealESRGAN_x4plus',
+      'realesr-general-x4v3',
+    ]);
+    const image = await inputImage(await smallPhoto());
+    const outputs = new Map<string, Buffer>();
+    for (const [, modelName, described] of pairs) {
+      const result = await engine.run(
+        job(
+          '/superresolution/v1',
+          { init_image: 'https://images.example/a.png', model_name: modelName, scale_factor: 2, tile: 128 },
+          { init_image: image },
+        ),
+        context(),
+      );
+      expect(result.meta?.model, modelName).toBe(described);
+      expect(result.images[0], modelName).toMatchObject({ width: 64, height: 64 });
+      // The same weights give the same pixels; other weights give other pixels.
+      const pixels = await sharp(result.images[0]!.data).raw().toBuffer();
+      for (const [other, otherPixels] of outputs) {
+        expect(pixels.equals(otherPixels), `${described} vs ${other}`).toBe(other === described);
+      }
+      outputs.set(described!, pixels);
+    }
+  });
+
+  it('runs deblur on the ESRGAN package and native scale its description names', async () => {
+    const [, described, scale] =
+      /`deblur` runs `(@upscalerjs\/[^`]+)` at native x(\d)/.exec(describedAs('/upscaler/v1')) ?? [];
+    const result = await engine.run(
+      job(
+        '/upscaler/v1',
+        { input_image: 'https://images.example/a.png', prompt: 'ignored', type: 'deblur' },
+        { input_image: await inputImage(await smallPhoto()) },
+      ),
+      context(),
+    );
+    expect(result.meta).toMatchObject({ model: described, native_scale: Number(scale) });
+    expect(result.images[0]).toMatchObject({ width: 32 * Number(scale), height: 32 * Number(scale) });
+  });
+
+  it('classifies with the very unsafe rule the safety_checker description states', () => {
+    const schema = doc.components.schemas.Text2ImagePromptSD?.properties?.safety_checker;
+    const [, explicit, sexy] =
+      /Porn \+ Hentai ≥ ([\d.]+) or Sexy ≥ ([\d.]+)/.exec(schema?.description ?? '') ?? [];
+    const [e, x] = [Number(explicit), Number(sexy)];
+    expect(e).toBeGreaterThan(0);
+    expect(x).toBeGreaterThan(0);
+    // At each stated threshold the image is unsafe; just under it, safe.
+    expect(isUnsafe({ Porn: e / 2, Hentai: e / 2, Neutral: 1 - e })).toBe(true);
+    expect(isUnsafe({ Porn: e / 2 - 0.01, Hentai: e / 2, Neutral: 1 - e })).toBe(false);
+    expect(isUnsafe({ Sexy: x, Neutral: 1 - x })).toBe(true);
+    expect(isUnsafe({ Sexy: x - 0.01, Neutral: 1 - x })).toBe(false);
+    expect(isUnsafe({ Drawing: 0.9, Neutral: 0.1 })).toBe(false);
+  });
+
+  it('checks for faces in exactly the fields the face pipelines’ descriptions name', async () => {
+    const described = Object.entries(doc.paths)
+      .map(([path, item]) => {
+        const note = /Every image in (.+?) must show a face/.exec(item.post?.description ?? '');
+        return [path, [...(note?.[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!)] as const;
+      })
+      .filter(([, fields]) => fields.length > 0);
+    expect(described.length).toBeGreaterThan(0);
+    expect([...facePreflight.pipelines].sort()).toEqual(described.map(([path]) => path).sort());
+    const face = await inputImage(await facePhoto());
+    const hills = await inputImage(await landscape());
+    const signal = new AbortController().signal;
+    for (const [path, fields] of described) {
+      const images = (image: typeof face) => Object.fromEntries(fields.map((field) => [field, image]));
+      await expect(facePreflight.check(job(path, {}, images(face)), signal), path).resolves.toBeUndefined();
+      // Each described field is checked: a landscape in it alone fails the task, naming the field.
+      for (const field of fields) {
+        const checked = facePreflight.check(job(path, {}, { ...images(face), [field]: hills }), signal);
+        await expect(checked, `${path} ${field}`).rejects.toThrow(field);
+      }
+    }
+  });
+});
+
+describe('the docs pages against the cpu engine', () => {
+  const page = (name: string) => readFile(new URL(`../../docs/docs/${name}.mdx`, import.meta.url), 'utf8');
+
+  it('name the same ESRGAN package for every superresolution model_name', async () => {
+    const text = await page('Specialized Models/Superresolution');
+    for (const [name, choice] of Object.entries(SUPERRESOLUTION_MODEL_MAP)) {
+      const line = text.split('\n').find((l) => l.startsWith(`- \`${name}\``));
+      expect(line, name).toContain(`\`${choice.package}\``);
+    }
+  });
+
+  it('state the unsafe rule the safety checker applies', async () => {
+    const text = await page('Parameters/NSFW-check');
+    expect(text).toContain(`Porn + Hentai is at least ${NSFW_UNSAFE_RULE.explicit}`);
+    expect(text).toContain(`Sexy on its own is at least ${NSFW_UNSAFE_RULE.sexy}`);
+  });
+});

@@ -1,0 +1,91 @@
+import type { Engine, ModelSource, Pipeline, Preflight, SafetyChecker } from './engine.ts';
+
+/**
+ * An engine package's whole face to the program that starts the roles: what the engine is called,
+ * what it serves and needs, and how it is built from the process's settings. Each engine package
+ * exports one as its main entry, which imports nothing of the engine itself: a process loads an
+ * engine's code only when it builds that engine, and its tables only when it prints the catalogue.
+ * The program hands its list to `setUpEngines` and the catalogue; no engine package imports another.
+ */
+export interface EngineModule {
+  readonly name: string;
+  /** true: real models; false: labelled placeholders for integration work. */
+  readonly real: boolean;
+  /** What the engine serves and needs, as the catalogue prints it: data, never a model. */
+  catalogue(): Promise<EngineEntry>;
+  /**
+   * Whether the default order (IMAGEGEN_ENGINES unset) has this engine under these settings:
+   * the cpu and sandbox engines always, the comfyui engine when COMFYUI_URLS names servers.
+   */
+  enabledByDefault(env: EngineEnv): boolean;
+  /**
+   * Builds the engine. A malformed setting throws (start-up stops, naming it); an engine that
+   * cannot run here answers why, and start-up goes on without it (its pipelines then have no
+   * engine, rather than another engine's output). Heavy runtimes are imported here, never at
+   * module load, so a process that does not build the engine never loads them.
+   */
+  build(settings: EngineSettings): Promise<BuiltEngine | { readonly unavailable: string }>;
+}
+
+export type EngineEnv = Readonly<Record<string, string | undefined>>;
+
+/** What building an engine reads: the settings, and what the process lends it. */
+export interface EngineSettings {
+  readonly env: EngineEnv;
+  /** Hears of the engine's servers going down and coming back. */
+  readonly log?: (line: string) => void;
+  /** The server's SSRF-safe fetcher, for engines that download model files (load_model). */
+  readonly fetchModel?: ModelSource;
+}
+
+/** A built engine, with the checks it adds to every job of its kind. */
+export interface BuiltEngine {
+  readonly engine: Engine;
+  /** Checks of a job's inputs before it runs (e.g. that a face field shows a face). */
+  readonly preflights?: readonly Preflight[];
+  /** The output check of the process (one: the first engine that brings one). */
+  readonly safety?: SafetyChecker;
+}
+
+/** An engine as the catalogue describes it, with nothing built. */
+export interface EngineEntry {
+  readonly name: string;
+  readonly pipelines: readonly Pipeline[];
+  /** true: real models; false: labelled placeholders for integration work. */
+  readonly real: boolean;
+  /** Per pipeline, what the engine runs (Markdown), where it runs something real. */
+  readonly runs?: Readonly<Record<string, string>>;
+  readonly servers?: EngineServers;
+}
+
+/** An engine that runs on servers of its own: the setting that names them, and what each pipeline needs there. */
+export interface EngineServers {
+  readonly setting: string;
+  readonly needs: Readonly<Record<string, ServerRequirements>>;
+}
+
+/** What a pipeline needs on an engine's servers, for the docs and for skipping what a server lacks. */
+export interface ServerRequirements {
+  /** Node classes the graphs use (core or from a node pack of `packs`). */
+  readonly nodes: readonly string[];
+  /** The custom node packs those classes come from, where any does: installed on the servers. */
+  readonly packs?: readonly {
+    readonly name: string;
+    readonly repository: string;
+    /** The request fields that need the pack; absent: every request does. */
+    readonly when?: string;
+  }[];
+  /** Model folders (`checkpoints`, `upscale_models`, `loras`…) and what must be in them. */
+  readonly models: readonly { readonly folder: string; readonly what: string }[];
+  /**
+   * Request fields the graph cannot honour (or not with some values): the task fails naming the
+   * field, for the reason given here, which the docs print. The engine refuses with these same words.
+   */
+  readonly refuses?: readonly Refusal[];
+}
+
+/** A request field an engine refuses, and why (the words of the task's error). */
+export interface Refusal {
+  readonly field: string;
+  readonly why: string;
+}

@@ -1,1 +1,0 @@
-export { createSandboxEngine, drawingPipelines, type SandboxEngineOptions } from './sandbox-engine.ts';

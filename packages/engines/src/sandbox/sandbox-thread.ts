@@ -1,8 +1,0 @@
-import { serveThread } from '../threads/serve-thread.ts';
-import { renderSample } from './sandbox-pixels.ts';
-
-// The sandbox engine's drawing thread: one sample's pixels per request, moved back, not copied.
-serveThread(renderSample, (pixels) => [
-  pixels.background.buffer as ArrayBuffer,
-  pixels.overlay.buffer as ArrayBuffer,
-]);
