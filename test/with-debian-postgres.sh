@@ -45,7 +45,7 @@ echo "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on $dir/.s.P
 if [ "$#" -eq 0 ]; then
   set -- --project db --project server --project search --project app \
     --exclude '**/test/http/api-fuzz.test.ts' --exclude '**/test/http/api-any-string.test.ts' \
-    --exclude '**/test/http/api-hostile-bodies.test.ts' --exclude '**/test/engines/cpu-engine-api.test.ts' \
+    --exclude '**/test/hostile-bodies.test.ts' --exclude '**/test/engines/cpu-engine-api.test.ts' \
     --exclude '**/test/start.test.ts'
 fi
 # The fleet test's 5,000 tasks prove scale in the first pass; here 300 prove the same faults on

@@ -33,15 +33,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ListObjectsCommand } from '@aws-sdk/client-s3';
-import {
-  createTestDatabase,
-  freePort,
-  type StartedProcess,
-  startProcess,
-  type TestDatabase,
-} from '@imagegen/server/testing';
+import { createTestDatabase, freePort, type TestDatabase } from '@imagegen/server/testing';
 import { S3RVER_CREDENTIALS, type S3Server, startS3Server } from '@imagegen/server/testing/s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type StartedProcess, startProcess } from './support/start-process.ts';
 
 const KEY = 'ig_fleetTestKey0123456789abcdefghi';
 /**

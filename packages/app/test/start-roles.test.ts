@@ -7,16 +7,10 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  createTestDatabase,
-  eventually,
-  freePort,
-  type StartedProcess,
-  startProcess,
-  type TestDatabase,
-} from '@imagegen/server/testing';
+import { createTestDatabase, eventually, freePort, type TestDatabase } from '@imagegen/server/testing';
 import { S3RVER_CREDENTIALS, type S3Server, startS3Server } from '@imagegen/server/testing/s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type StartedProcess, startProcess } from './support/start-process.ts';
 
 const KEY = 'ig_rolesTestKey0123456789abcdefgh';
 

@@ -4,14 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { endpointByPath, SAMPLE_IMAGES, sampleImageUrl, withSampleImages } from '@imagegen/contract';
-import {
-  createTestDatabase,
-  freePort,
-  type StartedProcess,
-  startProcess,
-  type TestDatabase,
-} from '@imagegen/server/testing';
+import { createTestDatabase, freePort, type TestDatabase } from '@imagegen/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type StartedProcess, startProcess } from './support/start-process.ts';
 
 const run = promisify(execFile);
 // The operator CLI is the server's; it runs beside the started program.

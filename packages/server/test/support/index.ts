@@ -6,5 +6,4 @@ export { apiCalls } from './api-calls.ts';
 export { eventually } from './fakes.ts';
 export { HOSTILE_SHAPES, type HostileShape } from './hostile-bodies.ts';
 export { type FileServer, freePort, type LoopbackApi, serveFiles, startLoopbackApi } from './loopback.ts';
-export { type StartedProcess, startProcess } from './start-process.ts';
 export { createTestDatabase, type TestDatabase } from './test-database.ts';

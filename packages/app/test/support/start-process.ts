@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 
-const START = path.resolve(import.meta.dirname, '../../../app/src/start.ts');
+const START = path.resolve(import.meta.dirname, '../../src/start.ts');
 
 export interface StartedProcess {
   readonly child: ChildProcess;

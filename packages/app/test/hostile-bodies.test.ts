@@ -4,15 +4,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { compileRequestValidator, endpointByPath, readRequestBody } from '@imagegen/contract';
+import { OFF_LOOP_BODY_BYTES } from '@imagegen/server';
+import {
+  createTestDatabase,
+  freePort,
+  HOSTILE_SHAPES,
+  type HostileShape,
+  type TestDatabase,
+} from '@imagegen/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OFF_LOOP_BODY_BYTES } from '../../src/http/large-bodies.ts';
-import { HOSTILE_SHAPES, type HostileShape } from '../support/hostile-bodies.ts';
-import { freePort } from '../support/loopback.ts';
-import { type StartedProcess, startProcess } from '../support/start-process.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { type StartedProcess, startProcess } from './support/start-process.ts';
 
 /**
- * The bodies built to cost the most (support/hostile-bodies.ts), sent at the largest size the API
+ * The bodies built to cost the most (the server's test support, hostile-bodies.ts), sent at the largest size the API
  * reads to the program as `npm start` runs it (API and worker in one process, the sandbox engine):
  * each answers what the original answers, costs the process a bounded amount of CPU, and never
  * holds its event loop, so `/health/live` answers at once throughout, while a sandbox task with a
