@@ -44,9 +44,11 @@ interface Slot {
 
 /**
  * How long close() lets each thread finish the job it holds. Jobs are short by design (one ISNet
- * pass, one upscaling patch: seconds), so this bound only matters for a thread that hangs.
+ * pass, one upscaling patch: seconds), so this bound only matters for a thread that hangs. It is
+ * generous because stopping a thread mid-run aborts the process: on a machine busy enough, a
+ * model's first load and run took over 30 s.
  */
-const CLOSE_WAIT_MS = 30_000;
+const CLOSE_WAIT_MS = 120_000;
 
 class AbortError extends Error {
   override readonly name = 'AbortError';
