@@ -969,15 +969,16 @@ def models():
     ]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+def main(items=None, doc=__doc__):
+    """Makes and verifies `items` (default: this file's models); make_rmbg_models.py runs its own through it."""
+    parser = argparse.ArgumentParser(description=doc.split('\n')[0])
     parser.add_argument('models_dir')
     parser.add_argument('--only', default='', help='comma-separated names (see --list)')
     parser.add_argument('--force', action='store_true', help='make a file again although it exists')
     parser.add_argument('--verify', action='store_true', help='verify the files that exist too')
     parser.add_argument('--list', action='store_true')
     opts = parser.parse_args()
-    items = models()
+    items = items or models()
     if opts.list:
         for item in items:
             print(f"{item['name']:18} {' '.join(item['paths'])}")

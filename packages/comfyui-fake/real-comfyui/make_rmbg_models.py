@@ -21,24 +21,19 @@ configuration (MiT-b2, 18 clothes labels) and its image processor configuration.
 Each model is verified by the pack's own node code (RMBG's loader and `process_image`; the
 `ClothesSegment` node), with Hugging Face offline. A model that exists is left alone unless --force.
 """
-import argparse
 import importlib.util
 import json
-import logging
 import os
 import sys
 import time
 
 import torch
 
-sys.path.insert(0, os.getcwd())
-from comfy.cli_args import args  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_models  # noqa: E402 - ComfyUI on CPU, the list's runner
 
-args.cpu = True
-import comfy.model_management  # noqa: E402,F401
-
-SEED = 1234
-NOTE = 'random weights (torch default init, seed {seed}); {what}; NOT a trained model'
+SEED = make_models.SEED
+NOTE = make_models.NOTE
 PACK = os.path.join(os.getcwd(), 'custom_nodes', 'ComfyUI-RMBG', 'py')
 BIREFNET_SRC = os.environ.get('BIREFNET_SRC', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'birefnet-src'))
 
@@ -92,7 +87,10 @@ RMBG_CONFIG_JSON = {
 def birefnet_single_file(src):
     """BiRefNet's modules as one file: imports of its own modules (`config`, `dataset`, `models.*`)
     dropped, `class_labels_TR_sorted` taken from dataset.py, the network's class a PreTrainedModel."""
-    parts = ['from transformers import PreTrainedModel\n', 'from .BiRefNet_config import BiRefNetConfig\n']
+    commit_file = os.path.join(src, 'COMMIT')
+    commit = open(commit_file).read().strip() if os.path.exists(commit_file) else 'unknown'
+    parts = [f'# BiRefNet (github.com/ZhengPeng7/BiRefNet at {commit}) as one file, assembled by make_rmbg_models.py\n',
+             'from transformers import PreTrainedModel\n', 'from .BiRefNet_config import BiRefNetConfig\n']
     with open(os.path.join(src, 'dataset.py')) as f:
         dataset = f.read()
     start = dataset.index('_class_labels_TR_sorted = (')
@@ -112,16 +110,6 @@ def birefnet_single_file(src):
             text = text[:head] + BIREFNET_CLASS + text[body:]
         parts.append(f'\n\n# ---- {name}\n' + text)
     return ''.join(parts)
-
-
-def save_safetensors(sd, path, what):
-    from safetensors.torch import save_file
-    tmp = path + '.tmp'
-    save_file({k: v.contiguous() for k, v in sd.items()}, tmp,
-              metadata={'imagegen_real_comfyui': NOTE.format(seed=SEED, what=what)})
-    os.replace(tmp, path)
-    n = sum(v.numel() for v in sd.values())
-    print(f'  saved {path}: {n / 1e6:.1f} M params, {os.path.getsize(path) / 2**20:.1f} MiB')
 
 
 def pack_module(file, name):
@@ -160,7 +148,7 @@ def make_rmbg(path):
     model = module.BiRefNet(config_module.BiRefNetConfig())
     print(f'  BiRefNet: backbone {model.config.bb}, {type(model.bb).__name__} depths '
           f'{[len(layer.blocks) for layer in model.bb.layers]}')
-    save_safetensors(model.state_dict(), path, 'RMBG-2.0 (BiRefNet, Swin-L)')
+    make_models.save(model.state_dict(), path, 'RMBG-2.0 (BiRefNet, Swin-L), fp32 as released')
 
 
 def verify_rmbg(path):
@@ -239,59 +227,13 @@ def verify_clothes_segformer(path):
     assert len(labels) == 18 and tuple(mask.shape) == (1, 120, 160), tuple(mask.shape)
 
 
-def M(name, paths, make, verify):
-    return {'name': name, 'paths': paths, 'make': make, 'verify': verify}
-
-
 def models():
     return [
-        M('rmbg', ['RMBG/RMBG-2.0/model.safetensors'], make_rmbg, verify_rmbg),
-        M('clothes-segformer', ['RMBG/segformer_clothes/model.safetensors'], make_clothes_segformer,
-          verify_clothes_segformer),
+        make_models.M('rmbg', ['RMBG/RMBG-2.0/model.safetensors'], make_rmbg, verify_rmbg),
+        make_models.M('clothes-segformer', ['RMBG/segformer_clothes/model.safetensors'], make_clothes_segformer,
+                      verify_clothes_segformer),
     ]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('models_dir')
-    parser.add_argument('--only', default='', help='comma-separated names (see --list)')
-    parser.add_argument('--force', action='store_true', help='make a model again although it exists')
-    parser.add_argument('--verify', action='store_true', help='verify the models that exist too')
-    parser.add_argument('--list', action='store_true')
-    opts = parser.parse_args()
-    items = models()
-    if opts.list:
-        for item in items:
-            print(f"{item['name']:18} {' '.join(item['paths'])}")
-        return
-    only = [n for n in opts.only.split(',') if n]
-    unknown = [n for n in only if n not in {i['name'] for i in items}]
-    if unknown:
-        raise SystemExit(f'unknown model(s) {unknown}; --list names them')
-    failed = []
-    for item in items:
-        if only and item['name'] not in only:
-            continue
-        path = os.path.join(opts.models_dir, item['paths'][0])
-        t0 = time.time()
-        try:
-            made = opts.force or not os.path.exists(path)
-            if made:
-                print(f"[{item['name']}] making {path}", flush=True)
-                item['make'](path)
-            if made or opts.verify:
-                print(f"[{item['name']}] verifying", flush=True)
-                item['verify'](path)
-                print(f"[{item['name']}] ok in {time.time() - t0:.0f}s", flush=True)
-            else:
-                print(f"[{item['name']}] present: {path}", flush=True)
-        except (Exception, SystemExit) as error:  # noqa: BLE001 - report and go on with the others
-            logging.exception('failed')
-            print(f"[{item['name']}] FAILED: {error}", flush=True)
-            failed.append(item['name'])
-    if failed:
-        raise SystemExit(f'failed: {failed}')
-
-
 if __name__ == '__main__':
-    main()
+    make_models.main(models(), __doc__)
