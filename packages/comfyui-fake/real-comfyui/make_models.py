@@ -22,7 +22,7 @@ Reduced models (the full ones do not fit a 24 GB, 2-core machine; ComfyUI still 
   * Flux dev / schnell: 1 double block and 1 single block (19 and 38 in the real ones), real width.
   * T5-XXL: full size (ComfyUI builds all 24 layers from its own config whatever the file holds),
     stored as float8_e4m3fn as ComfyUI's own t5xxl_fp8 files are (4.9 GB instead of 9.5 GB).
-Full size: SD1.5, CLIP-L, CLIP-G, the VAEs, SD1.5 ControlNets, CLIP-ViT-H vision, IP-Adapters,
+Full size: SD1.5, CLIP-L, CLIP-G, the VAEs, SD1.5 ControlNets, CLIP-ViT-H and ViT-bigG vision, IP-Adapters,
 PhotoMaker, LoRAs (rank 4). ESRGAN: 16 filters, 1 block (spandrel detects ESRGAN and the scale).
 """
 import argparse

@@ -33,7 +33,7 @@ mirror=$MIRROR_ROOT/ZhengPeng7+BiRefNet/repo
 rm -rf "$ROOTFS$IN/imagegen/birefnet-src" && mkdir -p "$ROOTFS$IN/imagegen/birefnet-src"
 git --git-dir="$mirror" archive "$BIREFNET_COMMIT" config.py dataset.py models | tar -x -C "$ROOTFS$IN/imagegen/birefnet-src"
 echo "$BIREFNET_COMMIT" > "$ROOTFS$IN/imagegen/birefnet-src/COMMIT"
-# make_models.py's options (--only NAME...) go to both scripts; each rejects names it does not know,
+# make_models.py's options (--only NAME...) go to every script; each rejects names it does not know,
 # so with --only run the one that makes the model instead (SCRIPT=make_face_models.py).
 for script in ${SCRIPT:-make_models.py make_face_models.py make_rmbg_models.py}; do
   chroot "$ROOTFS" /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/bin:/usr/bin:/bin \
