@@ -22,7 +22,7 @@ Reduced models (the full ones do not fit a 24 GB, 2-core machine; ComfyUI still 
   * Flux dev / schnell: 1 double block and 1 single block (19 and 38 in the real ones), real width.
   * T5-XXL: full size (ComfyUI builds all 24 layers from its own config whatever the file holds),
     stored as float8_e4m3fn as ComfyUI's own t5xxl_fp8 files are (4.9 GB instead of 9.5 GB).
-Full size: SD1.5, CLIP-L, CLIP-G, the VAEs, SD1.5 ControlNets, CLIP-ViT-H vision, IP-Adapters,
+Full size: SD1.5, CLIP-L, CLIP-G, the VAEs, SD1.5 ControlNets, CLIP-ViT-H and ViT-bigG vision, IP-Adapters,
 PhotoMaker, LoRAs (rank 4). ESRGAN: 16 filters, 1 block (spandrel detects ESRGAN and the scale).
 """
 import argparse
@@ -39,6 +39,7 @@ from comfy.cli_args import args  # noqa: E402
 
 args.cpu = True
 import comfy.model_management  # noqa: E402,F401
+import comfy.clip_model  # noqa: E402
 import comfy.clip_vision  # noqa: E402
 import comfy.controlnet  # noqa: E402
 import comfy.lora  # noqa: E402
@@ -275,43 +276,56 @@ def make_clip_g(path):
     save(fp16(clip.transformer.state_dict()), path, 'OpenCLIP ViT-bigG/14 text encoder')
 
 
-def make_t5xxl(path):
-    """T5-XXL's encoder, its tensor names and shapes from ComfyUI's own class built on the meta device
-    (24 layers of 4096), each tensor drawn as torch.nn would and written straight to the file in
-    float8_e4m3fn (the safetensors layout, one tensor in memory at a time: 4.9 GB never held at once)."""
+def write_random(path, module, draw, dtype, seed, what):
+    """Every tensor of `module`'s state dict (a module built on the meta device: names and shapes
+    only) drawn by draw(owner, name, shape, generator) in float32 and written straight to a
+    safetensors file as `dtype`, one tensor in memory at a time: a model of several GB is never
+    held at once."""
     import json
-    import comfy.text_encoders.sd3_clip as sd3_clip
-    with torch.device('meta'):
-        t5 = sd3_clip.T5XXLModel(device='meta', dtype=torch.float32)
-    modules = dict(t5.transformer.named_modules())
-    names = sorted(t5.transformer.state_dict(keep_vars=True).items())
+    tags = {torch.float8_e4m3fn: 'F8_E4M3', torch.float16: 'F16'}
+    modules = dict(module.named_modules())
+    names = sorted(module.state_dict(keep_vars=True).items())
+    size = torch.tensor([], dtype=dtype).element_size()
     header, offset = {}, 0
     for name, p in names:
-        n = p.numel()
-        header[name] = {'dtype': 'F8_E4M3', 'shape': list(p.shape), 'data_offsets': [offset, offset + n]}
+        n = p.numel() * size
+        header[name] = {'dtype': tags[dtype], 'shape': list(p.shape), 'data_offsets': [offset, offset + n]}
         offset += n
-    header['__metadata__'] = {'imagegen_real_comfyui': NOTE.format(
-        seed=SEED + 3, what='T5-XXL encoder (24 layers, 4096), float8_e4m3fn')}
+    header['__metadata__'] = {'imagegen_real_comfyui': NOTE.format(seed=seed, what=what)}
     raw = json.dumps(header, separators=(',', ':')).encode()
     raw += b' ' * (-len(raw) % 8)
-    gen = torch.Generator().manual_seed(SEED + 3)
+    gen = torch.Generator().manual_seed(seed)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = path + '.tmp'
     with open(tmp, 'wb') as f:
         f.write(len(raw).to_bytes(8, 'little'))
         f.write(raw)
         for name, p in names:
-            owner = modules[name.rsplit('.', 1)[0]]
-            if isinstance(owner, torch.nn.Linear):
-                bound = 1 / math.sqrt(p.shape[1])  # kaiming_uniform(a=sqrt(5)), as nn.Linear draws
-                t = torch.empty(p.shape).uniform_(-bound, bound, generator=gen)
-            elif isinstance(owner, torch.nn.Embedding):
-                t = torch.empty(p.shape).normal_(0, 1, generator=gen)
-            else:
-                t = torch.ones(p.shape)  # T5's RMS norm weights
-            f.write(t.to(torch.float8_e4m3fn).contiguous().view(torch.uint8).numpy().tobytes())
+            owner = modules[name.rsplit('.', 1)[0]] if '.' in name else module
+            t = draw(owner, name, tuple(p.shape), gen)
+            f.write(t.to(dtype).contiguous().view(torch.uint8).numpy().tobytes())
     os.replace(tmp, path)
-    print(f'  saved {path}: {offset / 1e6:.1f} M params, {os.path.getsize(path) / 2**20:.1f} MiB')
+    print(f'  saved {path}: {sum(p.numel() for _, p in names) / 1e6:.1f} M params, '
+          f'{os.path.getsize(path) / 2**20:.1f} MiB')
+
+
+def make_t5xxl(path):
+    """T5-XXL's encoder, its tensor names and shapes from ComfyUI's own class built on the meta device
+    (24 layers of 4096), each tensor drawn as torch.nn would and written in float8_e4m3fn."""
+    import comfy.text_encoders.sd3_clip as sd3_clip
+    with torch.device('meta'):
+        t5 = sd3_clip.T5XXLModel(device='meta', dtype=torch.float32)
+
+    def draw(owner, name, shape, gen):
+        if isinstance(owner, torch.nn.Linear):
+            bound = 1 / math.sqrt(shape[1])  # kaiming_uniform(a=sqrt(5)), as nn.Linear draws
+            return torch.empty(shape).uniform_(-bound, bound, generator=gen)
+        if isinstance(owner, torch.nn.Embedding):
+            return torch.empty(shape).normal_(0, 1, generator=gen)
+        return torch.ones(shape)  # T5's RMS norm weights
+
+    write_random(path, t5.transformer, draw, torch.float8_e4m3fn, SEED + 3,
+                 'T5-XXL encoder (24 layers, 4096), float8_e4m3fn')
 
 
 def verify_text_encoders(paths, clip_type, expect):
@@ -455,6 +469,32 @@ def make_clip_vision_h(path):
     save(fp16(clip.get_sd()), path, 'CLIP ViT-H/14 vision tower')
 
 
+def make_clip_vision_g(path):
+    """CLIP ViT-bigG/14 vision tower (what IP-Adapter's CLIP-ViT-bigG-14-laion2B file holds: 48 layers of
+    1664, 1.84 B parameters), from ComfyUI's config on the meta device, each tensor drawn as torch.nn
+    draws it and written in fp16 one at a time (the fp32 model alone would take 7.4 GB here)."""
+    config = os.path.join(os.path.dirname(comfy.clip_vision.__file__), 'clip_vision_config_g.json')
+    import json
+    with open(config) as f:
+        config = json.load(f)
+    with torch.device('meta'):
+        model = comfy.clip_model.CLIPVisionModelProjection(config, torch.float32, 'meta', comfy.ops.manual_cast)
+
+    def draw(owner, name, shape, gen):
+        leaf = name.rsplit('.', 1)[-1]
+        if isinstance(owner, (torch.nn.Linear, torch.nn.Conv2d)):
+            fan_in = math.prod(owner.weight.shape[1:])
+            bound = 1 / math.sqrt(fan_in)  # kaiming_uniform(a=sqrt(5)) for weights, as torch.nn draws biases
+            return torch.empty(shape).uniform_(-bound, bound, generator=gen)
+        if isinstance(owner, torch.nn.Embedding):
+            return torch.empty(shape).normal_(0, 1, generator=gen)
+        if isinstance(owner, torch.nn.LayerNorm):
+            return torch.ones(shape) if leaf == 'weight' else torch.zeros(shape)
+        return torch.empty(shape).normal_(0, 0.02, generator=gen)  # the class embedding
+
+    write_random(path, model, draw, F16, SEED + 17, 'CLIP ViT-bigG/14 vision tower')
+
+
 def verify_clip_vision(path, layers):
     with LoadLog() as log:
         clip = comfy.clip_vision.load(path)
@@ -490,7 +530,8 @@ def make_ipadapter(path, kind):
         proj = pack.Resampler(dim=1280, depth=4, dim_head=64, heads=20, num_queries=16, embedding_dim=1280,
                               output_dim=cross, ff_mult=4)
     else:
-        proj = pack.ImageProjModel(cross_attention_dim=cross, clip_embeddings_dim=1024, clip_extra_context_tokens=4)
+        proj = pack.ImageProjModel(cross_attention_dim=cross, clip_embeddings_dim=1280 if kind == 'sdxl-g' else 1024,
+                                   clip_extra_context_tokens=4)
     torch_default_init(proj, SEED + 7)
     sd = {f'image_proj.{k}': v for k, v in proj.state_dict().items()}
     for n, width in enumerate(layers):
@@ -509,12 +550,15 @@ def verify_ipadapter(path, kind):
     is_plus = 'latents' in model['image_proj']
     cross = model['ip_adapter']['1.to_k_ip.weight'].shape[1]
     is_sdxl = cross == 2048
+    # the pack takes the image embedding's width from the CLIP vision model's output
+    clip_dim = 1280 if is_plus else model['image_proj']['proj.weight'].shape[1]
     ip = plus.IPAdapter(model, cross_attention_dim=1280 if (is_plus and is_sdxl) else cross,
-                        output_cross_attention_dim=cross, clip_embeddings_dim=1280 if is_plus else 1024,
+                        output_cross_attention_dim=cross, clip_embeddings_dim=clip_dim,
                         clip_extra_context_tokens=16 if is_plus else 4, is_sdxl=is_sdxl, is_plus=is_plus)
     print(f'  IPAdapter_plus loads it: sdxl={is_sdxl} plus={is_plus}, {len(ip.ip_layers.to_kvs)} k/v layers, '
           f'{type(ip.image_proj_model).__name__}')
     assert (kind == 'sd15') != is_sdxl and (kind == 'sdxl-plus') == is_plus
+    assert is_plus or clip_dim == (1280 if kind == 'sdxl-g' else 1024), clip_dim
 
 
 def make_photomaker(path):
@@ -901,10 +945,14 @@ def models():
           lambda p: verify_checkpoint(p, comfy.supported_models.SD3, clip=False)),
         M('clip-vision-h', ['clip_vision/CLIP-ViT-H-14-laion2B-s32B-b79K.safetensors'], make_clip_vision_h,
           lambda p: verify_clip_vision(p, 32)),
+        M('clip-vision-g', ['clip_vision/CLIP-ViT-bigG-14-laion2B-39B-b160k.safetensors'], make_clip_vision_g,
+          lambda p: verify_clip_vision(p, 48)),
         M('ipadapter-sd15', ['ipadapter/ip-adapter_sd15.safetensors'], lambda p: make_ipadapter(p, 'sd15'),
           lambda p: verify_ipadapter(p, 'sd15')),
         M('ipadapter-sdxl-vit-h', ['ipadapter/ip-adapter_sdxl_vit-h.safetensors'], lambda p: make_ipadapter(p, 'sdxl'),
           lambda p: verify_ipadapter(p, 'sdxl')),
+        M('ipadapter-sdxl', ['ipadapter/ip-adapter_sdxl.safetensors'], lambda p: make_ipadapter(p, 'sdxl-g'),
+          lambda p: verify_ipadapter(p, 'sdxl-g')),
         M('ipadapter-plus-face-sdxl', ['ipadapter/ip-adapter-plus-face_sdxl_vit-h.safetensors',
                                        'ipadapter/ip-adapter-plus_sdxl_vit-h.safetensors'],
           lambda p: make_ipadapter(p, 'sdxl-plus'), lambda p: verify_ipadapter(p, 'sdxl-plus')),
@@ -921,15 +969,16 @@ def models():
     ]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+def main(items=None, doc=__doc__):
+    """Makes and verifies `items` (default: this file's models); make_rmbg_models.py runs its own through it."""
+    parser = argparse.ArgumentParser(description=doc.split('\n')[0])
     parser.add_argument('models_dir')
     parser.add_argument('--only', default='', help='comma-separated names (see --list)')
     parser.add_argument('--force', action='store_true', help='make a file again although it exists')
     parser.add_argument('--verify', action='store_true', help='verify the files that exist too')
     parser.add_argument('--list', action='store_true')
     opts = parser.parse_args()
-    items = models()
+    items = items or models()
     if opts.list:
         for item in items:
             print(f"{item['name']:18} {' '.join(item['paths'])}")

@@ -5,6 +5,7 @@ import { PROMPT_STYLES } from '../src/chains/prompt-styles.ts';
 import { SCHEDULER_SAMPLING } from '../src/chains/schedulers.ts';
 import { COMPILERS } from '../src/compilers/index.ts';
 import type { CompiledWorkflow } from '../src/contracts.ts';
+import { NODE_TYPES } from '../src/workflow/node-types.ts';
 import { compileRequest, MINIMAL_REQUESTS, nodesOf, requestProperties, url } from './compile-request.ts';
 
 /**
@@ -662,6 +663,16 @@ describe('the graph of a request', () => {
     expect(
       nodesOf(compileRequest('/modelswitch/v1', { input_face: url('control-0.png') }), 'ReActorFaceSwap'),
     ).toHaveLength(1);
+  });
+
+  it("writes every setting of ComfyUI-RMBG's RMBG node, which reads its optional inputs without defaults", () => {
+    const settings = Object.keys(NODE_TYPES.RMBG.optional);
+    for (const pipeline of ['/relight/v1', '/bgchanger/v1', '/modelswitch/v1']) {
+      const [cut] = nodesOf(compileRequest(pipeline), 'RMBG');
+      expect(cut?.inputs['model'], pipeline).toBe('RMBG-2.0');
+      expect(Object.keys(cut?.inputs ?? {}), pipeline).toEqual(expect.arrayContaining(settings));
+      expect(cut?.inputs['process_res'], pipeline).toBe(1024);
+    }
   });
 
   it('mixes a second face into facelock v1 only with id_mix, concatenating both embeddings', () => {

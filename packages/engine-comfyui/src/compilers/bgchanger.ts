@@ -2,6 +2,7 @@ import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import { applyStyle, IP_ADAPTER_FILES, loadIpAdapter } from '../chains/ip-adapter.ts';
 import { REPAINT_MODEL_NEED, REPAINT_NODES, repaint } from '../chains/repaint.ts';
 import { requestFields } from '../chains/request-fields.ts';
+import { SUBJECT_MASK_NODES, SUBJECT_MODEL_NEED, subjectMask } from '../chains/subject-mask.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -25,7 +26,7 @@ const STYLE_ADAPTER = IP_ADAPTER_FILES['ip-adapter_sdxl']!;
 /** diffusers' IP-Adapter scale when none is set. */
 const STYLE_WEIGHT = 1;
 
-const SUBJECT_NODES: readonly NodeClass[] = ['RMBG', 'InvertMask'];
+const SUBJECT_NODES: readonly NodeClass[] = [...SUBJECT_MASK_NODES, 'InvertMask'];
 const STYLE_NODES: readonly NodeClass[] = ['IPAdapterModelLoader', 'CLIPVisionLoader', 'IPAdapterAdvanced'];
 
 export const compiler: PipelineCompiler = {
@@ -35,7 +36,7 @@ export const compiler: PipelineCompiler = {
     packs: packNeeds('ComfyUI-RMBG', { pack: 'ComfyUI_IPAdapter_plus', when: 'only with `style_image`' }),
     models: [
       REPAINT_MODEL_NEED,
-      { folder: 'RMBG/RMBG-2.0', what: 'briaai/RMBG-2.0 (ComfyUI-RMBG fetches it on first use)' },
+      SUBJECT_MODEL_NEED,
       { folder: 'ipadapter', what: `\`${STYLE_ADAPTER.file}\` (with \`style_image\`)` },
       { folder: 'clip_vision', what: `\`${STYLE_ADAPTER.clipVision}\` (with \`style_image\`)` },
     ],
@@ -44,7 +45,7 @@ export const compiler: PipelineCompiler = {
     const fields = requestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
     const picture = loadImage(w, fields.image('init_image'));
-    const [, subject] = w.node('RMBG', { image: picture, model: 'RMBG-2.0' }).outputs;
+    const subject = subjectMask(w, picture);
     const style = fields.has('style_image') ? fields.image('style_image') : undefined;
     const painted = repaint(w, ctx, {
       picture,

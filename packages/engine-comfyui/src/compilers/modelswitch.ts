@@ -2,6 +2,7 @@ import { FACE_SWAP_MODEL_NEEDS, FACE_SWAP_NODES, swapFace } from '../chains/face
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import { REPAINT_MODEL_NEED, REPAINT_NODES, repaint } from '../chains/repaint.ts';
 import { requestFields } from '../chains/request-fields.ts';
+import { SUBJECT_MASK_NODES, subjectMask } from '../chains/subject-mask.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -29,7 +30,7 @@ const OUTFIT = {
   'Right-shoe': true,
 } as const;
 
-const PERSON_NODES: readonly NodeClass[] = ['RMBG', 'ClothesSegment', 'MaskComposite'];
+const PERSON_NODES: readonly NodeClass[] = [...SUBJECT_MASK_NODES, 'ClothesSegment', 'MaskComposite'];
 
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
@@ -49,7 +50,7 @@ export const compiler: PipelineCompiler = {
     const fields = requestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
     const picture = loadImage(w, fields.image('input_image'));
-    const [, person] = w.node('RMBG', { image: picture, model: 'RMBG-2.0' }).outputs;
+    const person = subjectMask(w, picture);
     const [, outfit] = w.node('ClothesSegment', { images: picture, ...OUTFIT }).outputs;
     const body = w
       .node('MaskComposite', { destination: person, source: outfit, x: 0, y: 0, operation: 'subtract' })

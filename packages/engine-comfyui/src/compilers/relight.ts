@@ -8,6 +8,7 @@ import {
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { requestFields } from '../chains/request-fields.ts';
+import { SUBJECT_MASK_NODES, SUBJECT_MODEL_NEED, subjectMask } from '../chains/subject-mask.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -58,7 +59,6 @@ const RELIGHT_NODES: readonly NodeClass[] = [
   'LoadAndApplyICLightUnet',
   'ICLightConditioning',
   'LightSource',
-  'RMBG',
   'EmptyImage',
   'ImageCompositeMasked',
   'VAEDecode',
@@ -73,16 +73,13 @@ export const compiler: PipelineCompiler = {
     nodes: nodeClasses(
       CHECKPOINT_DIFFUSION_NODES,
       RELIGHT_NODES,
+      SUBJECT_MASK_NODES,
       IMAGE_NODES.sized,
       IMAGE_NODES.encode,
       EXACT_SIZE_NODES,
     ),
     packs: packNeeds('ComfyUI-IC-Light', 'ComfyUI-RMBG'),
-    models: [
-      checkpointNeed('sd1.5'),
-      { folder: 'unet', what: `\`${IC_LIGHT_UNET}\`` },
-      { folder: 'RMBG/RMBG-2.0', what: 'briaai/RMBG-2.0 (ComfyUI-RMBG fetches it on first use)' },
-    ],
+    models: [checkpointNeed('sd1.5'), { folder: 'unet', what: `\`${IC_LIGHT_UNET}\`` }, SUBJECT_MODEL_NEED],
   },
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
@@ -105,7 +102,7 @@ export const compiler: PipelineCompiler = {
       DEMO.negativePrompt,
     );
     const picture = loadImageAt(w, fields.image('init_image'), size);
-    const [, subject] = w.node('RMBG', { image: picture, model: 'RMBG-2.0' }).outputs;
+    const subject = subjectMask(w, picture);
     const foreground = w
       .node('ImageCompositeMasked', {
         destination: w.node('EmptyImage', { ...size, batch_size: 1, color: DEMO.grey }).out(0),
