@@ -1,7 +1,7 @@
 import { comfyuiEngineModule } from '@imagegen/engine-comfyui';
 import { cpuEngineModule } from '@imagegen/engine-cpu';
 import { sandboxEngineModule } from '@imagegen/engine-sandbox';
-import type { EngineModule } from '@imagegen/engines';
+import { type EngineModule, placeholderEngineNames } from '@imagegen/engines';
 
 /**
  * Every engine this release ships, in order of preference: the one list that names them. The
@@ -15,3 +15,6 @@ export const SHIPPED_ENGINES: readonly EngineModule[] = [
   cpuEngineModule,
   sandboxEngineModule,
 ];
+
+/** The shipped engines that answer with labelled placeholders: the banner and the task list say so. */
+export const PLACEHOLDER_ENGINES: readonly string[] = placeholderEngineNames(SHIPPED_ENGINES);

@@ -1,5 +1,4 @@
-import { placeholderEngineNames } from '@imagegen/engines';
-import { SHIPPED_ENGINES } from './shipped-engines.ts';
+import { PLACEHOLDER_ENGINES } from './shipped-engines.ts';
 
 export interface StartBannerFacts {
   readonly apiUrl: string;
@@ -61,8 +60,7 @@ export function startBanner(facts: StartBannerFacts): string {
 
 /** The pipelines this process answers with labelled placeholders, and how to get real images. */
 function placeholderLines(facts: StartBannerFacts): string[] {
-  const placeholderNames = placeholderEngineNames(SHIPPED_ENGINES);
-  const placeholders = facts.engines.filter((engine) => placeholderNames.includes(engine.name));
+  const placeholders = facts.engines.filter((engine) => PLACEHOLDER_ENGINES.includes(engine.name));
   const pipelines = placeholders.flatMap((engine) => engine.pipelines);
   if (pipelines.length === 0) return [];
   const named = pipelines.slice(0, NAMED_PLACEHOLDERS).join(', ');

@@ -23,7 +23,7 @@
 import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
 import { modelFileRemoverFromEnv } from '@imagegen/engine-comfyui';
-import { type EngineSetup, placeholderEngineNames, setUpEngines } from '@imagegen/engines';
+import { type EngineSetup, setUpEngines } from '@imagegen/engines';
 import {
   authFailureLimitsFromEnv,
   blobStoreFromEnv,
@@ -54,7 +54,7 @@ import {
   withStoredFiles,
 } from '@imagegen/server';
 import type { FastifyInstance } from 'fastify';
-import { SHIPPED_ENGINES } from './shipped-engines.ts';
+import { PLACEHOLDER_ENGINES, SHIPPED_ENGINES } from './shipped-engines.ts';
 import { startBanner } from './start-banner.ts';
 
 // JSON lines on stdout (LOG_LEVEL); every listener of the process serves its metrics at /metrics.
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
       store,
       publicUrl: config.publicUrl,
       engines: () => setup.registry.describe(),
-      placeholderEngines: placeholderEngineNames(SHIPPED_ENGINES),
+      placeholderEngines: PLACEHOLDER_ENGINES,
       // A request the serving engine can already tell will fail is answered 422, not queued.
       admit: (pipeline, input) => setup.registry.admit(pipeline, input),
       docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],

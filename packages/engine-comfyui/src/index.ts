@@ -18,8 +18,6 @@ export const comfyuiEngineModule: EngineModule = {
   async catalogue() {
     const { COMPILERS } = await import('./compilers/index.ts');
     return {
-      name: 'comfyui',
-      real: true,
       pipelines: COMPILERS.map((compiler) => compiler.pipeline),
       servers: {
         setting: 'COMFYUI_URLS',

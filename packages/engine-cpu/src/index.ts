@@ -12,7 +12,7 @@ export const cpuEngineModule: EngineModule = {
   real: true,
   async catalogue() {
     const { CPU_PIPELINE_MODELS, CPU_PIPELINES } = await import('./cpu-pipelines.ts');
-    return { name: 'cpu', real: true, pipelines: CPU_PIPELINES, runs: CPU_PIPELINE_MODELS };
+    return { pipelines: CPU_PIPELINES, runs: CPU_PIPELINE_MODELS };
   },
   enabledByDefault: () => true,
   async build() {

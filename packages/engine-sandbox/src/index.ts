@@ -12,7 +12,7 @@ export const sandboxEngineModule: EngineModule = {
   real: false,
   async catalogue() {
     const { sandboxPipelines } = await import('./sandbox-pipelines.ts');
-    return { name: 'sandbox', real: false, pipelines: sandboxPipelines() };
+    return { pipelines: sandboxPipelines() };
   },
   enabledByDefault: () => true,
   async build({ env }) {

@@ -19,7 +19,9 @@ export function defaultEngineOrder(
 
 /** Every engine's catalogue entry, in the order given. */
 export function engineEntries(engines: readonly EngineModule[]): Promise<EngineEntry[]> {
-  return Promise.all(engines.map((engine) => engine.catalogue()));
+  return Promise.all(
+    engines.map(async (engine) => ({ name: engine.name, real: engine.real, ...(await engine.catalogue()) })),
+  );
 }
 
 /** The names of the engines that answer with labelled placeholders instead of real output (the sandbox). */

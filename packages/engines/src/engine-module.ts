@@ -12,7 +12,7 @@ export interface EngineModule {
   /** true: real models; false: labelled placeholders for integration work. */
   readonly real: boolean;
   /** What the engine serves and needs, as the catalogue prints it: data, never a model. */
-  catalogue(): Promise<EngineEntry>;
+  catalogue(): Promise<EngineCatalogue>;
   /**
    * Whether the default order (IMAGEGEN_ENGINES unset) has this engine under these settings:
    * the cpu and sandbox engines always, the comfyui engine when COMFYUI_URLS names servers.
@@ -47,16 +47,16 @@ export interface BuiltEngine {
   readonly safety?: SafetyChecker;
 }
 
-/** An engine as the catalogue describes it, with nothing built. */
-export interface EngineEntry {
-  readonly name: string;
+/** What a module's `catalogue()` answers: what the engine serves and needs. */
+export interface EngineCatalogue {
   readonly pipelines: readonly Pipeline[];
-  /** true: real models; false: labelled placeholders for integration work. */
-  readonly real: boolean;
   /** Per pipeline, what the engine runs (Markdown), where it runs something real. */
   readonly runs?: Readonly<Record<string, string>>;
   readonly servers?: EngineServers;
 }
+
+/** An engine as the catalogue describes it, with nothing built: its module's name and kind, and its catalogue. */
+export interface EngineEntry extends EngineCatalogue, Pick<EngineModule, 'name' | 'real'> {}
 
 /** An engine that runs on servers of its own: the setting that names them, and what each pipeline needs there. */
 export interface EngineServers {
