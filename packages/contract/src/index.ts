@@ -18,15 +18,11 @@ export {
   type TypedEndpoint,
 } from './endpoints.ts';
 export {
-  ESRGAN_NATIVE_SCALES,
-  type EsrganChoice,
-  type EsrganScale,
-  type EsrganSize,
-  FACE_CHECKED_FIELDS,
-  NSFW_UNSAFE_RULE,
-  SUPERRESOLUTION_MODEL_MAP,
-  UPSCALER_DEBLUR,
-} from './engine-notes.ts';
+  type DescriptionNotes,
+  mergeNotes,
+  notedDescription,
+  withFieldNotes,
+} from './description-notes.ts';
 export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
 export { type NumberLiteral, numberLiteral, recordNumberLiteral } from './number-literals.ts';
 export { buildOpenApi } from './openapi.ts';
@@ -35,6 +31,7 @@ export { pythonFloatRepr, pythonIntRepr, pythonStrRepr } from './python-builtins
 export { BODY_PARSE_ERROR, type BodyReading, MAX_REQUEST_NESTING, readRequestBody } from './request-body.ts';
 export { SAMPLE_IMAGES, SAMPLE_IMAGES_PATH, sampleImageUrl, withSampleImages } from './sample-images.ts';
 export { type FieldBounds, WEBHOOK_EVENTS } from './schemas/common.ts';
+export { SUPERRESOLUTION_MODELS } from './schemas/superresolution-models.ts';
 export {
   DELIVERY_STATES,
   type DeletedModel,

@@ -1,3 +1,4 @@
+import type { DescriptionNotes } from '@imagegen/contract';
 import type { Engine, ModelSource, Pipeline, Preflight, SafetyChecker } from './engine.ts';
 
 /**
@@ -53,6 +54,13 @@ export interface EngineCatalogue {
   /** Per pipeline, what the engine runs (Markdown), where it runs something real. */
   readonly runs?: Readonly<Record<string, string>>;
   readonly servers?: EngineServers;
+  /**
+   * What the engine does with requests that the contract's words leave open, appended to them
+   * where a process serves the engine (its /openapi.json) and in the docs: per pipeline path, after
+   * the operation's description; per request field, after the field's description. Its own facts
+   * (the weights it runs, its checks' thresholds), so the contract states none of them.
+   */
+  readonly notes?: DescriptionNotes;
 }
 
 /** An engine as the catalogue describes it, with nothing built: its module's name and kind, and its catalogue. */
