@@ -1,3 +1,4 @@
+import { CPU_ENGINE_NOTES } from '@imagegen/engine-cpu/notes';
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from '../src/cli/args.ts';
 import { RUN_OPTIONS } from '../src/cli/commands/run-options.ts';
@@ -19,6 +20,15 @@ describe('the flags of the pipelines', () => {
       p.fields.filter((f) => options.has(f.flag)).map((f) => `${p.name} ${f.flag}`),
     );
     expect(clashes).toEqual([]);
+  });
+
+  it('carry the notes of the cpu engine, which a default deployment serves, as its /openapi.json does', () => {
+    const superresolution = pipelineNamed('superresolution');
+    expect(superresolution.description).toMatch(/offered\. On the cpu engine `model_name` runs on shipped ESRGAN/);
+    expect(superresolution.description).toContain(CPU_ENGINE_NOTES.pipelines?.['/superresolution/v1']);
+    expect(pipelineNamed('faceswap').description).toContain('must show a face');
+    const safetyChecker = field('sd/text2image', 'safety_checker').description;
+    expect(safetyChecker.endsWith(`is stored. ${CPU_ENGINE_NOTES.fields?.safety_checker}`)).toBe(true);
   });
 
   it('say type, bounds, default, choices and image uploads in --help', () => {
