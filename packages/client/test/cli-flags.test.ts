@@ -24,7 +24,9 @@ describe('the flags of the pipelines', () => {
 
   it('carry the notes of the cpu engine, which a default deployment serves, as its /openapi.json does', () => {
     const superresolution = pipelineNamed('superresolution');
-    expect(superresolution.description).toMatch(/offered\. On the cpu engine `model_name` runs on shipped ESRGAN/);
+    expect(superresolution.description).toMatch(
+      /offered\. On the cpu engine `model_name` runs on shipped ESRGAN/,
+    );
     expect(superresolution.description).toContain(CPU_ENGINE_NOTES.pipelines?.['/superresolution/v1']);
     expect(pipelineNamed('faceswap').description).toContain('must show a face');
     const safetyChecker = field('sd/text2image', 'safety_checker').description;

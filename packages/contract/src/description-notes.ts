@@ -56,7 +56,8 @@ export function mergeNotes(all: readonly (DescriptionNotes | undefined)[]): Desc
   const merge = (key: keyof DescriptionNotes) => {
     const merged: Record<string, string> = {};
     for (const notes of all) {
-      for (const [name, note] of Object.entries(notes?.[key] ?? {})) merged[name] = joined(merged[name], note);
+      for (const [name, note] of Object.entries(notes?.[key] ?? {}))
+        merged[name] = joined(merged[name], note);
     }
     return merged;
   };

@@ -2,6 +2,12 @@
  * What other packages use of the contract; the modules say the rest. The endpoint table drives the
  * API's routes, its validation and /openapi.json (ARCHITECTURE.md, at the repository root).
  */
+export {
+  type DescriptionNotes,
+  mergeNotes,
+  notedDescription,
+  withFieldNotes,
+} from './description-notes.ts';
 export type {
   Endpoint,
   HeaderParameter,
@@ -17,12 +23,6 @@ export {
   type RequestPath,
   type TypedEndpoint,
 } from './endpoints.ts';
-export {
-  type DescriptionNotes,
-  mergeNotes,
-  notedDescription,
-  withFieldNotes,
-} from './description-notes.ts';
 export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
 export { type NumberLiteral, numberLiteral, recordNumberLiteral } from './number-literals.ts';
 export { buildOpenApi } from './openapi.ts';
@@ -31,7 +31,6 @@ export { pythonFloatRepr, pythonIntRepr, pythonStrRepr } from './python-builtins
 export { BODY_PARSE_ERROR, type BodyReading, MAX_REQUEST_NESTING, readRequestBody } from './request-body.ts';
 export { SAMPLE_IMAGES, SAMPLE_IMAGES_PATH, sampleImageUrl, withSampleImages } from './sample-images.ts';
 export { type FieldBounds, WEBHOOK_EVENTS } from './schemas/common.ts';
-export { SUPERRESOLUTION_MODELS } from './schemas/superresolution-models.ts';
 export {
   DELIVERY_STATES,
   type DeletedModel,
@@ -40,4 +39,5 @@ export {
   TASK_STATES,
 } from './schemas/records.ts';
 export { CANCELLED_ERROR } from './schemas/responses.ts';
+export { SUPERRESOLUTION_MODELS } from './schemas/superresolution-models.ts';
 export { compileRequestValidator, compileUncutBodyValidator, compileValidator } from './validate.ts';

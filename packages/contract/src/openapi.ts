@@ -192,7 +192,9 @@ function withAliases(
  * `notes`: what the engines a deployment serves add to the descriptions (none: the contract's
  * words alone, which hold on every engine).
  */
-export function buildOpenApi(options: { serverUrl?: string; notes?: DescriptionNotes } = {}): OpenApiDocument {
+export function buildOpenApi(
+  options: { serverUrl?: string; notes?: DescriptionNotes } = {},
+): OpenApiDocument {
   const notes = options.notes ?? {};
   const components = componentSchemas();
   const paths: OpenApiDocument['paths'] = {};

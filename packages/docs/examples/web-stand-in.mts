@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { drawPicture } from '@imagegen/comfyui-fake';
 import type { Endpoint } from '@imagegen/contract';
-import { FACE_CHECKED_FIELDS } from '@imagegen/engine-cpu';
+import { FACE_CHECKED_FIELDS } from '@imagegen/engine-cpu/notes';
 import { facePhoto } from '@imagegen/engine-cpu/test-images';
 import sharp from 'sharp';
 

@@ -54,7 +54,9 @@ describe("the playground's form, from the contract", () => {
     expect(note).toContain('nsfwjs');
     const endpoint = pipelineOf('/superresolution/v1')!;
     const noted = fieldsOf(endpoint, notes).find((field) => field.name === 'safety_checker');
-    expect(noted?.description).toBe(`${fieldOf('/superresolution/v1', 'safety_checker').description} ${note}`);
+    expect(noted?.description).toBe(
+      `${fieldOf('/superresolution/v1', 'safety_checker').description} ${note}`,
+    );
     expect(notedDescription(endpoint, notes).split('\n\n')[0]).toBe(
       `${endpoint.description.split('\n\n')[0]} ${notes.pipelines?.['/superresolution/v1']}`,
     );

@@ -2,11 +2,15 @@
  * What the cpu engine does with the options the API reference words for GPU models, in the words
  * the OpenAPI descriptions, the docs and the `imagegen` command's help append to the contract's
  * (the module's catalogue answers them as its `notes`). Built from the tables the engine runs on
- * (model-table.ts, check-rules.ts), never copied from them. Data only: reading it loads no model.
+ * (model-table.ts, check-rules.ts), never copied from them. Data only: reading it loads no model,
+ * so it is also the package's `./notes` entry, which the `imagegen` command bundles.
  */
 import type { DescriptionNotes } from '@imagegen/contract';
 import { FACE_CHECKED_FIELDS, NSFW_UNSAFE_RULE } from './check-rules.ts';
 import { ESRGAN_NATIVE_SCALES, SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from './model-table.ts';
+
+// The fields the face notes name, for those who put faces in them (the docs' recordings).
+export { FACE_CHECKED_FIELDS } from './check-rules.ts';
 
 const code = (text: string) => `\`${text}\``;
 

@@ -46,9 +46,17 @@ describe('the notes against the tables the engine runs on', () => {
     expect(describedAs('/upscaler/v1')).toContain(
       `\`@upscalerjs/esrgan-${UPSCALER_DEBLUR.size}\` at native x${UPSCALER_DEBLUR.scale}`,
     );
-    expect(describedAs('/upscaler/v1')).toContain('`variation` needs a diffusion model: on the cpu engine it fails');
+    expect(describedAs('/upscaler/v1')).toContain(
+      '`variation` needs a diffusion model: on the cpu engine it fails',
+    );
     expect(describedAs('/image2prompt/v1')).toContain('a tag-style description, not a caption');
-    for (const option of ['only_mask', 'mask_background', 'post_process_mask', 'alpha_matting', 'face_mask']) {
+    for (const option of [
+      'only_mask',
+      'mask_background',
+      'post_process_mask',
+      'alpha_matting',
+      'face_mask',
+    ]) {
       expect(describedAs('/bgremover/v1'), option).toContain(`\`${option}\``);
     }
   });
@@ -107,7 +115,8 @@ describe('the notes against the cpu engine', () => {
   });
 
   it('classifies with the very unsafe rule the safety_checker note states', () => {
-    const [, explicit, sexy] = /Porn \+ Hentai ≥ (\d+(?:\.\d+)?) or Sexy ≥ (\d+(?:\.\d+)?)/.exec(safetyCheckerNote) ?? [];
+    const [, explicit, sexy] =
+      /Porn \+ Hentai ≥ (\d+(?:\.\d+)?) or Sexy ≥ (\d+(?:\.\d+)?)/.exec(safetyCheckerNote) ?? [];
     const [e, x] = [Number(explicit), Number(sexy)];
     expect(e).toBeGreaterThan(0);
     expect(x).toBeGreaterThan(0);

@@ -32,7 +32,9 @@ export function engineNotes(
   engines: readonly Pick<EngineEntry, 'name' | 'notes'>[],
   names: readonly string[],
 ): DescriptionNotes {
-  return mergeNotes(names.flatMap((name) => engines.filter((engine) => engine.name === name)).map((e) => e.notes));
+  return mergeNotes(
+    names.flatMap((name) => engines.filter((engine) => engine.name === name)).map((e) => e.notes),
+  );
 }
 
 /**

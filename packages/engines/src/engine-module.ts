@@ -5,7 +5,8 @@ import type { Engine, ModelSource, Pipeline, Preflight, SafetyChecker } from './
  * An engine package's whole face to the program that starts the roles: what the engine is called,
  * what it serves and needs, and how it is built from the process's settings. Each engine package
  * exports one as its main entry, which imports nothing of the engine itself: a process loads an
- * engine's code only when it builds that engine, and its tables only when it prints the catalogue.
+ * engine's code only when it builds that engine, and its tables only when it reads its catalogue (to
+ * print it, or for the notes an API that serves the engine appends to its descriptions).
  * The program hands its list to `setUpEngines` and the catalogue; no engine package imports another.
  */
 export interface EngineModule {

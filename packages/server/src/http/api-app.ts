@@ -156,7 +156,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     },
   };
   // Built on the first read and kept (routes/service-info.ts): the notes are fixed at start.
-  const openApi = () => buildOpenApi({ serverUrl: publicUrl, ...(options.notes ? { notes: options.notes } : {}) });
+  const openApi = () =>
+    buildOpenApi({ serverUrl: publicUrl, ...(options.notes ? { notes: options.notes } : {}) });
   registerServiceInfoRoutes(app, { health, openApi });
   registerFileRoutes(app, store);
   if (options.docsOrigins?.length) {

@@ -87,7 +87,9 @@ describe('the API over HTTP: keys, health, openapi.json', () => {
       const served = (await noted.inject({ method: 'GET', url: '/openapi.json' })).json();
       const expected = buildOpenApi({ serverUrl: 'https://api.example', notes });
       expect(served).toEqual(JSON.parse(JSON.stringify(expected)));
-      expect(served.paths['/bgremover/v1'].post.description).toContain('offered. Engine X cuts with model Y.');
+      expect(served.paths['/bgremover/v1'].post.description).toContain(
+        'offered. Engine X cuts with model Y.',
+      );
       const plain = (await api.request('GET', '/openapi.json', { key: null })).body;
       expect(JSON.stringify(plain)).not.toContain('Engine X');
     } finally {

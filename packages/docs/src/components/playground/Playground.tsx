@@ -9,8 +9,8 @@ import engines from '@site/.generated/engines.json';
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { runtimeSettings } from '../../client/runtime-settings.ts';
 import { curlSample, pythonSample, type SampleInput, sdkSample } from '../code-samples.ts';
-import SampleTabs from '../SampleTabs.tsx';
 import type { EngineCatalogData } from '../engine-note.ts';
+import SampleTabs from '../SampleTabs.tsx';
 import { useStoredApiKey } from './api-key.ts';
 import FieldInput from './FieldInput.tsx';
 import {
