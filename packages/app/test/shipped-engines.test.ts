@@ -153,12 +153,18 @@ describe('the engine catalogue', () => {
     expect(listing.engines[1]!.needs).toEqual({});
   });
 
+  const NO_NOTES = { pipelines: {}, fields: {}, schemaFields: {} };
+
   it('carries the notes of the engines it serves, and of no other: the cpu engine’s where it is served', async () => {
     expect(entry('cpu')?.notes).toEqual(CPU_ENGINE_NOTES);
-    expect(catalog.notes).toEqual({ pipelines: CPU_ENGINE_NOTES.pipelines, fields: CPU_ENGINE_NOTES.fields });
+    expect(catalog.notes).toEqual({
+      pipelines: CPU_ENGINE_NOTES.pipelines,
+      fields: CPU_ENGINE_NOTES.fields,
+      schemaFields: CPU_ENGINE_NOTES.schemaFields,
+    });
     expect(await servedEngineNotes(SHIPPED_ENGINES, ['cpu', 'sandbox'])).toEqual(catalog.notes);
-    expect(await servedEngineNotes(SHIPPED_ENGINES, ['sandbox'])).toEqual({ pipelines: {}, fields: {} });
-    expect(engineCatalog(ENTRIES, ['sandbox']).notes).toEqual({ pipelines: {}, fields: {} });
+    expect(await servedEngineNotes(SHIPPED_ENGINES, ['sandbox'])).toEqual(NO_NOTES);
+    expect(engineCatalog(ENTRIES, ['sandbox']).notes).toEqual(NO_NOTES);
   });
 
   it('prints the OpenAPI document with the default engines’ notes (npm run openapi; the docs prebuild writes this)', async () => {

@@ -33,6 +33,36 @@ describe('the flags of the pipelines', () => {
     expect(safetyChecker.endsWith(`is stored. ${CPU_ENGINE_NOTES.fields?.safety_checker}`)).toBe(true);
   });
 
+  it('carry the cpu engine’s notes scoped to a request schema in the help of that pipeline’s flags alone', () => {
+    expect(field('superresolution', 'model_name').description).toBe(
+      'A named upscaler, or the hash of an uploaded one. The cpu engine runs each name on the shipped ' +
+        'ESRGAN weights the operation description lists; a hash fails the task there.',
+    );
+    expect(field('superresolution', 'face_enhance').description).toBe(
+      'Restore faces with a face-restoration model. The cpu engine has none: `true` fails the task.',
+    );
+    expect(field('upscaler', 'type').description).toBe(
+      '`deblur` restores and enlarges faithfully; `variation` re-imagines detail with a diffusion model. ' +
+        'On the cpu engine `variation` fails the task.',
+    );
+    const help = pipelineHelp(pipelineNamed('upscaler')).replace(/\s+/g, ' ');
+    expect(help).toContain('On the cpu engine variation fails the task.');
+    expect(pipelineHelp(pipelineNamed('superresolution')).replace(/\s+/g, ' ')).toContain(
+      'The cpu engine has none: true fails the task.',
+    );
+    // Each in that one field of that one pipeline.
+    const all = PIPELINES.flatMap((p) => p.fields.map((f) => f.description));
+    const scoped = CPU_ENGINE_NOTES.schemaFields ?? {};
+    for (const note of [scoped.SuperresolutionPrompt, scoped.UpscalerPrompt].flatMap((f) =>
+      Object.values(f ?? {}),
+    )) {
+      expect(
+        all.filter((text) => text.includes(note)),
+        note,
+      ).toHaveLength(1);
+    }
+  });
+
   it('say type, bounds, default, choices and image uploads in --help', () => {
     const help = pipelineHelp(pipelineNamed('sd/text2image'));
     expect(help).toMatch(/^ {2}--samples <integer> +> 0, ≤ 4; default 1$/m);

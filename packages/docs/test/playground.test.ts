@@ -60,6 +60,12 @@ describe("the playground's form, from the contract", () => {
     expect(notedDescription(endpoint, notes).split('\n\n')[0]).toBe(
       `${endpoint.description.split('\n\n')[0]} ${notes.pipelines?.['/superresolution/v1']}`,
     );
+    // Notes scoped to the request schema of the pipeline on screen, after its field's description.
+    const scoped = notes.schemaFields?.UpscalerPrompt?.type;
+    expect(scoped).toContain('`variation` fails the task');
+    expect(
+      fieldsOf(pipelineOf('/upscaler/v1')!, notes).find((field) => field.name === 'type')?.description,
+    ).toBe(`${fieldOf('/upscaler/v1', 'type').description} ${scoped}`);
   });
 
   it('gives each field the control, bounds, allowed values and default its schema says', () => {

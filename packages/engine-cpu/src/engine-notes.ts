@@ -67,6 +67,21 @@ const SAFETY_CHECKER_NOTE =
   'The cpu engine classifies with nsfwjs: an image is unsafe when Porn + Hentai ≥ ' +
   `${NSFW_UNSAFE_RULE.explicit} or Sexy ≥ ${NSFW_UNSAFE_RULE.sexy}.`;
 
+/**
+ * After a field's description in one schema (by its title): fields whose names mean something else
+ * in other schemas (the upscaler's `type`, image2prompt's answered `prompt`).
+ */
+const SCHEMA_FIELD_NOTES = {
+  SuperresolutionPrompt: {
+    model_name:
+      'The cpu engine runs each name on the shipped ESRGAN weights the operation description lists; ' +
+      'a hash fails the task there.',
+    face_enhance: 'The cpu engine has none: `true` fails the task.',
+  },
+  UpscalerPrompt: { type: 'On the cpu engine `variation` fails the task.' },
+  Image2PromptSuccessResponse: { prompt: 'From the cpu engine: comma-separated tags, not a caption.' },
+};
+
 /** The cpu engine's notes, as its catalogue answers them. */
 export const CPU_ENGINE_NOTES: DescriptionNotes = {
   pipelines: {
@@ -79,4 +94,5 @@ export const CPU_ENGINE_NOTES: DescriptionNotes = {
     ),
   },
   fields: { safety_checker: SAFETY_CHECKER_NOTE },
+  schemaFields: SCHEMA_FIELD_NOTES,
 };

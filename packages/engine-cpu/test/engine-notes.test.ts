@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { SUPERRESOLUTION_MODELS } from '@imagegen/contract';
+import { buildOpenApi, SUPERRESOLUTION_MODELS } from '@imagegen/contract';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NSFW_UNSAFE_RULE } from '../src/check-rules.ts';
@@ -66,6 +66,22 @@ describe('the notes against the tables the engine runs on', () => {
       `Porn + Hentai ≥ ${NSFW_UNSAFE_RULE.explicit} or Sexy ≥ ${NSFW_UNSAFE_RULE.sexy}`,
     );
     expect(Object.keys(notes?.fields ?? {})).toEqual(['safety_checker']);
+  });
+
+  it('scope their field notes to schemas of the API reference that have those fields', () => {
+    const schemas = buildOpenApi().components.schemas as Record<string, { properties?: object }>;
+    const scoped = Object.entries(notes?.schemaFields ?? {});
+    expect(scoped.map(([title]) => title).sort()).toEqual([
+      'Image2PromptSuccessResponse',
+      'SuperresolutionPrompt',
+      'UpscalerPrompt',
+    ]);
+    for (const [title, fields] of scoped) {
+      for (const field of Object.keys(fields))
+        expect(schemas[title]?.properties, title).toHaveProperty(field);
+    }
+    expect(notes?.schemaFields?.SuperresolutionPrompt?.face_enhance).toContain('`true` fails the task');
+    expect(notes?.schemaFields?.UpscalerPrompt?.type).toBe('On the cpu engine `variation` fails the task.');
   });
 });
 

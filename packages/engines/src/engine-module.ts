@@ -58,8 +58,9 @@ export interface EngineCatalogue {
   /**
    * What the engine does with requests that the contract's words leave open, appended to them
    * where a process serves the engine (its /openapi.json) and in the docs: per pipeline path, after
-   * the operation's description; per request field, after the field's description. Its own facts
-   * (the weights it runs, its checks' thresholds), so the contract states none of them.
+   * the operation's description; per field, after the field's description (in every schema, or in
+   * the one schema whose title scopes it, request or response). Its own facts (the weights it runs,
+   * its checks' thresholds), so the contract states none of them.
    */
   readonly notes?: DescriptionNotes;
 }
