@@ -23,7 +23,7 @@
 import { createPool, type Pool } from '@imagegen/db';
 import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
 import { modelFileRemoverFromEnv } from '@imagegen/engine-comfyui';
-import { type EngineSetup, setUpEngines } from '@imagegen/engines';
+import { type EngineSetup, servedEngineNotes, setUpEngines } from '@imagegen/engines';
 import {
   authFailureLimitsFromEnv,
   blobStoreFromEnv,
@@ -118,6 +118,11 @@ async function main(): Promise<void> {
       publicUrl: config.publicUrl,
       engines: () => setup.registry.describe(),
       placeholderEngines: PLACEHOLDER_ENGINES,
+      // /openapi.json appends the notes of the engines this process serves, and of no other.
+      notes: await servedEngineNotes(
+        SHIPPED_ENGINES,
+        setup.registry.describe().map((engine) => engine.name),
+      ),
       // A request the serving engine can already tell will fail is answered 422, not queued.
       admit: (pipeline, input) => setup.registry.admit(pipeline, input),
       docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { endpoints } from '@imagegen/contract';
+import { buildOpenApi, endpoints } from '@imagegen/contract';
 import { COMPILERS, compilerFor } from '@imagegen/engine-comfyui/engine';
 import { CPU_PIPELINE_MODELS, createCpuEngine } from '@imagegen/engine-cpu/engine';
+import { CPU_ENGINE_NOTES } from '@imagegen/engine-cpu/notes';
 import { createSandboxEngine } from '@imagegen/engine-sandbox/engine';
 import {
   defaultEngineOrder,
@@ -11,6 +12,7 @@ import {
   engineCatalog,
   engineEntries,
   placeholderEngineNames,
+  servedEngineNotes,
   setUpEngines,
 } from '@imagegen/engines';
 import { describe, expect, it } from 'vitest';
@@ -149,6 +151,32 @@ describe('the engine catalogue', () => {
       { name: 'ComfyUI-ReActor', repository: 'https://github.com/Gourieff/ComfyUI-ReActor' },
     ]);
     expect(listing.engines[1]!.needs).toEqual({});
+  });
+
+  const NO_NOTES = { pipelines: {}, fields: {}, schemaFields: {} };
+
+  it('carries the notes of the engines it serves, and of no other: the cpu engine’s where it is served', async () => {
+    expect(entry('cpu')?.notes).toEqual(CPU_ENGINE_NOTES);
+    expect(catalog.notes).toEqual({
+      pipelines: CPU_ENGINE_NOTES.pipelines,
+      fields: CPU_ENGINE_NOTES.fields,
+      schemaFields: CPU_ENGINE_NOTES.schemaFields,
+    });
+    expect(await servedEngineNotes(SHIPPED_ENGINES, ['cpu', 'sandbox'])).toEqual(catalog.notes);
+    expect(await servedEngineNotes(SHIPPED_ENGINES, ['sandbox'])).toEqual(NO_NOTES);
+    expect(engineCatalog(ENTRIES, ['sandbox']).notes).toEqual(NO_NOTES);
+  });
+
+  it('prints the OpenAPI document with the default engines’ notes (npm run openapi; the docs prebuild writes this)', async () => {
+    const { stdout } = await run(TSX, [path.resolve(import.meta.dirname, '../src/print-openapi.ts')], {
+      env: { ...process.env, API_URL: 'https://api.imagegen.dev' },
+    });
+    const printed = JSON.parse(stdout);
+    const expected = buildOpenApi({ serverUrl: 'https://api.imagegen.dev', notes: catalog.notes });
+    expect(printed).toEqual(JSON.parse(JSON.stringify(expected)));
+    expect(printed.paths['/superresolution/v1'].post.description).toContain(
+      CPU_ENGINE_NOTES.pipelines?.['/superresolution/v1'],
+    );
   });
 
   it('prints as JSON exactly what engineCatalog() returns (the docs prebuild writes this)', async () => {

@@ -3,7 +3,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { endpointByPath, SAMPLE_IMAGES, sampleImageUrl, withSampleImages } from '@imagegen/contract';
+import {
+  buildOpenApi,
+  endpointByPath,
+  SAMPLE_IMAGES,
+  sampleImageUrl,
+  withSampleImages,
+} from '@imagegen/contract';
 import { createTestDatabase, freePort, type TestDatabase } from '@imagegen/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StartedProcess, startProcess } from './support/start-process.ts';
@@ -107,6 +113,13 @@ describe('npm start and the CLI', () => {
     );
     expect(output).toContain(`For real images, set COMFYUI_URLS to your ComfyUI servers: http://`);
     expect(output).toContain('/Deployment/Run-diffusion-on-ComfyUI');
+  });
+
+  it('serves /openapi.json with the notes of the engines it serves: the sandbox alone adds none', async () => {
+    const served = await (await fetch(`http://127.0.0.1:${env.API_PORT}/openapi.json`)).json();
+    const serverUrl = served.servers[0].url;
+    expect(served).toEqual(JSON.parse(JSON.stringify(buildOpenApi({ serverUrl }))));
+    expect(JSON.stringify(served)).not.toContain('cpu engine classifies');
   });
 
   it('answers liveness and readiness for all four roles on the API port, beside the unchanged /health', async () => {

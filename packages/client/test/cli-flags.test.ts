@@ -1,3 +1,4 @@
+import { CPU_ENGINE_NOTES } from '@imagegen/engine-cpu/notes';
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from '../src/cli/args.ts';
 import { RUN_OPTIONS } from '../src/cli/commands/run-options.ts';
@@ -19,6 +20,47 @@ describe('the flags of the pipelines', () => {
       p.fields.filter((f) => options.has(f.flag)).map((f) => `${p.name} ${f.flag}`),
     );
     expect(clashes).toEqual([]);
+  });
+
+  it('carry the notes of the cpu engine, which a default deployment serves, as its /openapi.json does', () => {
+    const superresolution = pipelineNamed('superresolution');
+    expect(superresolution.description).toMatch(
+      /offered\. On the cpu engine `model_name` runs on shipped ESRGAN/,
+    );
+    expect(superresolution.description).toContain(CPU_ENGINE_NOTES.pipelines?.['/superresolution/v1']);
+    expect(pipelineNamed('faceswap').description).toContain('must show a face');
+    const safetyChecker = field('sd/text2image', 'safety_checker').description;
+    expect(safetyChecker.endsWith(`is stored. ${CPU_ENGINE_NOTES.fields?.safety_checker}`)).toBe(true);
+  });
+
+  it('carry the cpu engine’s notes scoped to a request schema in the help of that pipeline’s flags alone', () => {
+    expect(field('superresolution', 'model_name').description).toBe(
+      'A named upscaler, or the hash of an uploaded one. The cpu engine runs each name on the shipped ' +
+        'ESRGAN weights the operation description lists; a hash fails the task there.',
+    );
+    expect(field('superresolution', 'face_enhance').description).toBe(
+      'Restore faces with a face-restoration model. The cpu engine has none: `true` fails the task.',
+    );
+    expect(field('upscaler', 'type').description).toBe(
+      '`deblur` restores and enlarges faithfully; `variation` re-imagines detail with a diffusion model. ' +
+        'On the cpu engine `variation` fails the task.',
+    );
+    const help = pipelineHelp(pipelineNamed('upscaler')).replace(/\s+/g, ' ');
+    expect(help).toContain('On the cpu engine variation fails the task.');
+    expect(pipelineHelp(pipelineNamed('superresolution')).replace(/\s+/g, ' ')).toContain(
+      'The cpu engine has none: true fails the task.',
+    );
+    // Each in that one field of that one pipeline.
+    const all = PIPELINES.flatMap((p) => p.fields.map((f) => f.description));
+    const scoped = CPU_ENGINE_NOTES.schemaFields ?? {};
+    for (const note of [scoped.SuperresolutionPrompt, scoped.UpscalerPrompt].flatMap((f) =>
+      Object.values(f ?? {}),
+    )) {
+      expect(
+        all.filter((text) => text.includes(note)),
+        note,
+      ).toHaveLength(1);
+    }
   });
 
   it('say type, bounds, default, choices and image uploads in --help', () => {

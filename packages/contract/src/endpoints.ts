@@ -1,12 +1,5 @@
 import Type, { type Static, type TObject, type TSchema } from 'typebox';
 import type { Endpoint, EndpointKind, HeaderParameter, PathAlias, StatusOperation } from './endpoint.ts';
-import {
-  BGREMOVER_CPU_NOTE,
-  faceCheckNote,
-  IMAGE2PROMPT_CPU_NOTE,
-  superresolutionCpuNote,
-  UPSCALER_CPU_NOTE,
-} from './engine-notes.ts';
 import { EXAMPLES } from './examples.ts';
 import { imageFieldsOf } from './image-fields.ts';
 import { SD35Prompt, StylePrompt } from './schemas/base-models.ts';
@@ -408,7 +401,7 @@ const generations = [
     path: '/faceswap/v1',
     tag: 'Face control',
     summary: 'Face swap',
-    description: `Swaps the face of \`input_face\` into \`input_image\`. One output, so \`base64\` is offered. ${faceCheckNote('/faceswap/v1')}`,
+    description: 'Swaps the face of `input_face` into `input_image`. One output, so `base64` is offered.',
     request: FaceSwapPrompt,
   }),
   task({
@@ -416,8 +409,7 @@ const generations = [
     tag: 'Face control',
     summary: 'Instant model',
     description:
-      'Portraits of the person in `input_face` without training; 9 steps and guidance 1 by default. ' +
-      faceCheckNote('/instamodel/v1'),
+      'Portraits of the person in `input_face` without training; 9 steps and guidance 1 by default.',
     request: InstamodelPrompt,
   }),
   task({
@@ -426,7 +418,7 @@ const generations = [
     summary: 'Face lock (SD1.5)',
     description:
       'Keeps the identity of `input_face` in new images. v1 and v2 share `FaceLockPrompt` (the original API ' +
-      `gives one schema); v1 runs SD1.5-family models. ${faceCheckNote('/facelock/v1')}`,
+      'gives one schema); v1 runs SD1.5-family models.',
     request: FaceLockPrompt,
   }),
   task({
@@ -435,14 +427,14 @@ const generations = [
     summary: 'Face lock (SDXL)',
     description:
       'Keeps the identity of `input_face` in new images. Shares `FaceLockPrompt` with v1; v2 runs ' +
-      `SDXL-family models. ${faceCheckNote('/facelock/v2')}`,
+      'SDXL-family models.',
     request: FaceLockPrompt,
   }),
   task({
     path: '/photomaker/v1',
     tag: 'Face control',
     summary: 'Photomaker',
-    description: `Stylised images of the person in \`init_images\`; fewer than 20 steps. ${faceCheckNote('/photomaker/v1')}`,
+    description: 'Stylised images of the person in `init_images`; fewer than 20 steps.',
     request: PhotomakerPrompt,
   }),
   task({
@@ -481,8 +473,7 @@ const generations = [
     tag: 'Utilities',
     summary: 'Superresolution',
     description:
-      'Upscales `init_image` by `scale_factor` with an ESRGAN model. One output: `base64` offered. ' +
-      superresolutionCpuNote(),
+      'Upscales `init_image` by `scale_factor` with an ESRGAN model. One output: `base64` offered.',
     request: SuperresolutionPrompt,
   }),
   task({
@@ -490,15 +481,14 @@ const generations = [
     tag: 'Utilities',
     summary: 'Creative upscaler',
     description:
-      'Upscales `input_image` guided by a prompt: `deblur` keeps it, `variation` reinvents detail. ' +
-      UPSCALER_CPU_NOTE,
+      'Upscales `input_image` guided by a prompt: `deblur` keeps it, `variation` reinvents detail.',
     request: UpscalerPrompt,
   }),
   task({
     path: '/image2prompt/v1',
     tag: 'Utilities',
     summary: 'Image to prompt',
-    description: `Describes \`input_image\` as a prompt; the success shape carries it in \`prompt\`. ${IMAGE2PROMPT_CPU_NOTE}`,
+    description: 'Describes `input_image` as a prompt; the success shape carries it in `prompt`.',
     request: Image2PromptRequest,
     success: Image2PromptSuccessResponse,
   }),
@@ -506,7 +496,7 @@ const generations = [
     path: '/bgremover/v1',
     tag: 'Utilities',
     summary: 'Remove background',
-    description: `Cuts the subject of \`init_image\` out onto transparency. One output: \`base64\` offered. ${BGREMOVER_CPU_NOTE}`,
+    description: 'Cuts the subject of `init_image` out onto transparency. One output: `base64` offered.',
     request: BgRemoverPrompt,
   }),
   task({

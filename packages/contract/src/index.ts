@@ -2,6 +2,12 @@
  * What other packages use of the contract; the modules say the rest. The endpoint table drives the
  * API's routes, its validation and /openapi.json (ARCHITECTURE.md, at the repository root).
  */
+export {
+  type DescriptionNotes,
+  mergeNotes,
+  notedDescription,
+  withFieldNotes,
+} from './description-notes.ts';
 export type {
   Endpoint,
   HeaderParameter,
@@ -17,16 +23,6 @@ export {
   type RequestPath,
   type TypedEndpoint,
 } from './endpoints.ts';
-export {
-  ESRGAN_NATIVE_SCALES,
-  type EsrganChoice,
-  type EsrganScale,
-  type EsrganSize,
-  FACE_CHECKED_FIELDS,
-  NSFW_UNSAFE_RULE,
-  SUPERRESOLUTION_MODEL_MAP,
-  UPSCALER_DEBLUR,
-} from './engine-notes.ts';
 export { jsonDecodeErrorDetail, parseJsonBody } from './json-body.ts';
 export { type NumberLiteral, numberLiteral, recordNumberLiteral } from './number-literals.ts';
 export { buildOpenApi } from './openapi.ts';
@@ -43,4 +39,5 @@ export {
   TASK_STATES,
 } from './schemas/records.ts';
 export { CANCELLED_ERROR } from './schemas/responses.ts';
+export { SUPERRESOLUTION_MODELS } from './schemas/superresolution-models.ts';
 export { compileRequestValidator, compileUncutBodyValidator, compileValidator } from './validate.ts';

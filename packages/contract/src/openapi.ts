@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import { type DescriptionNotes, notedDescription, withFieldNotes } from './description-notes.ts';
 import type { Endpoint, PathAlias } from './endpoint.ts';
 import { endpoints, TAGS } from './endpoints.ts';
 import { RESPONSE_EXAMPLES } from './response-examples.ts';
@@ -107,13 +108,13 @@ function parameters(schema: TSchema | undefined, where: 'path' | 'query') {
   }));
 }
 
-function submitOperation(endpoint: Endpoint, components: Map<string, TSchema>) {
+function submitOperation(endpoint: Endpoint, components: Map<string, TSchema>, notes: DescriptionNotes) {
   const requestBody = endpoint.multipart
     ? {
         required: true,
         content: {
           'multipart/form-data': {
-            schema: withRefs(endpoint.multipart, components, false),
+            schema: withFieldNotes(withRefs(endpoint.multipart, components, false), notes),
             encoding: { image_files: { contentType: 'image/png, image/jpeg, image/webp' } },
           },
         },
@@ -122,7 +123,7 @@ function submitOperation(endpoint: Endpoint, components: Map<string, TSchema>) {
         required: true,
         content: {
           'application/json': {
-            schema: withRefs(endpoint.request, components, false),
+            schema: withFieldNotes(withRefs(endpoint.request, components, false), notes),
             ...(endpoint.example === undefined ? {} : { example: endpoint.example }),
           },
         },
@@ -132,7 +133,7 @@ function submitOperation(endpoint: Endpoint, components: Map<string, TSchema>) {
     tags: [endpoint.tag],
     operationId: endpoint.operationId,
     summary: endpoint.summary,
-    description: endpoint.description,
+    description: notedDescription(endpoint, notes),
     ...(headers.length > 0 ? { parameters: headers } : {}),
     requestBody,
     responses: responses(endpoint.responses, components),
@@ -187,14 +188,21 @@ function withAliases(
   }
 }
 
-export function buildOpenApi(options: { serverUrl?: string } = {}): OpenApiDocument {
+/**
+ * `notes`: what the engines a deployment serves add to the descriptions (none: the contract's
+ * words alone, which hold on every engine).
+ */
+export function buildOpenApi(
+  options: { serverUrl?: string; notes?: DescriptionNotes } = {},
+): OpenApiDocument {
+  const notes = options.notes ?? {};
   const components = componentSchemas();
   const paths: OpenApiDocument['paths'] = {};
   for (const endpoint of endpoints) {
     const method = endpoint.method.toLowerCase();
     const operation =
       endpoint.request || endpoint.multipart
-        ? submitOperation(endpoint, components)
+        ? submitOperation(endpoint, components, notes)
         : readOperation(endpoint, components);
     withAliases(paths, method, endpoint.path, operation, endpoint.aliases);
     const status = endpoint.status;
@@ -218,7 +226,7 @@ export function buildOpenApi(options: { serverUrl?: string } = {}): OpenApiDocum
   }
   const schemas: Record<string, unknown> = {};
   for (const [title, schema] of [...components].sort(([a], [b]) => a.localeCompare(b))) {
-    schemas[title] = withRefs(schema, components, true);
+    schemas[title] = withFieldNotes(withRefs(schema, components, true), notes);
   }
   return {
     openapi: '3.1.0',

@@ -6,7 +6,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { drawPicture } from '@imagegen/comfyui-fake';
-import { type Endpoint, FACE_CHECKED_FIELDS } from '@imagegen/contract';
+import type { Endpoint } from '@imagegen/contract';
+import { FACE_CHECKED_FIELDS } from '@imagegen/engine-cpu/notes';
 import { facePhoto } from '@imagegen/engine-cpu/test-images';
 import sharp from 'sharp';
 

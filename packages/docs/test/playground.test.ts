@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { compileRequestValidator, endpointByPath, endpoints } from '@imagegen/contract';
+import { compileRequestValidator, endpointByPath, endpoints, notedDescription } from '@imagegen/contract';
 import { describe, expect, it } from 'vitest';
 import {
   applies,
@@ -14,6 +14,7 @@ import {
   REFINES,
   typedValue,
 } from '../src/components/playground/form-model.ts';
+import { shippedCatalog } from './support/engine-catalog.ts';
 
 const BUILD = path.resolve(import.meta.dirname, '../build');
 
@@ -45,6 +46,26 @@ describe("the playground's form, from the contract", () => {
         fields.filter((field) => field.kind === 'json').map((f) => `${endpoint.path} ${f.name}`),
       ).toEqual([]);
     }
+  });
+
+  it('appends the notes of the engine catalogue the docs print, as the API reference does', async () => {
+    const { notes } = await shippedCatalog();
+    const note = notes.fields?.safety_checker;
+    expect(note).toContain('nsfwjs');
+    const endpoint = pipelineOf('/superresolution/v1')!;
+    const noted = fieldsOf(endpoint, notes).find((field) => field.name === 'safety_checker');
+    expect(noted?.description).toBe(
+      `${fieldOf('/superresolution/v1', 'safety_checker').description} ${note}`,
+    );
+    expect(notedDescription(endpoint, notes).split('\n\n')[0]).toBe(
+      `${endpoint.description.split('\n\n')[0]} ${notes.pipelines?.['/superresolution/v1']}`,
+    );
+    // Notes scoped to the request schema of the pipeline on screen, after its field's description.
+    const scoped = notes.schemaFields?.UpscalerPrompt?.type;
+    expect(scoped).toContain('`variation` fails the task');
+    expect(
+      fieldsOf(pipelineOf('/upscaler/v1')!, notes).find((field) => field.name === 'type')?.description,
+    ).toBe(`${fieldOf('/upscaler/v1', 'type').description} ${scoped}`);
   });
 
   it('gives each field the control, bounds, allowed values and default its schema says', () => {

@@ -129,7 +129,10 @@ async function backgroundRemover(
 }
 
 export function superresolutionModel(modelName: string): EsrganChoice {
-  const choice = SUPERRESOLUTION_MODEL_MAP[modelName];
+  // A request's `model_name` may be any string (a hash, too): only the table's own names count.
+  const choice = Object.hasOwn(SUPERRESOLUTION_MODEL_MAP, modelName)
+    ? SUPERRESOLUTION_MODEL_MAP[modelName as keyof typeof SUPERRESOLUTION_MODEL_MAP]
+    : undefined;
   if (!choice) {
     throw new EngineInputError(
       `model_name ${modelName} is not available on the cpu engine: it runs only the shipped ESRGAN models ` +

@@ -1,4 +1,4 @@
-import { SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from '@imagegen/contract';
+import { SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from './model-table.ts';
 
 /**
  * What the cpu engine runs for each pipeline it serves, in one Markdown line for the docs: the

@@ -1,5 +1,5 @@
-import { FACE_CHECKED_FIELDS } from '@imagegen/contract';
 import { EngineInputError, type EngineJob, type Preflight } from '@imagegen/engines';
+import { FACE_CHECKED_FIELDS } from './check-rules.ts';
 import { findFaces } from './face-detection.ts';
 import { acquirePool, type InferencePool } from './inference-pool.ts';
 import { decodeRgb, imageList } from './raw-image.ts';
@@ -8,8 +8,8 @@ let pool: InferencePool | undefined;
 
 /**
  * Fails face pipelines at once when an input image holds no face, before any GPU time is spent.
- * Which fields must show a face is the contract's table, which the docs and OpenAPI descriptions
- * quote.
+ * Which fields must show a face is the engine's table (check-rules.ts), which its notes quote in
+ * the docs and the OpenAPI descriptions.
  * The pool is the process's shared one, taken on first use and kept for the process's life.
  */
 export const facePreflight: Preflight = {

@@ -1,20 +1,54 @@
 /**
- * Which shipped ESRGAN weights answer each upscaling request. The table itself lives in the
- * contract (engine-notes.ts), so the OpenAPI descriptions and the docs quote the very data the
- * cpu engine runs on; this file adds what only the engine needs.
+ * Which shipped ESRGAN weights answer each upscaling request: the facts the engine runs on, which
+ * its notes (engine-notes.ts) quote in the OpenAPI descriptions and the docs. Data only: reading it
+ * loads no model.
  */
-import {
-  SUPERRESOLUTION_MODEL_MAP as CONTRACT_MODEL_MAP,
-  type EsrganChoice,
-  type EsrganScale,
-} from '@imagegen/contract';
+import type { SUPERRESOLUTION_MODELS } from '@imagegen/contract';
 
-export type { EsrganChoice, EsrganScale, EsrganSize } from '@imagegen/contract';
-export { UPSCALER_DEBLUR } from '@imagegen/contract';
+export type EsrganSize = 'slim' | 'medium' | 'thick';
+export type EsrganScale = 2 | 3 | 4;
 
-/** Keyed by any string, so a request's `model_name` (a hash, too) can be looked up directly. */
-export const SUPERRESOLUTION_MODEL_MAP: Readonly<Record<string, EsrganChoice | undefined>> =
-  CONTRACT_MODEL_MAP;
+export interface EsrganChoice {
+  /** The npm package that carries the weights. */
+  readonly package: `@upscalerjs/esrgan-${EsrganSize}`;
+  readonly size: EsrganSize;
+  /** Why this is the nearest shipped model, in one line for the docs. */
+  readonly why: string;
+}
+
+/**
+ * Every superresolution `model_name` the API reference names, and the shipped UpscalerJS ESRGAN
+ * weights it runs on: no npm package ships Real-ESRGAN itself, so each name maps to the nearest
+ * model that does ship.
+ */
+export const SUPERRESOLUTION_MODEL_MAP: Readonly<
+  Record<(typeof SUPERRESOLUTION_MODELS)[number], EsrganChoice>
+> = {
+  RealESRGAN_x4plus: {
+    package: '@upscalerjs/esrgan-medium',
+    size: 'medium',
+    why: 'general-purpose x4 RRDB model; the medium ESRGAN is the closest quality that runs on a CPU in seconds',
+  },
+  RealESRGAN_x2plus: {
+    package: '@upscalerjs/esrgan-medium',
+    size: 'medium',
+    why: 'the x2 general model; the medium ESRGAN ships native x2 weights',
+  },
+  'realesr-general-x4v3': {
+    package: '@upscalerjs/esrgan-slim',
+    size: 'slim',
+    why: 'the small, fast general model; the slim ESRGAN is its lightweight counterpart',
+  },
+};
+
+/** The native scales the shipped ESRGAN weights come in. */
+export const ESRGAN_NATIVE_SCALES: readonly EsrganScale[] = [2, 3, 4];
+
+/** `/upscaler/v1` with `type: deblur`: restore and enlarge x2 on the medium model. */
+export const UPSCALER_DEBLUR: { readonly size: EsrganSize; readonly scale: EsrganScale } = {
+  size: 'medium',
+  scale: 2,
+};
 
 /**
  * The native model scale to run for a requested factor: the smallest shipped scale at or above

@@ -1,5 +1,5 @@
-import { ESRGAN_NATIVE_SCALES, SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from '@imagegen/contract';
 import type { OpMap, OpName } from './inference-protocol.ts';
+import { ESRGAN_NATIVE_SCALES, SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from './model-table.ts';
 
 /**
  * The models the inference threads load, by name: the pool places jobs by these names, and

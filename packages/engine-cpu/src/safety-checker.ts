@@ -1,6 +1,6 @@
-import { NSFW_UNSAFE_RULE } from '@imagegen/contract';
 import type { OutputImage, SafetyChecker, SafetyVerdict } from '@imagegen/engines';
 import sharp from 'sharp';
+import { NSFW_UNSAFE_RULE } from './check-rules.ts';
 import { acquirePool, type InferencePool, releasePool } from './inference-pool.ts';
 
 /** nsfwjs's MobileNetV2 looks at 224 x 224 pixels. */
@@ -9,7 +9,7 @@ const NSFW_SIDE = 224;
 /**
  * When an image counts as unsafe: explicit classes (Porn, Hentai) together at least half the
  * probability, or Sexy on its own at least 0.8. Neutral and Drawing are always safe. The numbers
- * live in the contract, which the docs and the OpenAPI descriptions quote.
+ * are the engine's (check-rules.ts), which its notes quote in the docs and the OpenAPI descriptions.
  */
 export function isUnsafe(scores: Readonly<Record<string, number>>): boolean {
   const explicit = (scores.Porn ?? 0) + (scores.Hentai ?? 0);

@@ -1,20 +1,22 @@
 import { readFile } from 'node:fs/promises';
-import { buildOpenApi, NSFW_UNSAFE_RULE, SUPERRESOLUTION_MODEL_MAP } from '@imagegen/contract';
+import { buildOpenApi, SUPERRESOLUTION_MODELS } from '@imagegen/contract';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
+import { NSFW_UNSAFE_RULE } from '../src/check-rules.ts';
 import { createCpuEngine, facePreflight, isUnsafe } from '../src/engine-api.ts';
+import { cpuEngineModule } from '../src/index.ts';
+import { ESRGAN_NATIVE_SCALES, SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from '../src/model-table.ts';
 import { context, facePhoto, inputImage, job, landscape, photoCrop } from './support/fixtures.ts';
 
 /**
- * The OpenAPI descriptions quote how the cpu engine treats each request; these tests read the
- * published text and hold the real engine to it.
+ * The engine's notes (its catalogue's, which the OpenAPI descriptions and the docs append) quote
+ * how it treats each request; these tests read the notes as published and hold the real engine to
+ * them.
  */
 
-const doc = buildOpenApi({ serverUrl: 'https://api.imagegen.dev' }) as unknown as {
-  paths: Record<string, { post?: { description?: string } }>;
-  components: { schemas: Record<string, { properties?: Record<string, { description?: string }> }> };
-};
-const describedAs = (path: string) => doc.paths[path]?.post?.description ?? '';
+const { notes } = await cpuEngineModule.catalogue();
+const describedAs = (path: string) => notes?.pipelines?.[path] ?? '';
+const safetyCheckerNote = notes?.fields?.safety_checker ?? '';
 
 const engine = createCpuEngine({ preload: [] });
 afterAll(() => engine.close?.());
@@ -26,8 +28,65 @@ async function smallPhoto(): Promise<Buffer> {
     .toBuffer();
 }
 
-describe('the OpenAPI descriptions against the cpu engine', () => {
-  it('runs every superresolution model_name on the ESRGAN package its description names', async () => {
+describe('the notes against the tables the engine runs on', () => {
+  it('map every superresolution model_name of the API reference, and nothing else, to a shipped ESRGAN model', () => {
+    expect(Object.keys(SUPERRESOLUTION_MODEL_MAP).sort()).toEqual([...SUPERRESOLUTION_MODELS].sort());
+    for (const choice of Object.values(SUPERRESOLUTION_MODEL_MAP)) {
+      expect(choice.package).toBe(`@upscalerjs/esrgan-${choice.size}`);
+    }
+  });
+
+  it('state the native scales, what fails on superresolution, and what image2prompt and bgremover answer', () => {
+    const scales = ESRGAN_NATIVE_SCALES.map((scale) => `x${scale}`);
+    expect(describedAs('/superresolution/v1')).toContain(
+      `smallest native scale (${scales.slice(0, -1).join(', ')} or ${scales.at(-1)}) at or above \`scale_factor\``,
+    );
+    expect(describedAs('/superresolution/v1')).toContain('`face_enhance: true` fails the task');
+    expect(describedAs('/superresolution/v1')).toContain('the hash of an uploaded model');
+    expect(describedAs('/upscaler/v1')).toContain(
+      `\`@upscalerjs/esrgan-${UPSCALER_DEBLUR.size}\` at native x${UPSCALER_DEBLUR.scale}`,
+    );
+    expect(describedAs('/upscaler/v1')).toContain(
+      '`variation` needs a diffusion model: on the cpu engine it fails',
+    );
+    expect(describedAs('/image2prompt/v1')).toContain('a tag-style description, not a caption');
+    for (const option of [
+      'only_mask',
+      'mask_background',
+      'post_process_mask',
+      'alpha_matting',
+      'face_mask',
+    ]) {
+      expect(describedAs('/bgremover/v1'), option).toContain(`\`${option}\``);
+    }
+  });
+
+  it('give the safety checker the very thresholds it classifies with', () => {
+    expect(safetyCheckerNote).toContain(
+      `Porn + Hentai ≥ ${NSFW_UNSAFE_RULE.explicit} or Sexy ≥ ${NSFW_UNSAFE_RULE.sexy}`,
+    );
+    expect(Object.keys(notes?.fields ?? {})).toEqual(['safety_checker']);
+  });
+
+  it('scope their field notes to schemas of the API reference that have those fields', () => {
+    const schemas = buildOpenApi().components.schemas as Record<string, { properties?: object }>;
+    const scoped = Object.entries(notes?.schemaFields ?? {});
+    expect(scoped.map(([title]) => title).sort()).toEqual([
+      'Image2PromptSuccessResponse',
+      'SuperresolutionPrompt',
+      'UpscalerPrompt',
+    ]);
+    for (const [title, fields] of scoped) {
+      for (const field of Object.keys(fields))
+        expect(schemas[title]?.properties, title).toHaveProperty(field);
+    }
+    expect(notes?.schemaFields?.SuperresolutionPrompt?.face_enhance).toContain('`true` fails the task');
+    expect(notes?.schemaFields?.UpscalerPrompt?.type).toBe('On the cpu engine `variation` fails the task.');
+  });
+});
+
+describe('the notes against the cpu engine', () => {
+  it('runs every superresolution model_name on the ESRGAN package its note names', async () => {
     const pairs = [...describedAs('/superresolution/v1').matchAll(/`([^`]+)` → `(@upscalerjs\/[^`]+)`/g)];
     expect(pairs.map(([, name]) => name).sort()).toEqual([
       'RealESRGAN_x2plus',
@@ -56,7 +115,7 @@ describe('the OpenAPI descriptions against the cpu engine', () => {
     }
   });
 
-  it('runs deblur on the ESRGAN package and native scale its description names', async () => {
+  it('runs deblur on the ESRGAN package and native scale its note names', async () => {
     const [, described, scale] =
       /`deblur` runs `(@upscalerjs\/[^`]+)` at native x(\d)/.exec(describedAs('/upscaler/v1')) ?? [];
     const result = await engine.run(
@@ -71,10 +130,9 @@ describe('the OpenAPI descriptions against the cpu engine', () => {
     expect(result.images[0]).toMatchObject({ width: 32 * Number(scale), height: 32 * Number(scale) });
   });
 
-  it('classifies with the very unsafe rule the safety_checker description states', () => {
-    const schema = doc.components.schemas.Text2ImagePromptSD?.properties?.safety_checker;
+  it('classifies with the very unsafe rule the safety_checker note states', () => {
     const [, explicit, sexy] =
-      /Porn \+ Hentai ≥ ([\d.]+) or Sexy ≥ ([\d.]+)/.exec(schema?.description ?? '') ?? [];
+      /Porn \+ Hentai ≥ (\d+(?:\.\d+)?) or Sexy ≥ (\d+(?:\.\d+)?)/.exec(safetyCheckerNote) ?? [];
     const [e, x] = [Number(explicit), Number(sexy)];
     expect(e).toBeGreaterThan(0);
     expect(x).toBeGreaterThan(0);
@@ -86,10 +144,10 @@ describe('the OpenAPI descriptions against the cpu engine', () => {
     expect(isUnsafe({ Drawing: 0.9, Neutral: 0.1 })).toBe(false);
   });
 
-  it('checks for faces in exactly the fields the face pipelines’ descriptions name', async () => {
-    const described = Object.entries(doc.paths)
-      .map(([path, item]) => {
-        const note = /Every image in (.+?) must show a face/.exec(item.post?.description ?? '');
+  it('checks for faces in exactly the fields the face pipelines’ notes name', async () => {
+    const described = Object.entries(notes?.pipelines ?? {})
+      .map(([path, text]) => {
+        const note = /Every image in (.+?) must show a face/.exec(text);
         return [path, [...(note?.[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!)] as const;
       })
       .filter(([, fields]) => fields.length > 0);

@@ -1,4 +1,4 @@
-import { endpoints } from '@imagegen/contract';
+import { type DescriptionNotes, endpoints, mergeNotes } from '@imagegen/contract';
 import type { EngineEntry, EngineModule, ServerRequirements } from './engine-module.ts';
 import { registersWithoutEngine, servingEngine } from './registry.ts';
 
@@ -22,6 +22,30 @@ export function engineEntries(engines: readonly EngineModule[]): Promise<EngineE
   return Promise.all(
     engines.map(async (engine) => ({ name: engine.name, real: engine.real, ...(await engine.catalogue()) })),
   );
+}
+
+/**
+ * The notes the named engines add to the API's descriptions, in that order (the engines a process
+ * serves, or the default order the docs print).
+ */
+export function engineNotes(
+  engines: readonly Pick<EngineEntry, 'name' | 'notes'>[],
+  names: readonly string[],
+): DescriptionNotes {
+  return mergeNotes(
+    names.flatMap((name) => engines.filter((engine) => engine.name === name)).map((e) => e.notes),
+  );
+}
+
+/**
+ * The notes of the engines a process serves, named in order, for its /openapi.json: only their
+ * catalogues are read, so an engine the process leaves out is never asked.
+ */
+export async function servedEngineNotes(
+  modules: readonly EngineModule[],
+  names: readonly string[],
+): Promise<DescriptionNotes> {
+  return engineNotes(await engineEntries(modules.filter((module) => names.includes(module.name))), names);
 }
 
 /** The names of the engines that answer with labelled placeholders instead of real output (the sandbox). */
@@ -85,6 +109,8 @@ export interface EngineCatalog {
       { readonly setting: string; readonly pipelines: Readonly<Record<string, ServerRequirements>> }
     >
   >;
+  /** What the engines of the order add to the API's descriptions (`engineNotes`). */
+  readonly notes: DescriptionNotes;
 }
 
 /**
@@ -110,5 +136,5 @@ export function engineCatalog(engines: readonly EngineEntry[], order: readonly s
     if (engine.servers)
       serverEngines[engine.name] = { setting: engine.servers.setting, pipelines: engine.servers.needs };
   }
-  return { defaultOrder: [...order], paths, serverEngines };
+  return { defaultOrder: [...order], paths, serverEngines, notes: engineNotes(engines, order) };
 }

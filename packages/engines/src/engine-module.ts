@@ -1,10 +1,12 @@
+import type { DescriptionNotes } from '@imagegen/contract';
 import type { Engine, ModelSource, Pipeline, Preflight, SafetyChecker } from './engine.ts';
 
 /**
  * An engine package's whole face to the program that starts the roles: what the engine is called,
  * what it serves and needs, and how it is built from the process's settings. Each engine package
  * exports one as its main entry, which imports nothing of the engine itself: a process loads an
- * engine's code only when it builds that engine, and its tables only when it prints the catalogue.
+ * engine's code only when it builds that engine, and its tables only when it reads its catalogue (to
+ * print it, or for the notes an API that serves the engine appends to its descriptions).
  * The program hands its list to `setUpEngines` and the catalogue; no engine package imports another.
  */
 export interface EngineModule {
@@ -53,6 +55,14 @@ export interface EngineCatalogue {
   /** Per pipeline, what the engine runs (Markdown), where it runs something real. */
   readonly runs?: Readonly<Record<string, string>>;
   readonly servers?: EngineServers;
+  /**
+   * What the engine does with requests that the contract's words leave open, appended to them
+   * where a process serves the engine (its /openapi.json) and in the docs: per pipeline path, after
+   * the operation's description; per field, after the field's description (in every schema, or in
+   * the one schema whose title scopes it, request or response). Its own facts (the weights it runs,
+   * its checks' thresholds), so the contract states none of them.
+   */
+  readonly notes?: DescriptionNotes;
 }
 
 /** An engine as the catalogue describes it, with nothing built: its module's name and kind, and its catalogue. */

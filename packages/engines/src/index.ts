@@ -16,8 +16,10 @@ export {
   engineCatalog,
   engineEntries,
   engineListing,
+  engineNotes,
   type PathAnswer,
   placeholderEngineNames,
+  servedEngineNotes,
 } from './catalog.ts';
 export * from './engine.ts';
 export * from './engine-module.ts';

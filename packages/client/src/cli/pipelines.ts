@@ -1,4 +1,6 @@
+import { notedDescription, withFieldNotes } from '@imagegen/contract/description-notes';
 import { endpointByPath, endpoints } from '@imagegen/contract/endpoints';
+import { CPU_ENGINE_NOTES } from '@imagegen/engine-cpu/notes';
 import type { TaskPath } from '../types.ts';
 import { UsageError } from './exit-codes.ts';
 import { type FieldFlag, fieldFlags, type JsonSchema } from './schema-fields.ts';
@@ -7,7 +9,11 @@ import { type FieldFlag, fieldFlags, type JsonSchema } from './schema-fields.ts'
  * The pipelines the command runs, read from the contract's endpoint table: their names on the
  * command line (`sd/text2image` for `/sd/text2image/v1`, `generate/v3` for `/generate/v3`), and
  * their request fields as flags. The contract is bundled into the built command (scripts/build.ts),
- * so the flags are those of the API the command was built with.
+ * so the flags are those of the API the command was built with. The help adds the notes of the cpu
+ * engine, which every default deployment serves (what its superresolution runs on, which inputs
+ * must show a face, when its NSFW checker says unsafe), as the API's /openapi.json does there.
+ * They come from the engine's `./notes` entry, data only: its main entry names the engine's code
+ * in dynamic imports, which a bundler would follow into tfjs and sharp.
  */
 
 export interface Pipeline {
@@ -30,8 +36,8 @@ export const PIPELINES: readonly Pipeline[] = endpoints
     path: endpoint.path as TaskPath,
     name: nameOf(endpoint.path),
     summary: endpoint.summary,
-    description: endpoint.description.split('\n\n')[0] ?? '',
-    fields: fieldFlags(endpoint.request as JsonSchema),
+    description: notedDescription(endpoint, CPU_ENGINE_NOTES).split('\n\n')[0] ?? '',
+    fields: fieldFlags(withFieldNotes(endpoint.request as JsonSchema, CPU_ENGINE_NOTES)),
   }));
 
 /** The query flags of `GET /tasks/v1`. */

@@ -6,7 +6,6 @@ import Type, {
   type TSchema,
   type TUnion,
 } from 'typebox';
-import { SAFETY_CHECKER_DESCRIPTION } from '../engine-notes.ts';
 
 /**
  * Building blocks every request schema shares. Bounds are written the way the API reference's
@@ -243,7 +242,14 @@ export const CommonFields = {
  * uploads or records): the worker classifies the outputs when it is true.
  */
 export const SafetyCheckerField = {
-  safety_checker: Type.Optional(Bool(false, SAFETY_CHECKER_DESCRIPTION)),
+  safety_checker: Type.Optional(
+    Bool(
+      false,
+      'Classify every output image with the NSFW checker before the task succeeds. An unsafe image ' +
+        'fails the task with `safety_checker: output image N of M was classified unsafe (...)` and no ' +
+        'image is stored.',
+    ),
+  ),
 };
 
 export const Base64Field = {

@@ -76,10 +76,7 @@ export const Image2PromptSuccessResponse = Type.Object(
   {
     status: Type.Literal('SUCCESS', { default: 'SUCCESS' }),
     download_urls: Nullable(Type.Array(Type.String())),
-    prompt: Type.String({
-      description:
-        'The prompt that describes the image. From the cpu engine: comma-separated tags, not a caption.',
-    }),
+    prompt: Type.String({ description: 'The prompt that describes the image.' }),
   },
   { title: 'Image2PromptSuccessResponse' },
 );

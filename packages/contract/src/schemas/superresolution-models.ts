@@ -1,8 +1,7 @@
 /**
  * The named `model_name` members of `/superresolution/v1`. A module of its own because two sides
- * read it: the request schema (utilities.ts) lists them, and the cpu engine notes
- * (engine-notes.ts) map each one to shipped weights; the schemas quote those notes, so the names
- * must sit below both for the imports to go one way.
+ * read it: the request schema (utilities.ts) lists them, and an engine maps each one to the
+ * weights it runs (the cpu engine's model table).
  */
 export const SUPERRESOLUTION_MODELS = [
   'RealESRGAN_x4plus',

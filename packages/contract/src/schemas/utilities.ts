@@ -134,19 +134,12 @@ export const Image2PromptRequest = Type.Object(
 export const SuperresolutionPrompt = Type.Object(
   {
     model_name: Type.Union([Enum(SUPERRESOLUTION_MODELS), ModelHash], {
-      description:
-        'A named upscaler, or the hash of an uploaded one. The cpu engine runs each name on the shipped ' +
-        'ESRGAN weights the operation description lists; a hash fails the task there.',
+      description: 'A named upscaler, or the hash of an uploaded one.',
     }),
     init_image: ImageUrl,
     scale_factor: Num({ gt: 0, le: 4, description: 'Output size over input size, exactly.' }),
     tile: Int({ ge: 128, le: 256, description: 'Patch size in pixels: smaller patches use less memory.' }),
-    face_enhance: opt(
-      Bool(
-        false,
-        'Restore faces with a face-restoration model. The cpu engine has none: `true` fails the task.',
-      ),
-    ),
+    face_enhance: opt(Bool(false, 'Restore faces with a face-restoration model.')),
     ...Base64Field,
     ...SafetyCheckerField,
     ...CommonFields,
@@ -162,8 +155,7 @@ export const UpscalerPrompt = Type.Object(
       Enum(UPSCALER_TYPES, {
         default: 'deblur',
         description:
-          '`deblur` restores and enlarges faithfully; `variation` re-imagines detail with a diffusion ' +
-          'model and fails the task on the cpu engine.',
+          '`deblur` restores and enlarges faithfully; `variation` re-imagines detail with a diffusion model.',
       }),
     ),
     ...Base64Field,

@@ -4,6 +4,7 @@
  * engine serves an endpoint is decided there, with the registry's own rule and default order, and
  * only worded here. Text is Markdown with `code` spans only.
  */
+import type { DescriptionNotes } from '@imagegen/contract';
 
 /** How a path is answered (`AnswerKind` of the engines package). */
 export type NoteKind = 'real' | 'placeholder' | 'registration' | 'none';
@@ -25,6 +26,8 @@ export interface ServerNeeds {
 
 /** The shape of .generated/engines.json (`EngineCatalog` of the engines package). */
 export interface EngineCatalogData {
+  /** What the engines of the order add to the API's descriptions (the playground appends them). */
+  readonly notes: DescriptionNotes;
   readonly defaultOrder: readonly string[];
   readonly paths: Readonly<
     Record<string, { readonly engine: string | null; readonly kind: NoteKind; readonly runs?: string }>

@@ -1,4 +1,4 @@
-import { buildOpenApi, endpoints } from '@imagegen/contract';
+import { buildOpenApi, type DescriptionNotes, endpoints } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
 import type { EngineDescription, EngineRegistry } from '@imagegen/engines';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
@@ -42,6 +42,11 @@ export interface ApiOptions {
    * marks their tasks `placeholder: true`, whichever process ran them. Default: none.
    */
   placeholderEngines?: readonly string[];
+  /**
+   * What the engines this process serves add to the contract's descriptions in /openapi.json
+   * (their catalogues' notes, `servedEngineNotes`). Default: none, the contract's words alone.
+   */
+  notes?: DescriptionNotes;
   /**
    * The serving engine's check of a validated generation request before it is queued
    * (`EngineRegistry.admit`): a refusal answers 422 located at the field. Absent: none.
@@ -150,7 +155,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       await pool.query('SELECT 1');
     },
   };
-  registerServiceInfoRoutes(app, { health, openApi: () => buildOpenApi({ serverUrl: publicUrl }) });
+  // Built on the first read and kept (routes/service-info.ts): the notes are fixed at start.
+  const openApi = () =>
+    buildOpenApi({ serverUrl: publicUrl, ...(options.notes ? { notes: options.notes } : {}) });
+  registerServiceInfoRoutes(app, { health, openApi });
   registerFileRoutes(app, store);
   if (options.docsOrigins?.length) {
     await app.register(analyticsRoutes, { pool, allowedOrigins: options.docsOrigins });

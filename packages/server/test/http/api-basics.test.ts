@@ -1,4 +1,10 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildOpenApi } from '@imagegen/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuthenticator } from '../../src/auth/authenticator.ts';
+import { buildApi } from '../../src/http/api-app.ts';
+import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
 
 describe('the API over HTTP: keys, health, openapi.json', () => {
@@ -62,6 +68,33 @@ describe('the API over HTTP: keys, health, openapi.json', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toContain('/sd/text2image/v1/status/{task_id}');
     expect(JSON.stringify(doc.servers ?? [])).toContain(api.url);
+  });
+
+  it('appends to /openapi.json the notes it is handed, those of the engines its process serves', async () => {
+    const notes = {
+      pipelines: { '/bgremover/v1': 'Engine X cuts with model Y.' },
+      fields: { safety_checker: 'Engine X says unsafe above 0.7.' },
+    };
+    const noted = await buildApi({
+      pool: api.db.pool,
+      authenticator: createAuthenticator(api.db.pool),
+      store: new LocalBlobStore(path.join(tmpdir(), 'imagegen-notes-unused')),
+      publicUrl: 'https://api.example',
+      engines: () => [],
+      notes,
+    });
+    try {
+      const served = (await noted.inject({ method: 'GET', url: '/openapi.json' })).json();
+      const expected = buildOpenApi({ serverUrl: 'https://api.example', notes });
+      expect(served).toEqual(JSON.parse(JSON.stringify(expected)));
+      expect(served.paths['/bgremover/v1'].post.description).toContain(
+        'offered. Engine X cuts with model Y.',
+      );
+      const plain = (await api.request('GET', '/openapi.json', { key: null })).body;
+      expect(JSON.stringify(plain)).not.toContain('Engine X');
+    } finally {
+      await noted.close();
+    }
   });
 
   it('answers a CORS preflight for the API-Key header', async () => {

@@ -4,10 +4,12 @@
  * it, copy the same request as curl, the SDK or Python, and reopen recent tasks. The API address
  * is the site's runtime setting; the key stays in this browser (api-key.ts).
  */
-import { CANCELLED_ERROR, withSampleImages } from '@imagegen/contract';
+import { CANCELLED_ERROR, notedDescription, withSampleImages } from '@imagegen/contract';
+import engines from '@site/.generated/engines.json';
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { runtimeSettings } from '../../client/runtime-settings.ts';
 import { curlSample, pythonSample, type SampleInput, sdkSample } from '../code-samples.ts';
+import type { EngineCatalogData } from '../engine-note.ts';
 import SampleTabs from '../SampleTabs.tsx';
 import { useStoredApiKey } from './api-key.ts';
 import FieldInput from './FieldInput.tsx';
@@ -35,6 +37,9 @@ import {
 import RunView, { type RunState } from './RunView.tsx';
 
 const KEY_SETTLE_MS = 400;
+
+/** What the engines of the default order add to the descriptions, as the API reference prints them. */
+const NOTES = (engines as EngineCatalogData).notes;
 
 function initialPipeline(): string {
   const asked = new URLSearchParams(window.location.search).get('pipeline');
@@ -80,7 +85,7 @@ export default function Playground(): ReactNode {
   const watching = useRef<AbortController>(undefined);
 
   const endpoint = pipelineOf(path)!;
-  const fields = useMemo(() => fieldsOf(endpoint), [endpoint]);
+  const fields = useMemo(() => fieldsOf(endpoint, NOTES), [endpoint]);
   const body = useMemo(() => bodyOf(endpoint, fields, values), [endpoint, fields, values]);
   const problems = useMemo(() => problemsOf(endpoint, body), [endpoint, body]);
   // The key in use once typing stops, so that a half-typed key is not tried (and refused).
@@ -271,7 +276,7 @@ export default function Playground(): ReactNode {
               ))}
             </select>
             <p id="playground-pipeline-help" className={styles.help}>
-              {endpoint.description.split('\n\n')[0]}
+              {notedDescription(endpoint, NOTES).split('\n\n')[0]}
             </p>
           </div>
           {required.map(renderField)}

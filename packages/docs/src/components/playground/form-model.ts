@@ -4,7 +4,13 @@
  * description), which fields apply to the body on screen, the body the form sends, and the
  * contract's own validator over that body, so a field shows the message the API would answer.
  */
-import { compileRequestValidator, type Endpoint, endpoints } from '@imagegen/contract';
+import {
+  compileRequestValidator,
+  type DescriptionNotes,
+  type Endpoint,
+  endpoints,
+  withFieldNotes,
+} from '@imagegen/contract';
 import { type JsonSchema, type ParameterRow, parameterRows } from '../schema-rows.ts';
 
 /** What a field is edited with. */
@@ -101,9 +107,12 @@ function defaultOf(schema: JsonSchema): unknown {
   return branches(schema).find((branch) => branch.default !== undefined)?.default;
 }
 
-/** One field per property of the pipeline's request schema, in the schema's order. */
-export function fieldsOf(endpoint: Endpoint): FieldSpec[] {
-  const schema = schemaOf(endpoint);
+/**
+ * One field per property of the pipeline's request schema, in the schema's order; `notes` (the
+ * engine catalogue's) after the descriptions of the fields they name, as the API reference has them.
+ */
+export function fieldsOf(endpoint: Endpoint, notes: DescriptionNotes = {}): FieldSpec[] {
+  const schema = withFieldNotes(schemaOf(endpoint), notes);
   const properties = schema.properties ?? {};
   return parameterRows(schema).map((row) => {
     const property = properties[row.name]!;
