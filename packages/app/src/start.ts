@@ -54,6 +54,7 @@ import {
   withStoredFiles,
 } from '@imagegen/server';
 import type { FastifyInstance } from 'fastify';
+import { type DrainStep, drain } from './drain.ts';
 import { PLACEHOLDER_ENGINES, SHIPPED_ENGINES } from './shipped-engines.ts';
 import { startBanner } from './start-banner.ts';
 
@@ -102,7 +103,8 @@ async function main(): Promise<void> {
   const checks: Record<string, () => Promise<void>> = {};
   const readiness: Readiness = { checks, stopping: false };
   const stop = new AbortController();
-  const running: Promise<unknown>[] = [];
+  // What a drain waits for besides the servers, by name (drain.ts logs the ones still running).
+  const running: DrainStep[] = [];
 
   let app: FastifyInstance | null = null;
   let key: { key: string; created: boolean } | null = null;
@@ -168,14 +170,15 @@ async function main(): Promise<void> {
         log(`error: ${stopped}`);
       },
     );
-    running.push(ended);
+    running.push(['the worker', ended]);
     workerStarted = Promise.race([worker.ready, ended]);
     let started = false;
     void worker.ready.then(() => {
       started = true;
     });
     // Every worker sweeps what has expired; their batches skip each other's rows.
-    running.push(
+    running.push([
+      'the retention sweeper',
       runRetentionSweeper({
         pool: workerPool,
         store,
@@ -185,7 +188,7 @@ async function main(): Promise<void> {
         log: lineLog(logger.child({ component: 'retention' })),
         metrics,
       }),
-    );
+    ]);
     checks.worker = async () => {
       if (stopped) throw new Error(stopped);
       if (setup.registry.describe().length === 0) throw new Error('no engine loaded');
@@ -203,7 +206,7 @@ async function main(): Promise<void> {
       log: lineLog(logger.child({ component: 'webhooks' })),
       metrics,
     });
-    running.push(dispatcher.stopped.finally(() => (stopped = true)));
+    running.push(['the webhook dispatcher', dispatcher.stopped.finally(() => (stopped = true))]);
     checks.webhooks = async () => {
       if (stopped) throw new Error('the webhook dispatcher has stopped');
       await ping(workerPool);
@@ -279,12 +282,12 @@ async function main(): Promise<void> {
     readiness.stopping = true;
     log(`${signal}: shutting down (running tasks finish or are released; ${signal} again to force)`);
     stop.abort();
-    await Promise.allSettled([app?.close(), docs?.close(), ...running]);
+    await drain([['the API', app?.close()], ['the docs host', docs?.close()], ...running], log);
     // Liveness answers until the drain is over: an orchestrator must not kill a draining worker.
-    await healthApp?.close();
-    await engines?.registry.close().catch(() => {});
-    if (workerPool !== db.pool) await workerPool.end();
-    await db.close();
+    await drain([['the health server', healthApp?.close()]], log);
+    await drain([['the engines', engines?.registry.close()]], log);
+    if (workerPool !== db.pool) await drain([["the worker's database pool", workerPool.end()]], log);
+    await drain([['the database', db.close()]], log);
     log('stopped');
     process.exit(0);
   };
