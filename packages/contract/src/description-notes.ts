@@ -40,7 +40,7 @@ export function notedDescription(
   endpoint: Pick<Endpoint, 'path' | 'description'>,
   notes: DescriptionNotes = {},
 ): string {
-  const note = notes.pipelines?.[endpoint.path];
+  const note = own(notes.pipelines, endpoint.path);
   if (!note) return endpoint.description;
   const [first, ...rest] = endpoint.description.split('\n\n');
   return [joined(first, note), ...rest].join('\n\n');
