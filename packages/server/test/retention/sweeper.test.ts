@@ -413,10 +413,24 @@ describe('sweepers racing', () => {
     );
 
     // Each sweeper deletes files through its own store, counting every key it is asked to delete.
+    // Its first delete waits (a few seconds at most) until the other sweeper deletes too, so the
+    // two hold batches at the same moment however the machine schedules them: on a loaded one,
+    // the first could otherwise finish everything before the second has connected.
     const deletedBy = [new Map<string, number>(), new Map<string, number>()];
-    const counting = (deleted: Map<string, number>) =>
+    const signals = [0, 1].map(() => {
+      let resolve!: () => void;
+      return { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+    });
+    const waitForOther = (n: number) =>
+      Promise.race([signals[1 - n]!.promise, new Promise((r) => setTimeout(r, 5_000).unref())]);
+    const counting = (n: number) =>
       Object.assign(Object.create(store) as LocalBlobStore, {
-        delete: (key: string) => {
+        delete: async (key: string) => {
+          const deleted = deletedBy[n]!;
+          if (deleted.size === 0) {
+            signals[n]!.resolve();
+            await waitForOther(n);
+          }
           deleted.set(key, (deleted.get(key) ?? 0) + 1);
           return store.delete(key);
         },
@@ -426,7 +440,7 @@ describe('sweepers racing', () => {
       const now = later(400 * DAY);
       const results = await Promise.all(
         pools.map((pool, n) =>
-          sweepExpired({ pool, store: counting(deletedBy[n]!), policy: ONE_DAY, now, batchSize: 7 }),
+          sweepExpired({ pool, store: counting(n), policy: ONE_DAY, now, batchSize: 7 }),
         ),
       );
       const total = { ...NOTHING };
