@@ -1,5 +1,8 @@
-/** One part of the process that a drain waits for: its name in the log, and its end. */
-export type DrainStep = readonly [name: string, done: Promise<unknown> | undefined];
+/**
+ * One part of the process that a drain waits for: its name in the log, its end, and optionally
+ * what it is still doing (its open connections, say), added to the log line while it waits.
+ */
+export type DrainStep = readonly [name: string, done: Promise<unknown> | undefined, doing?: () => string];
 
 /** How often a drain that is still waiting says for what. */
 export const DRAIN_REPORT_MS = 10_000;
@@ -18,7 +21,9 @@ export async function drain(
   const waiting = steps.filter(([, done]) => done !== undefined);
   const pending = new Set(waiting.map((_, at) => at));
   const timer = setInterval(() => {
-    const names = waiting.filter((_, at) => pending.has(at)).map(([name]) => name);
+    const names = waiting
+      .filter((_, at) => pending.has(at))
+      .map(([name, , doing]) => (doing ? `${name} (${doing()})` : name));
     log(`draining: waiting for ${names.join(', ')}`);
   }, reportMs);
   try {

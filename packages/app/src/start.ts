@@ -31,6 +31,7 @@ import {
   buildHealthApp,
   createAuthenticator,
   createFirstOwner,
+  endStalledConnectionsOnClose,
   enqueueWebhook,
   ensureApiKey,
   firstOwner,
@@ -42,6 +43,7 @@ import {
   metricsHandler,
   modelFetcherFromEnv,
   mountMetrics,
+  type OpenConnections,
   openDatabase,
   type Readiness,
   ROLES,
@@ -107,6 +109,8 @@ async function main(): Promise<void> {
   const running: DrainStep[] = [];
 
   let app: FastifyInstance | null = null;
+  // What the API's open connections are doing, for a drain that waits on them.
+  let apiConnections: OpenConnections | undefined;
   let key: { key: string; created: boolean } | null = null;
   if (roles.has('api') && engines) {
     const setup = engines;
@@ -136,6 +140,7 @@ async function main(): Promise<void> {
     });
     registerHealthRoutes(app, readiness);
     checks.api = () => ping(db.pool);
+    apiConnections = endStalledConnectionsOnClose(app);
     await app.listen({ port: config.apiPort, host: config.apiHost });
   }
 
@@ -239,8 +244,10 @@ async function main(): Promise<void> {
 
   // Without the API, the health endpoints get a port of their own.
   let healthApp: FastifyInstance | null = null;
+  let healthConnections: OpenConnections | undefined;
   if (!app) {
     healthApp = buildHealthApp(readiness);
+    healthConnections = endStalledConnectionsOnClose(healthApp);
     mountMetrics(healthApp, metrics);
     // The API watches the engines for its own metrics; without it, this process does.
     if (engines) {
@@ -282,9 +289,12 @@ async function main(): Promise<void> {
     readiness.stopping = true;
     log(`${signal}: shutting down (running tasks finish or are released; ${signal} again to force)`);
     stop.abort();
-    await drain([['the API', app?.close()], ['the docs host', docs?.close()], ...running], log);
+    await drain(
+      [['the API', app?.close(), apiConnections?.describe], ['the docs host', docs?.close()], ...running],
+      log,
+    );
     // Liveness answers until the drain is over: an orchestrator must not kill a draining worker.
-    await drain([['the health server', healthApp?.close()]], log);
+    await drain([['the health server', healthApp?.close(), healthConnections?.describe]], log);
     await drain([['the engines', engines?.registry.close()]], log);
     if (workerPool !== db.pool) await drain([["the worker's database pool", workerPool.end()]], log);
     await drain([['the database', db.close()]], log);

@@ -21,6 +21,22 @@ describe('a drain', () => {
     expect(new Set(lines)).toEqual(new Set(['draining: waiting for the worker']));
   });
 
+  it('adds what a step is still doing to its name, asked afresh at each report', async () => {
+    const lines: string[] = [];
+    let asked = 0;
+    await drain(
+      [
+        ['the API', after(250), () => `${++asked} connection open`],
+        ['the docs host', after(10)],
+      ],
+      (line) => lines.push(line),
+      100,
+    );
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    expect(lines[0]).toBe('draining: waiting for the API (1 connection open)');
+    expect(lines.at(-1)).toBe(`draining: waiting for the API (${asked} connection open)`);
+  });
+
   it('logs a step that fails, and still waits for the others', async () => {
     const lines: string[] = [];
     let workerEnded = false;
