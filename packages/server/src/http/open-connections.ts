@@ -9,7 +9,9 @@
  * the start of a close such a connection gets a grace to finish its request (it is answered 503,
  * Connection: close), and is then ended; so is a kept-alive one that turns idle after the close
  * began, which would otherwise wait for its keep-alive timeout. Answers in progress are the
- * routes' own, bounded by them, and are left to finish.
+ * routes' own, bounded by them, and are left to finish, including one its route has ended that a
+ * slow reader is still receiving. (Node's own close, on Node 20, ends that last kind at once if it
+ * is in progress when the close begins: it counts them idle. That is Node's, and not changed here.)
  *
  * Watching costs a listener per connection, never per request: each socket's answer in progress
  * is read, when asked, from Node's own bookkeeping (the response a socket is writing).
@@ -25,7 +27,11 @@ const NAMED = 5;
 
 /** Node's ServerResponse on the socket it is writing, with the request it answers. */
 interface AnswerInProgress {
-  readonly finished?: boolean;
+  /**
+   * True once all of it has left the socket. `finished` turns true when the route ends it, while a
+   * slow reader may still be owed most of it: until then it is an answer in progress.
+   */
+  readonly writableFinished?: boolean;
   readonly req?: { readonly method?: string; readonly url?: string; readonly complete?: boolean };
 }
 
@@ -38,7 +44,7 @@ export interface OpenConnections {
 
 const answerOf = (socket: Socket) => {
   const answer = (socket as Socket & { _httpMessage?: AnswerInProgress | null })._httpMessage;
-  return answer && !answer.finished && answer.req ? answer : null;
+  return answer && !answer.writableFinished && answer.req ? answer : null;
 };
 
 /** Starts watching `server`'s connections (before it listens, to see every one). */

@@ -79,6 +79,27 @@ describe('open connections, as a drain reports them', () => {
     expect(connections.describe()).toMatch(/answering POST \/upload \(its body still arriving\), open 0 s$/);
   });
 
+  it('leaves an answer the client reads slowly to reach it whole, though its route has ended it', async () => {
+    // Larger than the socket's buffers: the answer's end waits for the client to read.
+    const size = 16 * 1024 * 1024;
+    const { connections, port } = await listening((_req, res) => res.end(Buffer.alloc(size, 1)));
+    const socket = connect(port, '127.0.0.1');
+    cleanups.push(() => socket.destroy());
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.pause();
+    let bytes = 0;
+    socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => connections.describe().includes('answering'));
+    expect(connections.describe()).toMatch(
+      /^1 connection open: 127\.0\.0\.1:\d+ answering GET \/big, open 0 s$/,
+    );
+    expect(connections.endUnanswered()).toBe(0);
+    socket.resume();
+    await until(() => bytes > size);
+    expect(bytes).toBeGreaterThan(size);
+  });
+
   it('names five connections and counts the rest', async () => {
     const { connections, port } = await listening((_req, res) => res.end('ok'));
     for (let i = 0; i < 7; i++) await open(port, '');
