@@ -129,6 +129,18 @@ function field(page: Page, name: string, control = 'input, textarea, select') {
   return page.locator(`[data-field="${name}"]`).locator(control).first();
 }
 
+/**
+ * Waits until an image field holds the URL of the file just uploaded to it, and answers it. The
+ * example's sample image is a `/files/` URL of the API as well: a check for `/files/` alone passes
+ * before a slow upload has landed, and Run then sends the sample.
+ */
+async function uploaded(page: Page, name: string): Promise<string> {
+  const api = env.site.api.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const upload = new RegExp(`^${api}/files/(?!samples/)`);
+  await expect.poll(() => field(page, name).inputValue(), { timeout: 30_000 }).toMatch(upload);
+  return field(page, name).inputValue();
+}
+
 async function showOptional(page: Page) {
   const details = page.locator('details', { has: page.locator('summary', { hasText: 'Optional fields' }) });
   if ((await details.getAttribute('open')) === null) await details.locator('summary').click();
@@ -263,11 +275,11 @@ describe('the playground', () => {
       mimeType: 'image/png',
       buffer: scene,
     });
-    await expect.poll(() => field(page, 'init_image').inputValue()).toMatch(`${env.site.api.url}/files/`);
+    await uploaded(page, 'init_image');
     await page.getByRole('button', { name: 'Run' }).click();
     expect(await finalState(page, 150_000)).toBe('Succeeded');
-    // The gallery shows the new card first once its image has loaded; on a busy machine that can
-    // take longer than a poll's default 5 s, during which an earlier task's card is first.
+    // The output's size shows once its image has loaded: on a busy machine that can take longer
+    // than a poll's default 5 s.
     await expect
       .poll(() => page.getByTestId('output-size').first().textContent(), { timeout: 30_000 })
       .toBe('256 × 192 px');
@@ -301,8 +313,7 @@ describe('the playground', () => {
       return transfer;
     }, dropped);
     await page.locator('[data-field="init_image"]').dispatchEvent('drop', { dataTransfer });
-    await expect.poll(() => field(page, 'init_image').inputValue()).toMatch(`${env.site.api.url}/files/`);
-    const upload = await field(page, 'init_image').inputValue();
+    const upload = await uploaded(page, 'init_image');
     expect(upload).not.toBe(output);
 
     // "Use as init_image" on the gallery's task puts its output in the field.
