@@ -19,11 +19,7 @@ export { authFailureLimitsFromEnv } from './http/api-key-auth.ts';
 export { buildHealthApp } from './http/health-app.ts';
 export { HOT_PATH_BUDGET_US, HOT_PATH_HOOKS } from './http/hot-path.ts';
 export { OFF_LOOP_BODY_BYTES } from './http/large-bodies.ts';
-export {
-  CLOSE_GRACE_MS,
-  endStalledConnectionsOnClose,
-  type OpenConnections,
-} from './http/open-connections.ts';
+export { endStalledConnectionsOnClose, type OpenConnections } from './http/open-connections.ts';
 export { type Readiness, registerHealthRoutes } from './http/routes/health.ts';
 export { lineLog, loggerFromEnv } from './observability/logger.ts';
 export { metricsFromEnv } from './observability/metrics.ts';

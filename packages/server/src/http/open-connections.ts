@@ -21,7 +21,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /** How long a closing server waits for a request that has not fully arrived. */
-export const CLOSE_GRACE_MS = 5_000;
+const CLOSE_GRACE_MS = 5_000;
 /** How many open connections a description names; the rest are counted. */
 const NAMED = 5;
 
@@ -48,16 +48,16 @@ const answerOf = (socket: Socket) => {
 };
 
 /** Starts watching `server`'s connections (before it listens, to see every one). */
-export function watchConnections(server: Server, now: () => number = Date.now): OpenConnections {
+export function watchConnections(server: Server): OpenConnections {
   const open = new Map<Socket, number>();
   server.on('connection', (socket: Socket) => {
-    open.set(socket, now());
+    open.set(socket, Date.now());
     socket.once('close', () => open.delete(socket));
   });
   return {
     describe() {
       if (open.size === 0) return 'no connection open';
-      const at = now();
+      const at = Date.now();
       const named = [...open].slice(0, NAMED).map(([socket, openedAt]) => {
         const who = `${socket.remoteAddress}:${socket.remotePort}`;
         const age = `open ${Math.round((at - openedAt) / 1000)} s`;

@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { endStalledConnectionsOnClose, watchConnections } from '../../src/http/open-connections.ts';
+import { eventually } from '../support/fakes.ts';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -32,9 +33,8 @@ async function open(port: number, text: string) {
   return { socket, closed, received: () => received };
 }
 
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 300 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-};
+/** Waits until `check` holds, or fails after 3 s. */
+const until = (check: () => boolean) => eventually(async () => (check() ? true : undefined), 3_000);
 
 describe('open connections, as a drain reports them', () => {
   it('says none is open when none is', async () => {
