@@ -25,9 +25,8 @@ import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
 import { modelFileRemoverFromEnv } from '@imagegen/engine-comfyui';
 import { type EngineSetup, servedEngineNotes, setUpEngines } from '@imagegen/engines';
 import {
-  authFailureLimitsFromEnv,
   blobStoreFromEnv,
-  buildApi,
+  buildApiRole,
   buildHealthApp,
   createAuthenticator,
   createFirstOwner,
@@ -48,7 +47,6 @@ import {
   type Readiness,
   ROLES,
   readStartConfig,
-  registerHealthRoutes,
   runRetentionSweeper,
   startWebhookDispatcher,
   startWorker,
@@ -116,12 +114,17 @@ async function main(): Promise<void> {
     const setup = engines;
     key = await prepareKey(db.pool, config.apiKey);
     const removeModelFiles = modelFileRemoverFromEnv(process.env);
-    app = await buildApi({
+    // Built as the test suites build it (buildApiRole): the same routes for the same settings.
+    // The routes are logged at debug level, so a test can hold the program's table to the suites'.
+    const apiLogger = logger.child({ component: 'api' });
+    const routes: string[] = [];
+    const api = await buildApiRole(config, process.env, {
+      onRoute: (route) => {
+        for (const method of [route.method].flat()) routes.push(`${method} ${route.url}`);
+      },
       pool: db.pool,
       authenticator: createAuthenticator(db.pool),
-      authFailureLimits: authFailureLimitsFromEnv(process.env),
       store,
-      publicUrl: config.publicUrl,
       engines: () => setup.registry.describe(),
       placeholderEngines: PLACEHOLDER_ENGINES,
       // /openapi.json appends the notes of the engines this process serves, and of no other.
@@ -131,16 +134,17 @@ async function main(): Promise<void> {
       ),
       // A request the serving engine can already tell will fail is answered 422, not queued.
       admit: (pipeline, input) => setup.registry.admit(pipeline, input),
-      docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],
-      logger: logger.child({ component: 'api' }),
+      logger: apiLogger,
       metrics,
       enqueueWebhook,
       // A deleted model's file goes from the model folders, where this process mounts them.
       ...(removeModelFiles ? { removeModelFiles } : {}),
+      readiness,
     });
-    registerHealthRoutes(app, readiness);
+    app = api.app;
+    apiLogger.debug({ routes }, 'routes served');
     checks.api = () => ping(db.pool);
-    apiConnections = endStalledConnectionsOnClose(app);
+    apiConnections = api.connections;
     await app.listen({ port: config.apiPort, host: config.apiHost });
   }
 

@@ -5,7 +5,7 @@ import { createPool } from '@imagegen/db';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../../src/auth/authenticator.ts';
-import { buildApi } from '../../src/http/api-app.ts';
+import { buildApiRole } from '../../src/http/api-role.ts';
 import { HOT_PATH_HOOKS } from '../../src/http/hot-path.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 
@@ -21,13 +21,18 @@ const pool = createPool('postgres://nobody@127.0.0.1:1/none', { max: 1 });
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'imagegen-hot-path-'));
-  app = await buildApi({
-    pool,
-    authenticator: createAuthenticator(pool),
-    store: new LocalBlobStore(dir),
-    publicUrl: 'http://127.0.0.1:8000',
-    engines: () => [],
-  });
+  // As `npm start` builds it, with every optional route its default settings register.
+  ({ app } = await buildApiRole(
+    { publicUrl: 'http://127.0.0.1:8000', docsPort: 3000 },
+    {},
+    {
+      pool,
+      authenticator: createAuthenticator(pool),
+      store: new LocalBlobStore(dir),
+      engines: () => [],
+      readiness: { checks: {}, stopping: false },
+    },
+  ));
   await app.ready();
 });
 
