@@ -11,5 +11,7 @@ export default defineConfig({
     // files spend their time waiting on child processes, browsers and the database, so one file
     // per core keeps both busy.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // Each file's wall time, written to a file and the slowest printed at the end of every run.
+    reporters: ['default', './test/file-times-reporter.ts'],
   },
 });
