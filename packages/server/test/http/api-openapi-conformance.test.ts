@@ -21,7 +21,23 @@ import {
  */
 
 /** Routes outside the API's contract: service endpoints, metrics, the blob links and CORS preflight. */
-const SERVICE_ROUTES = ['GET /health', 'GET /openapi.json', 'GET /metrics', 'GET /files/*', 'OPTIONS *'];
+/**
+ * What the API serves beside the contract's operations: the service's own routes (health, the
+ * document itself, metrics, files, the CORS preflight), the orchestrator's probes, and the docs
+ * site's page-view collector (its origins only, no key), which the program registers for the docs
+ * port its settings name.
+ */
+const SERVICE_ROUTES = [
+  'GET /health',
+  'GET /health/live',
+  'GET /health/ready',
+  'GET /openapi.json',
+  'GET /metrics',
+  'GET /files/*',
+  'OPTIONS *',
+  'POST /analytics/v1/events',
+  'OPTIONS /analytics/v1/events',
+];
 
 /** A response body short enough for a failure message. */
 const brief = (body: unknown) => JSON.stringify(body)?.slice(0, 300);
