@@ -87,7 +87,6 @@ export function registerEventsEndpoint(
   endpoint: Endpoint,
   options: TaskControlOptions,
 ): void {
-  const taskPath = endpoint.taskPath!;
   const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
   app.get(
     fastifyPath(endpoint.path),
@@ -102,10 +101,8 @@ export function registerEventsEndpoint(
         if (stream) void stream.send(task);
         else pending.push(task);
       });
-      if (!watching || watching.task.endpoint !== taskPath) {
-        watching?.stop();
-        throw new HttpError(404, TASK_NOT_FOUND);
-      }
+      // As the status path: any of the owner's tasks, whichever path it was submitted to.
+      if (!watching) throw new HttpError(404, TASK_NOT_FOUND);
       const first = watching.task;
       if (hasEnded(first) && lastSeen !== undefined && lastSeen >= first.version) {
         watching.stop();
