@@ -200,7 +200,8 @@ function taskStatus<const P extends string, S extends TSchema>(
     summary: `Status of a ${what} task`,
     description:
       'Answers `PENDING` while the task waits or runs, `SUCCESS` with `download_urls` when it is done, ' +
-      'or `FAILURE` with an `error`.',
+      'or `FAILURE` with an `error`. Any of your tasks answers here, in the shape of the path it was ' +
+      'submitted to (a training `completed`, a model load its `model_id`), as at its own status path.',
     responses: {
       200: Type.Union([PendingResponse, success, TaskErrorResponse]),
       ...auth,
@@ -821,7 +822,8 @@ function taskControl(endpoint: Endpoint): Endpoint[] {
       tag: endpoint.tag,
       summary: `Cancel: ${endpoint.summary}`,
       description:
-        `Designed path: cancels a queued or running task of ${endpoint.path}. A queued task ends at once, a ` +
+        `Designed path: cancels a queued or running task of ${endpoint.path} (any of your tasks: the id ` +
+        'names it, as at the status path). A queued task ends at once, a ' +
         'running one is stopped where its engine stands and its outputs are never served. Answers the ' +
         `final status, ${failed} with error \`${CANCELLED_ERROR}\`; its webhook fires once. A task ` +
         'that already ended answers 409.',
@@ -842,7 +844,8 @@ function taskControl(endpoint: Endpoint): Endpoint[] {
       tag: endpoint.tag,
       summary: `Status events: ${endpoint.summary}`,
       description:
-        `Designed path: the status of a ${endpoint.path} task as Server-Sent Events. An event (\`id\` ` +
+        `Designed path: the status of a ${endpoint.path} task (or any of yours, as the status path ` +
+        'answers it) as Server-Sent Events. An event (`id` ' +
         'and `data`, the status body) at once and at every change of state or progress, the final status ' +
         'as the last event, then the stream ends; `: keep-alive` comments in between. Reconnect with ' +
         '`Last-Event-ID` to get only newer events: 204 when the final one was already received.',
