@@ -13,6 +13,12 @@ declare module 'fastify' {
 
 const MISSING_KEY = 'Missing API key: send it in the API-Key header';
 
+/** The key a request carries in its API-Key header (the first, if sent twice), or undefined. */
+export function apiKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['api-key'];
+  return (Array.isArray(header) ? header[0] : header)?.trim();
+}
+
 /** The caller of an authenticated route (set by the onRequest hook below). */
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw new HttpError(401, MISSING_KEY);
@@ -132,8 +138,7 @@ export function apiKeyHook(authenticator: Authenticator, options: ApiKeyHookOpti
     _reply: FastifyReply,
     done: HookHandlerDoneFunction,
   ): void {
-    const header = request.headers['api-key'];
-    const key = (Array.isArray(header) ? header[0] : header)?.trim();
+    const key = apiKeyOf(request);
     if (!key) {
       metrics?.authFailures.inc({ reason: 'missing' });
       done(new HttpError(401, MISSING_KEY));

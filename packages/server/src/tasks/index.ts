@@ -15,7 +15,7 @@
  *   taskStatusBody(task, publicUrl, estimates?) → the status response for the task
  *   taskWebhookBody(task, publicUrl) → its webhook body: that status, then the task's id and path
  *   new QueueEstimates(pool).of(task)   → queue_position and eta_seconds of a pending task
- *   cancelTask(pool, {ownerId, endpoint, id, store, ...}) → cancelled | ended | missing
+ *   cancelTask(pool, {ownerId, id, store, ...}) → cancelled | ended | missing
  *   new TaskWatcher(pool, reader).watch(ownerId, id, onChange) / .waitForEnd(...) → live status
  *   submitIdempotent(pool, params, key) → {submitted, replayed} (IdempotencyKeyReusedError)
  *   listTasks(pool, ownerId, query)     → a page of the owner's tasks (InvalidCursorError)

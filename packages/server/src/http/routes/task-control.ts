@@ -40,21 +40,20 @@ function taskIdOf(request: FastifyRequest, endpoint: Endpoint): string {
 }
 
 /**
- * POST <path>/cancel/{task_id}: ends a queued or running task of the row's endpoint and answers
- * its final status (FAILURE, cancelled by the caller); a task that already ended answers 409 and
- * stays as it was; an unknown id, or another owner's, 404.
+ * POST <path>/cancel/{task_id}: ends a queued or running task of the owner's and answers its final
+ * status (FAILURE, cancelled by the caller); a task that already ended answers 409 and stays as it
+ * was; an unknown id, or another owner's, 404. Like the status path, any task path's cancel acts on
+ * any of the owner's tasks: the id names the task.
  */
 export function registerCancelEndpoint(
   app: FastifyInstance,
   endpoint: Endpoint,
   options: TaskControlOptions,
 ): void {
-  const taskPath = endpoint.taskPath!;
   app.post(fastifyPath(endpoint.path), { schema: routeSchema(endpoint) }, async (request) => {
     const id = taskIdOf(request, endpoint);
     const result = await cancelTask(options.pool, {
       ownerId: callerOf(request).ownerId,
-      endpoint: taskPath,
       id,
       store: options.store,
       publicUrl: options.publicUrl,
@@ -87,7 +86,6 @@ export function registerEventsEndpoint(
   endpoint: Endpoint,
   options: TaskControlOptions,
 ): void {
-  const taskPath = endpoint.taskPath!;
   const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
   app.get(
     fastifyPath(endpoint.path),
@@ -102,10 +100,8 @@ export function registerEventsEndpoint(
         if (stream) void stream.send(task);
         else pending.push(task);
       });
-      if (!watching || watching.task.endpoint !== taskPath) {
-        watching?.stop();
-        throw new HttpError(404, TASK_NOT_FOUND);
-      }
+      // As the status path: any of the owner's tasks, whichever path it was submitted to.
+      if (!watching) throw new HttpError(404, TASK_NOT_FOUND);
       const first = watching.task;
       if (hasEnded(first) && lastSeen !== undefined && lastSeen >= first.version) {
         watching.stop();

@@ -43,7 +43,8 @@ export interface TaskRouteOptions {
  * A task-creating endpoint (generation, load_model, training): POST queues the task with the body
  * the contract validated (defaults filled in; model tasks with their model row), once per
  * Idempotency-Key, with its Cancel-After deadline, and with `Prefer: wait=N` holds the answer until the task ends (at most N
- * seconds); GET <status path> answers the task's status shape, a pending one with its estimates.
+ * seconds); GET <status path> answers the status shape of any of the owner's tasks (whichever path
+ * it was submitted to), a pending one with its estimates.
  */
 export function registerTaskEndpoint(
   app: FastifyInstance,
@@ -117,8 +118,10 @@ export function registerTaskEndpoint(
     const caller = callerOf(request);
     const taskId = (request.params as Record<string, string>)[param] ?? '';
     const task = await options.statusReader.read(caller.ownerId, taskId);
-    // A task polled on another endpoint's status path is not found there either.
-    if (!task || task.endpoint !== endpoint.path) throw new HttpError(404, TASK_NOT_FOUND);
+    // Any of the owner's tasks answers at any task path's status, in its own shape, as the
+    // original's status read looked a task up by its id alone: its frontend polls upscaler and
+    // model-switch tasks at /bgchanger/v1/status. Another owner's id stays not found.
+    if (!task) throw new HttpError(404, TASK_NOT_FOUND);
     return statusAnswer(options, task);
   };
   // Its aliases (the forms the original service's docs print) answer exactly as it does.
