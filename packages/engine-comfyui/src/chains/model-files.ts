@@ -1,4 +1,4 @@
-import { EngineInputError, type SubmissionRefusal } from '@imagegen/engines';
+import { EngineInputError, type SubmissionRefusal, USER_MODEL_ID } from '@imagegen/engines';
 import { BUILT_IN_FAMILIES, type CheckpointRole, roleKey } from '../checkpoint-roles.ts';
 import type { AdmitContext, CompileContext, Refusal } from '../contracts.ts';
 import {
@@ -55,8 +55,15 @@ export function knownProfile(ctx: ProfileContext, modelId: string): ModelProfile
   }
   if (ctx.families && Object.hasOwn(ctx.families, modelId)) return profileOfFamily(ctx.families[modelId]!);
   if (Object.hasOwn(BUILT_IN_FAMILIES, modelId)) return profileOfFamily(BUILT_IN_FAMILIES[modelId]!);
+  if (Object.hasOwn(FLUX_IDS, modelId)) return MODEL_PROFILES[FLUX_IDS[modelId]!];
   return undefined;
 }
+
+/** Flux's ids (kept as model ids of their roles): no checkpoint family, but a request may name them. */
+const FLUX_IDS: Readonly<Record<string, ProfileId>> = {
+  'flux-dev': 'flux-dev',
+  'flux-schnell': 'flux-schnell',
+};
 
 /**
  * The profile a graph draws a model id with: its known one, else `fallback` (the path's family: an
@@ -74,6 +81,15 @@ export function profileOf(
     return inpaintingVariant(profile);
   }
   return profile;
+}
+
+/**
+ * Whether what is known decides the profile a model id draws with: not for an owner's model that
+ * is not resolved (at submission, where only the worker can read its base model), whose family
+ * the path's may not be.
+ */
+export function profileDecided(ctx: ProfileContext, modelId: string): boolean {
+  return !USER_MODEL_ID.test(modelId) || ctx.models?.[modelId] !== undefined;
 }
 
 /** The adapters of a graph that fit one family, and where a model of the other is served. */

@@ -50,6 +50,7 @@ import {
   knownProfile,
   loadCheckpoint,
   MODEL_FAMILY_ERROR,
+  profileDecided,
   profileOf,
 } from './model-files.ts';
 import { applyLcm, LCM_NODES, modelSettings, settingsRefusal, settingsRefusals } from './model-settings.ts';
@@ -221,6 +222,9 @@ export function compileStableDiffusion(
   fields.refuseUnlessDefault(notServed(options));
   const picture = fromPicture(mode);
   if (!picture) fields.refuseUnlessDefault({ strength: NO_INIT_IMAGE });
+  // What the API refuses at submission, refused first and in the same order and words.
+  const refusal = sdRefusal(ctx, pipeline, pathFamily, mode);
+  if (refusal) fields.refuse(refusal.field as keyof SdRequest & string, refusal.message);
   const chosen = sdProfile(ctx, pathFamily, mode);
   if ('refusal' in chosen) return fields.refuse('model_id', chosen.refusal.message);
   const { profile } = chosen;
@@ -318,8 +322,8 @@ export function compileStableDiffusion(
  * request say which model loads. A model of the other SD family is not refused: it brings its own
  * family's controlnets and adapters.
  */
-export function admitStableDiffusion(
-  ctx: AdmitContext,
+export function sdRefusal(
+  ctx: AdmitContext & Pick<CompileContext, 'models'>,
   pipeline: SdPipeline,
   pathFamily: SdPathFamily,
   mode: SdMode,
@@ -332,6 +336,9 @@ export function admitStableDiffusion(
     familyOf(chosen.profile),
   );
   if (why) return { field: 'ip_adapter', message: why, type: MODEL_FAMILY_ERROR };
+  // An owner's model the submission cannot see is drawn with its own family's settings: its
+  // compile decides.
+  if (!profileDecided(ctx, typeof ctx.input.model_id === 'string' ? ctx.input.model_id : '')) return null;
   return settingsRefusal(chosen.profile, new RequestFields<SdRequest>(pipeline, ctx), ctx);
 }
 
@@ -452,7 +459,7 @@ export function stableDiffusionCompiler(
   return {
     pipeline,
     requires: stableDiffusionRequirements(pipeline, family, mode, options),
-    admit: (ctx) => admitStableDiffusion(ctx, pipeline, family, mode),
+    admit: (ctx) => sdRefusal(ctx, pipeline, family, mode),
     compile: (ctx) => compileStableDiffusion(pipeline, family, mode, ctx, options),
   };
 }

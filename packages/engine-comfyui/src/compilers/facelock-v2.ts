@@ -7,6 +7,7 @@ import {
   familyRefusal,
   loadCheckpoint,
   otherFamilyRefusal,
+  profileDecided,
   profileOf,
   refuseOtherFamily,
 } from '../chains/model-files.ts';
@@ -87,7 +88,9 @@ export const compiler: PipelineCompiler = {
   // where the settings know its family.
   admit: (ctx) =>
     otherFamilyRefusal(ctx, WRONG_FAMILY) ??
-    settingsRefusal(modelProfile(ctx), requestFields(PIPELINE, ctx), ctx),
+    (profileDecided(ctx, String(ctx.input.model_id))
+      ? settingsRefusal(modelProfile(ctx), requestFields(PIPELINE, ctx), ctx)
+      : null),
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(REFUSED);

@@ -33,9 +33,9 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  * - a gradient from the `light` side (LightSource) is the starting picture, sampled within SD1.5's
  *   budget (its profile's) at the answer over the demo's high-res scale, 1.5, on the demo's 64 px
  *   (the demo samples 512 x 640 for 768 x 960), with the demo's 25 steps, 0.9 denoise and prompts;
- * - the result is enlarged to the answer (up to SD1.5's second-pass reach) and sampled again at
- *   the demo's 0.5 denoise, conditioned on the foreground at that size, which redraws detail the
- *   small pass could not hold.
+ * - the result is enlarged to the answer (by the demo's 1.5 at least, up to SD1.5's second-pass
+ *   reach) and sampled again at the demo's 0.5 denoise, conditioned on the foreground at that
+ *   size, which redraws detail the small pass could not hold; then scaled to the answer.
  * Guidance is the demo's 2 where the request leaves the API's default (8, a base model's value
  * that burns IC-Light's pictures), else the request's.
  */
@@ -110,7 +110,16 @@ export const compiler: PipelineCompiler = {
       }),
       DEMO_GRID,
     );
-    const size = budgetSize(PROFILE, answer, secondPassShare);
+    // The high-res pass enlarges by the demo's 1.5 at least, even for a small answer (scaled down after).
+    const enlarge = Math.max(
+      1,
+      DEMO.highresScale * Math.sqrt((small.width * small.height) / (answer.width * answer.height)),
+    );
+    const size = budgetSize(
+      PROFILE,
+      { width: answer.width * enlarge, height: answer.height * enlarge },
+      secondPassShare,
+    );
     const samples = fields.number('samples');
     const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID));
