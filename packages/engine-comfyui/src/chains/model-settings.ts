@@ -48,19 +48,17 @@ export const SETTINGS_WHY = {
   lcm: 'LCMScheduler samples with the LCM LoRA of the model family, which COMFYUI_CHECKPOINTS does not map',
 } as const;
 
-/** The settings refusals a pipeline with these fields declares. */
-export function settingsRefusals(fields: readonly (keyof SettingsFields)[]): Refusal[] {
-  const has = (field: keyof SettingsFields) => fields.includes(field);
-  return [
-    ...(has('num_inference_steps') ? [{ field: 'num_inference_steps', why: SETTINGS_WHY.steps }] : []),
-    ...(has('guidance_scale')
-      ? [
-          { field: 'guidance_scale', why: SETTINGS_WHY.cfg },
-          { field: 'guidance_scale', why: SETTINGS_WHY.noGuidance },
-        ]
-      : []),
-    ...(has('scheduler') ? [{ field: 'scheduler', why: SETTINGS_WHY.lcm }] : []),
-  ];
+/** The field each settings refusal names. */
+const SETTINGS_FIELD: Readonly<Record<keyof typeof SETTINGS_WHY, keyof SettingsFields>> = {
+  steps: 'num_inference_steps',
+  cfg: 'guidance_scale',
+  noGuidance: 'guidance_scale',
+  lcm: 'scheduler',
+};
+
+/** The settings refusals a pipeline declares: those the models it may load can meet. */
+export function settingsRefusals(...kinds: readonly (keyof typeof SETTINGS_WHY)[]): Refusal[] {
+  return kinds.map((kind) => ({ field: SETTINGS_FIELD[kind], why: SETTINGS_WHY[kind] }));
 }
 
 type Outcome = { settings: ModelSettings } | { refusal: { field: keyof SettingsFields; message: string } };

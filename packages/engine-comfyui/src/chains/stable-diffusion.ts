@@ -394,9 +394,7 @@ export function stableDiffusionRequirements(
       ...refusals(notServed(options)),
       ...(fromPicture(mode) ? [] : refusals({ strength: NO_INIT_IMAGE })),
       { field: 'model_id', why: NOT_SD },
-      ...settingsRefusals(
-        (['num_inference_steps', 'guidance_scale', 'scheduler'] as const).filter((f) => fields.includes(f)),
-      ),
+      ...settingsRefusals('steps', 'cfg', ...(fields.includes('scheduler') ? (['lcm'] as const) : [])),
       ...(full ? [...IP_ADAPTER_REFUSALS, ...CONTROLNET_REFUSALS] : []),
     ],
     models: [

@@ -81,7 +81,7 @@ export const compiler: PipelineCompiler = {
       ...refusals(REFUSED),
       familyRefusal(WRONG_FAMILY.family, WRONG_FAMILY.adapters),
       // A distilled SDXL (SDXL-Lightning, SDXL-Turbo) samples with its own bounds.
-      ...settingsRefusals(['num_inference_steps', 'guidance_scale']),
+      ...settingsRefusals('steps', 'cfg'),
     ],
   },
   // A model of the other family, or past a distilled model's bounds, is refused at submission

@@ -94,7 +94,7 @@ export const compiler: PipelineCompiler = {
     refuses: [
       ...refusals(NOT_SERVED),
       { field: 'style', why: UNKNOWN_STYLE },
-      ...settingsRefusals(['num_inference_steps', 'guidance_scale']),
+      ...settingsRefusals('steps', 'noGuidance'),
       ...refusals(WITHOUT_INIT_IMAGE),
     ],
   },

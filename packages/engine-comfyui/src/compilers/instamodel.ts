@@ -96,7 +96,7 @@ export const compiler: PipelineCompiler = {
       },
       { folder: 'insightface', what: '`models/antelopev2/` (the face analysis InstantID reads)' },
     ],
-    refuses: settingsRefusals(['num_inference_steps', 'guidance_scale']),
+    refuses: settingsRefusals('steps', 'cfg'),
   },
   // Steps or guidance past what SDXL-Lightning is distilled for are refused at submission.
   admit: (ctx) => settingsRefusal(LIGHTNING, requestFields(PIPELINE, ctx), ctx),

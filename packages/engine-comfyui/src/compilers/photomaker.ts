@@ -75,7 +75,7 @@ export const compiler: PipelineCompiler = {
     ],
     refuses: [
       { field: 'prompt', why: `without the trigger word: ${NO_TRIGGER}` },
-      ...settingsRefusals(['num_inference_steps', 'guidance_scale', 'scheduler']),
+      ...settingsRefusals('steps', 'cfg', 'lcm'),
     ],
   },
   admit: (ctx) => settingsRefusal(PROFILE, requestFields(PIPELINE, ctx), ctx),
