@@ -1,9 +1,10 @@
+import { readFile } from 'node:fs/promises';
 import { EngineInputError } from '@imagegen/engines';
 import { describe, expect, it } from 'vitest';
 import { CONTROLNET_FILES } from '../src/chains/controlnet-stack.ts';
 import { FACE_RESTORER } from '../src/chains/face-swap.ts';
 import { tilesOf } from '../src/chains/tiles.ts';
-import { compilerFor } from '../src/compilers/index.ts';
+import { COMPILERS, compilerFor } from '../src/compilers/index.ts';
 import { INSTAMODEL_CHECKPOINT } from '../src/compilers/instamodel.ts';
 import type { CompiledWorkflow } from '../src/contracts.ts';
 import { compileRequest, nodesOf } from './compile-request.ts';
@@ -435,5 +436,25 @@ describe('relight', () => {
     const [save] = nodesOf(workflow, 'SaveImage');
     expect(source(workflow, save!.inputs['images']).inputs).toMatchObject({ width: 1254, height: 836 });
     expect(nodesOf(workflow, 'EmptyImage')[0]?.inputs).toMatchObject({ width: 1256, height: 840 });
+  });
+});
+
+describe('the reference table', () => {
+  it('names every pipeline the engine compiles, each with a reference and its differences', async () => {
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Reference workflows'),
+      readme.indexOf('## The engine and'),
+    );
+    const rows = section.split('\n').filter((line) => line.startsWith('| `'));
+    const named = new Set(
+      rows.flatMap((row) => [...row.split(' | ')[0]!.matchAll(/`(\/[^`\s]+)`/g)].map((m) => m[1])),
+    );
+    for (const compiler of COMPILERS) expect(named, compiler.pipeline).toContain(compiler.pipeline);
+    for (const row of rows) {
+      const [, reference, differences] = row.split(' | ');
+      expect(reference?.length, row).toBeGreaterThan(10);
+      expect(differences?.length, row).toBeGreaterThan(30);
+    }
   });
 });
