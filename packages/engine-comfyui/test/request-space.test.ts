@@ -41,7 +41,7 @@ import { objectInfoWithFiles } from './object-info-with-files.ts';
  * - a refusal at submission is the compile's refusal, in the same words, and whatever the compile
  *   refuses for a known family was refused at submission.
  *
- * The full product is too large to compile on two cores in a test run (about 10^8 graphs), so it
+ * The full product is far too large to compile in a test run (tens of billions of graphs), so it
  * is sampled deterministically: pipeline x installation x model id x size is complete (the
  * dimensions the budget, the family and the answer turn on), and every other dimension is taken
  * in turn from its list at a prime stride of the case's index, so each value meets every model id

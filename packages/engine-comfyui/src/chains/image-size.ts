@@ -68,7 +68,7 @@ export interface SizePlan {
   readonly answer: Size;
 }
 
-/** HIRES_FIX: `hires` answers 1.5 times the size (the 2-pass example goes 768 to 1152). */
+/** `hires` answers 1.5 times the size (the 2-pass example goes 768 to 1152). */
 export const HIRES_SCALE = 1.5;
 
 /**
