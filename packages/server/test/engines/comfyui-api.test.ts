@@ -30,7 +30,12 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
  * enterprise server of its own, where the fault cases are routed with `server_id: "big"`.
  */
 
-const CHECKPOINTS = { 'sd1.5': 'random-sd15.safetensors', missing: 'not-on-server.safetensors' };
+const CHECKPOINTS = {
+  'sd1.5': 'random-sd15.safetensors',
+  // LCMScheduler's LoRA, which its suite case needs mapped.
+  'sd1.5:lcm': 'lcm-lora-sdv1-5.safetensors',
+  missing: 'not-on-server.safetensors',
+};
 /** An attempt longer than this is aborted by the worker (the abort case relies on it). */
 const ATTEMPT_LIMIT_MS = 8_000;
 
