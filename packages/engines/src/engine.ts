@@ -149,6 +149,16 @@ export interface EngineServer {
    * a prompt completes on it again.
    */
   readonly suspect?: string;
+  /** Prompts that ran out of memory there since this process started. */
+  readonly outOfMemory?: number;
+  /**
+   * The pipelines it can run, as it last said what it has (every request of the pipeline aside
+   * from the node packs only some fields use, and the model files requests name). Absent until
+   * read.
+   */
+  readonly runs?: readonly string[];
+  /** How many node classes it has installed, as it last said. */
+  readonly nodeClasses?: number;
 }
 
 /**

@@ -39,9 +39,28 @@ export interface ExecutionFaults {
   trainingStepProgress: boolean;
   afterStep: { step: number; action: StepAction } | undefined;
   /** The node raises as it starts, or after `atStep` of its steps (a training that fails midway). */
-  failNode:
-    | { classType?: string; node?: string; atStep?: number; exceptionType: string; message: string }
-    | undefined;
+  failNode: NodeFailure | undefined;
+  /**
+   * ComfyUI's garbage collection after a prompt (main.py's prompt_worker: `gc.collect()` at most
+   * every `everyMs`, holding Python's lock): for `pauseMs` the server answers nothing and starts no
+   * prompt. Absent: none.
+   */
+  collection: { pauseMs: number; everyMs: number } | undefined;
+}
+
+/** A node that raises when it runs (the fake's execution_error). */
+export interface NodeFailure {
+  readonly classType?: string;
+  readonly node?: string;
+  readonly atStep?: number;
+  readonly exceptionType: string;
+  readonly message: string;
+  /** What ComfyUI appends to the exception's text (execution.py: its out-of-memory tips). */
+  readonly tips?: string;
+  /** Fails this many times, then no more; absent: until switched off. */
+  times?: number;
+  /** Fails until `POST /free` frees the memory (an out-of-memory the server never recovers from alone). */
+  readonly untilFreed?: boolean;
 }
 
 export interface ExecutionRecord {
@@ -77,6 +96,13 @@ export class PromptExecutor {
   private wakeOnInterrupt = true;
   private generation = 0;
   private busy = false;
+  /** `POST /free` calls that freed something. */
+  frees = 0;
+  /** While the server collects garbage: what every request waits for. */
+  held: Promise<void> | undefined;
+  /** Each garbage collection, when it began (performance.now()) and how long it held the server. */
+  readonly collections: { startedAt: number; pauseMs: number }[] = [];
+  private collectedAt: number | undefined;
 
   constructor(
     private readonly queue: PromptQueue,
@@ -100,7 +126,7 @@ export class PromptExecutor {
       if (!item) return;
       const generation = this.generation;
       void this.execute(item, generation).then(
-        () => this.pump(),
+        () => this.collect().then(() => this.pump()),
         (error: unknown) => {
           if (!(error instanceof Abandoned)) throw error;
         },
@@ -175,7 +201,7 @@ export class PromptExecutor {
             'execution_error',
             {
               ...node,
-              exception_message: `${failure.message}\n`,
+              exception_message: `${failure.message}\n${failure.tips}`,
               exception_type: failure.exceptionType,
               traceback: [`  File "fake-comfyui", in ${prompt[id]!.class_type}\n`],
               current_inputs: Object.fromEntries(
@@ -250,9 +276,7 @@ export class PromptExecutor {
     const failure = this.faults.failNode;
     const failing =
       failure && (failure.node === id || failure.classType === node.class_type) ? failure : undefined;
-    if (failing && failing.atStep === undefined) {
-      throw new RuntimeFailure(failing.exceptionType, failing.message);
-    }
+    if (failing && failing.atStep === undefined) throw this.raise(failing);
     shapes.outputs(id);
 
     const steps = samplerSteps(prompt, id);
@@ -268,7 +292,7 @@ export class PromptExecutor {
         run.send('progress', { value: step, max: steps, prompt_id: run.item.promptId, node: id });
         if (preview && !withMetadata) run.preview(preview);
       }
-      if (failing?.atStep === step) throw new RuntimeFailure(failing.exceptionType, failing.message);
+      if (failing?.atStep === step) throw this.raise(failing);
       const trigger = this.faults.afterStep;
       if (trigger && trigger.step === step) {
         this.faults.afterStep = undefined;
@@ -307,6 +331,43 @@ export class PromptExecutor {
     const reported = reports ? steps || 1 : 1;
     run.progressState(id, { value: reported, max: reported, state: 'finished' });
     this.cache.set(signature, entry);
+  }
+
+  /** The failure a node raises now; one of a counted few uses one up. */
+  private raise(failure: NodeFailure): RuntimeFailure {
+    if (failure.times !== undefined && --failure.times <= 0) this.faults.failNode = undefined;
+    return new RuntimeFailure(failure.exceptionType, failure.message, failure.tips);
+  }
+
+  /**
+   * `POST /free`: models unloaded, memory freed (`free_memory` also drops the output cache, as
+   * `PromptExecutor.reset` does); an out-of-memory that waited for it ends.
+   */
+  free(flags: { unloadModels: boolean; freeMemory: boolean }): void {
+    if (!flags.unloadModels && !flags.freeMemory) return;
+    this.frees += 1;
+    if (this.faults.failNode?.untilFreed) this.faults.failNode = undefined;
+    if (flags.freeMemory) this.cache.clear();
+  }
+
+  /**
+   * After a prompt, main.py's garbage collection when it is due (`collection`): the server holds
+   * every answer and the next prompt for its pause, as `gc.collect()` holds Python's lock.
+   */
+  private async collect(): Promise<void> {
+    const collection = this.faults.collection;
+    if (!collection) return;
+    const now = performance.now();
+    if (this.collectedAt !== undefined && now - this.collectedAt <= collection.everyMs) return;
+    this.collectedAt = now;
+    let release = () => {};
+    this.held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.collections.push({ startedAt: now, pauseMs: collection.pauseMs });
+    await new Promise((resolve) => setTimeout(resolve, collection.pauseMs));
+    this.held = undefined;
+    release();
   }
 
   /** SaveLoRANode: the trained LoRA into the output folder; it answers no `ui`, so no one is told. */
