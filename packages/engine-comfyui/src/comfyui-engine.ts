@@ -14,6 +14,7 @@ import sharp, { type Metadata } from 'sharp';
 import type { CheckpointFamily } from './checkpoint-roles.ts';
 import { modelKind } from './client/rejection.ts';
 import {
+  type ApiPrompt,
   type ComfyClient,
   type CompileContext,
   type CompiledWorkflow,
@@ -30,6 +31,7 @@ import {
   ServerUnavailableError,
 } from './contracts.ts';
 import { ModelListings } from './model-listings.ts';
+import { fetchManifest, type ManifestEntry } from './model-manifest.ts';
 import { modelFilePath } from './model-store.ts';
 import {
   ensureModelsOn,
@@ -43,6 +45,7 @@ import { type NodePack, packOfClass } from './node-packs.ts';
 import { type ProgressFollower, samplingProgress } from './sampling-progress.ts';
 import { type GraphNeed, graphNeeds } from './server-capabilities.ts';
 import { type PoolOptions, type ServerLease, ServerPool, SLOTS_PER_SERVER } from './server-pool.ts';
+import { WARMUP_FAMILIES, type WarmupFamily, warmUp, warmupPrompt } from './warm-up.ts';
 
 /**
  * The comfyui engine: real diffusion on one or many ComfyUI servers. A job is compiled into a
@@ -73,6 +76,15 @@ export interface ComfyuiEngineOptions {
    * Absent: load and sync only register their rows, and another engine serves training.
    */
   readonly modelFiles?: ModelFileOptions;
+  /**
+   * COMFYUI_MODEL_MANIFEST: files fetched into COMFYUI_MODELS_DIR (`modelFiles`' folders) when the
+   * engine starts, before it takes work. Absent: none.
+   */
+  readonly manifest?: readonly ManifestEntry[];
+  /** COMFYUI_WARMUP: the families warmed up on each server when it first answers, and again when it comes back. */
+  readonly warmup?: readonly WarmupFamily[];
+  /** Where the engine's own lines go (the pool's log when absent). */
+  readonly log?: (line: string) => void;
 }
 
 /**
@@ -84,6 +96,24 @@ const JOBS_PER_SERVER = SLOTS_PER_SERVER + 1;
 
 export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
   const compilers = new Map(options.compilers.map((compiler) => [compiler.pipeline, compiler]));
+  const log = options.log ?? options.pool?.log ?? (() => {});
+  // What start() does now, for readiness; null once it is done.
+  let startup: string | null = null;
+  const closing = new AbortController();
+  const warmups = warmupPrompts(options, compilers, log);
+  // The warm-up running on each server, at most one each.
+  const warming = new Map<ComfyClient, Promise<void>>();
+  const warm = (client: ComfyClient) => {
+    if (warmups.length === 0 || warming.has(client) || closing.signal.aborted) return;
+    const running = warmUp(client, warmups, {
+      signal: closing.signal,
+      log,
+      onStatus: (family) => {
+        if (startup !== null) startup = `warming up ${client.name} (${family})`;
+      },
+    }).finally(() => warming.delete(client));
+    warming.set(client, running);
+  };
   const { modelFiles } = options;
   // A training stores its model in COMFYUI_MODELS_DIR: without it, another engine serves it.
   const served = [...compilers.keys()].filter((pipeline) => modelFiles || !trains(pipeline));
@@ -92,6 +122,7 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
   );
   const pool = new ServerPool(options.servers, {
     ...options.pool,
+    onUp: warm,
     runnable: (capabilities) =>
       served.filter((pipeline) => everyRequestNeeds.get(pipeline)!.every((node) => capabilities.has(node))),
   });
@@ -103,8 +134,40 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
     pipelines: [...served, ...(modelFiles ? MODEL_TASK_PIPELINES : [])],
     capacity: options.servers.length * JOBS_PER_SERVER,
     servers: () => pool.status(),
-    start: () => pool.start(),
-    close: () => pool.close(),
+    startup: () => startup,
+    figures: () => (modelFiles?.budget ? { models: modelFiles.budget.figures() } : {}),
+    async start() {
+      startup = 'starting';
+      try {
+        if (options.manifest?.length && modelFiles) {
+          const outcome = await fetchManifest(options.manifest, {
+            folders: modelFiles.folders,
+            maxBytes: modelFiles.maxBytes,
+            fetch: modelFiles.fetch,
+            signal: closing.signal,
+            onStatus: (status) => {
+              startup = status;
+            },
+            log,
+          });
+          log(
+            `model manifest: ${outcome.ready.length} of ${options.manifest.length} file(s) in place` +
+              (outcome.failed.length ? `; not fetched: ${outcome.failed.map((f) => f.file).join(', ')}` : ''),
+          );
+        }
+        startup = 'checking the servers';
+        await modelFiles?.budget?.enforce();
+        await pool.start();
+        // The servers that answered are warming up (pool.ts calls onUp): the first job waits for none.
+        await Promise.all(warming.values());
+      } finally {
+        startup = null;
+      }
+    },
+    async close() {
+      closing.abort(new Error('the comfyui engine is closing'));
+      await pool.close();
+    },
 
     // What the settings alone decide of a request (a model of a family its adapters do not fit),
     // asked by the API before it queues the task; compile refuses the same when a task gets here.
@@ -120,7 +183,10 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
 
     async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
       if (modelFiles && (MODEL_TASK_PIPELINES as readonly string[]).includes(job.pipeline)) {
-        return runModelTask(job, ctx, modelFiles);
+        const result = await runModelTask(job, ctx, modelFiles);
+        // The servers list the new file now: what they can run is read again.
+        await pool.refreshCapabilities();
+        return result;
       }
       const compiler = compilers.get(job.pipeline);
       if (!compiler || (trains(job.pipeline) && !modelFiles))
@@ -162,8 +228,17 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
           needs,
           signal: ctx.signal,
         });
+        // The owner's models it loads are the most recently used, and kept while it runs.
+        const releaseModels = await modelFiles?.budget?.use(Object.values(uses ?? {}));
         try {
-          await ensureModelsOn(lease.client, uses, listings, ctx.signal);
+          // A model the budget evicted is fetched again here; its progress is not the task's.
+          await ensureModelsOn(
+            lease.client,
+            uses,
+            listings,
+            { signal: ctx.signal, progress: () => {} },
+            modelFiles,
+          );
           const ran = await runOn(lease, { ...task, signal: ctx.signal, progress });
           const meta = {
             comfyui_server: lease.client.name,
@@ -186,9 +261,7 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
             // ComfyUI unloads its models after an out-of-memory, but what it still holds (its cache,
             // the allocator's reserve) is what the next prompt would run out of: free it all.
             await lease.client.free(AbortSignal.timeout(FREE_TIMEOUT_MS)).catch((failure: Error) => {
-              options.pool?.log?.(
-                `ComfyUI server ${lease.client.name}: POST /free failed: ${failure.message}`,
-              );
+              log(`ComfyUI server ${lease.client.name}: POST /free failed: ${failure.message}`);
             });
             if (!outOfMemory) {
               outOfMemory = { on: lease.client, error };
@@ -216,10 +289,30 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
             throw new EngineInputError(error.message);
           }
           throw error;
+        } finally {
+          releaseModels?.();
         }
       }
     },
   };
+}
+
+/** Each warm-up family's graph, compiled once; a family whose compiler is not here is left out. */
+function warmupPrompts(
+  options: ComfyuiEngineOptions,
+  compilers: ReadonlyMap<string, PipelineCompiler>,
+  log: (line: string) => void,
+): { family: WarmupFamily; prompt: ApiPrompt }[] {
+  return (options.warmup ?? []).flatMap((family) => {
+    const compiler = compilers.get(WARMUP_FAMILIES[family].pipeline);
+    if (!compiler) return [];
+    try {
+      return [{ family, prompt: warmupPrompt(family, compiler, options.checkpoints) }];
+    } catch (error) {
+      log(`COMFYUI_WARMUP: no ${family} warm-up: ${(error as Error).message}`);
+      return [];
+    }
+  });
 }
 
 /**

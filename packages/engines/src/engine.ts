@@ -161,6 +161,18 @@ export interface EngineServer {
   readonly nodeClasses?: number;
 }
 
+/** Figures an engine reports for `/metrics`. */
+export interface EngineFigures {
+  /** The owners' models an engine stores and evicts within a disk budget (COMFYUI_MODELS_BUDGET). */
+  readonly models?: {
+    /** Their bytes now (the fullest model folder's). */
+    readonly bytes: number;
+    readonly budgetBytes: number;
+    /** Files removed for the budget since the process started. */
+    readonly evictions: number;
+  };
+}
+
 /**
  * A request an engine refuses at submission, before anything is queued: the API answers 422 with
  * one pydantic-v1 entry located at `["body", field]`, as it answers a malformed field.
@@ -200,6 +212,13 @@ export interface Engine {
   admit?(pipeline: Pipeline, input: Readonly<Record<string, unknown>>): SubmissionRefusal | null;
   /** Loads models once; called before the first `run`. Idempotent. */
   start?(): Promise<void>;
+  /**
+   * What `start` is doing now, in a few words (`fetching models (2 of 5: …)`), for the worker's
+   * readiness; null when it is not starting. Absent: nothing to say.
+   */
+  startup?(): string | null;
+  /** The engine's own figures for `/metrics` (comfyui: its model folders' disk budget). */
+  figures?(): EngineFigures;
   run(job: EngineJob, ctx: RunContext): Promise<EngineResult>;
   /** Releases models and worker threads. */
   close?(): Promise<void>;

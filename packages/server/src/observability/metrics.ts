@@ -90,6 +90,10 @@ interface ServerGroup {
   busy: number;
   /** The group's servers where a prompt stalled and none has completed since. */
   suspect: number;
+  /** Out-of-memory failures on the group's servers since this process started. */
+  outOfMemory: number;
+  /** Per pipeline, how many of the group's servers can run it (as they last said). */
+  runs: Map<string, number>;
 }
 
 /** Labels hold route patterns, pipeline and engine names, never ids: the series count stays bounded. */
@@ -219,9 +223,68 @@ export class Metrics {
     );
     this.serverGauge(
       'imagegen_engine_server_suspect',
-      'Engine servers of each group that are suspect: a prompt stalled there (COMFYUI_STALL_SECONDS) and none has completed since',
+      'Engine servers of each group that are suspect: a prompt stalled there (COMFYUI_STALL_SECONDS), or ran out of memory twice, and none has completed since',
       (group) => group.suspect,
     );
+    new Counter({
+      name: 'imagegen_engine_server_out_of_memory_total',
+      help: 'Prompts that ran out of memory on each engine server group (each frees the server; a job’s first one runs it once more, elsewhere when it can)',
+      labelNames: ['engine', 'server'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const group of metrics.servers().values())
+          this.inc({ engine: group.engine, server: group.server }, group.outOfMemory);
+      },
+    });
+    const budget = (figure: 'bytes' | 'budgetBytes') =>
+      function (this: Gauge) {
+        this.reset();
+        for (const engine of metrics.engineSource?.() ?? []) {
+          const models = engine.figures?.models;
+          if (models) this.set({ engine: engine.name }, models[figure]);
+        }
+      };
+    new Gauge({
+      name: 'imagegen_engine_models_bytes',
+      help: 'Bytes of the model files owners loaded that the engine keeps within its disk budget (COMFYUI_MODELS_BUDGET), in its fullest model folder',
+      labelNames: ['engine'] as const,
+      registers: [this.registry],
+      collect: budget('bytes'),
+    });
+    new Gauge({
+      name: 'imagegen_engine_models_budget_bytes',
+      help: 'The disk budget of the model files owners load (COMFYUI_MODELS_BUDGET)',
+      labelNames: ['engine'] as const,
+      registers: [this.registry],
+      collect: budget('budgetBytes'),
+    });
+    new Counter({
+      name: 'imagegen_engine_model_evictions_total',
+      help: 'Model files owners loaded that were removed to keep within the disk budget (least recently used first; fetched again when a job names them)',
+      labelNames: ['engine'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const engine of metrics.engineSource?.() ?? []) {
+          const models = engine.figures?.models;
+          if (models) this.inc({ engine: engine.name }, models.evictions);
+        }
+      },
+    });
+    new Gauge({
+      name: 'imagegen_engine_server_can_run',
+      help: 'Servers of each engine server group that can run each pipeline, as they last said what they have (node classes every request of it uses)',
+      labelNames: ['engine', 'server', 'pipeline'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const group of metrics.servers().values()) {
+          for (const [pipeline, count] of group.runs)
+            this.set({ engine: group.engine, server: group.server, pipeline }, count);
+        }
+      },
+    });
   }
 
   /** Reports the queue's depth and age per routing pool, read from this database at scrape time. */
@@ -333,8 +396,15 @@ export class Metrics {
             inFlight: 0,
             busy: 0,
             suspect: 0,
+            outOfMemory: 0,
+            // Every pipeline the engine serves has its series, at 0 where no server can run it.
+            runs: new Map(engine.pipelines.map((pipeline) => [pipeline, 0])),
           };
           groups.set(key, group);
+        }
+        group.outOfMemory += server.outOfMemory ?? 0;
+        for (const pipeline of server.runs ?? []) {
+          if (group.runs.has(pipeline)) group.runs.set(pipeline, group.runs.get(pipeline)! + 1);
         }
         group.states.set(server.state, (group.states.get(server.state) ?? 0) + 1);
         group.queue += server.queue;

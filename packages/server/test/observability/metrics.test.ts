@@ -206,6 +206,49 @@ describe('GET /metrics on the API', () => {
     ).toBe(1);
   });
 
+  it('counts out-of-memory failures per server group and shows which pipelines each group can run', async () => {
+    const engines = new Metrics();
+    const server = (name: string, outOfMemory: number, runs?: string[]) => ({
+      name,
+      url: `http://${name}.example:8188`,
+      state: 'up' as const,
+      queue: 0,
+      inFlight: 0,
+      checkpoint: null,
+      outOfMemory,
+      ...(runs ? { runs } : {}),
+    });
+    const INPAINTING = '/sd/inpainting/v1';
+    engines.watchEngines(() => [
+      {
+        name: 'comfyui',
+        pipelines: [TEXT2IMAGE, INPAINTING],
+        servers: [
+          server('gpu-a', 2, [TEXT2IMAGE, INPAINTING]),
+          server('gpu-a', 1, [TEXT2IMAGE]),
+          // Not read yet: it counts for nothing.
+          server('gpu-b', 0),
+        ],
+      },
+    ]);
+    const text = await engines.render();
+    expect(text).toContain('# TYPE imagegen_engine_server_out_of_memory_total counter');
+    expect(
+      sampleValue(text, 'imagegen_engine_server_out_of_memory_total{engine="comfyui",server="gpu-a"}'),
+    ).toBe(3);
+    expect(
+      sampleValue(text, 'imagegen_engine_server_out_of_memory_total{engine="comfyui",server="gpu-b"}'),
+    ).toBe(0);
+    const canRun = (group: string, pipeline: string) =>
+      sampleValue(
+        text,
+        `imagegen_engine_server_can_run{engine="comfyui",server="${group}",pipeline="${pipeline}"}`,
+      );
+    expect(canRun('gpu-a', TEXT2IMAGE)).toBe(2);
+    expect(canRun('gpu-a', INPAINTING)).toBe(1);
+    expect(canRun('gpu-b', TEXT2IMAGE)).toBe(0);
+  });
+
   it('answers only a matching bearer token when METRICS_TOKEN is set', async () => {
     const guarded = await startApiHarness({
       metrics: new Metrics({ token: 's3cret-token' }),
