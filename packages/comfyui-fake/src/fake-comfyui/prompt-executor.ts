@@ -316,7 +316,7 @@ export class PromptExecutor {
     else if (definition?.output_node) {
       const images = shapes.input(id, 'images');
       const ui = images
-        ? { images: this.saveImages(node.class_type, node.inputs['filename_prefix'], images) }
+        ? { images: this.saveImages(node.class_type, node.inputs['filename_prefix'], images, run.pngText) }
         : node.class_type === 'PreviewAny'
           ? { text: [describedText(shapes, node.inputs['source'])] }
           : undefined;
@@ -380,9 +380,15 @@ export class PromptExecutor {
     this.files.saveModel(String(node.inputs['prefix']), steps, lora);
   }
 
-  private saveImages(classType: string, prefix: unknown, images: Picture): FileRef[] {
-    if (classType === 'SaveImage') return this.files.save('output', String(prefix ?? 'ComfyUI'), images);
-    return this.files.save('temp', 'ComfyUI_temp_', images);
+  private saveImages(
+    classType: string,
+    prefix: unknown,
+    images: Picture,
+    text: Readonly<Record<string, string>>,
+  ): FileRef[] {
+    if (classType === 'SaveImage')
+      return this.files.save('output', String(prefix ?? 'ComfyUI'), images, text);
+    return this.files.save('temp', 'ComfyUI_temp_', images, text);
   }
 
   private async preview(shapes: GraphShapes, id: string, step: number, generation: number) {
@@ -421,6 +427,19 @@ export class PromptExecutor {
 /** The messages of one prompt: sent to its client, and kept for its history entry. */
 class PromptRun {
   readonly messages: (readonly [string, unknown])[] = [];
+  /**
+   * What SaveImage writes into its PNGs (nodes_images.py, unless --disable-metadata): the graph as
+   * `prompt`, and each key of the client's `extra_pnginfo` (the UI's `workflow`).
+   */
+  get pngText(): Record<string, string> {
+    const extra = this.item.extraData['extra_pnginfo'];
+    return {
+      prompt: asciiJson(this.item.prompt),
+      ...(extra && typeof extra === 'object'
+        ? Object.fromEntries(Object.entries(extra).map(([key, value]) => [key, asciiJson(value)]))
+        : {}),
+    };
+  }
   private readonly progress: Record<string, { value: number; max: number; state: string }> = {};
 
   constructor(
@@ -560,4 +579,12 @@ function describedText(shapes: GraphShapes, source: unknown): string {
   const picture = shapes.firstInputPicture(from);
   const seen = picture ? ` of a ${picture.width}x${picture.height} picture` : '';
   return `a description by ${shapes.classOf(from)}${seen}`;
+}
+
+/** JSON as Python's `json.dumps` writes it by default: every character past ASCII escaped. */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[\u007f-\uffff]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
