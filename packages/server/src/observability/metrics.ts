@@ -4,6 +4,7 @@ import type { EngineDescription } from '@imagegen/engines';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { RequestDurations } from './request-durations.ts';
 import { getQueueSignals, type QueueSignal } from './sql/getQueueSignals.ts';
+import { getWebhookBacklog, type WebhookBacklog } from './sql/getWebhookBacklog.ts';
 
 /**
  * How long one reading of the queue serves scrapes: several scrapers cost one statement a second,
@@ -29,10 +30,11 @@ interface QueueFigures {
   running: number;
 }
 
-/** The queue reading summed both ways: per routing pool and per pipeline. */
+/** The queue reading summed both ways: per routing pool and per pipeline; and the webhook outbox's. */
 interface QueueReading {
   routes: Map<string, QueueFigures>;
   pipelines: Map<string, QueueFigures>;
+  webhooks: WebhookBacklog;
 }
 
 /** The gauges read from the queue: name, help, what they are per, and their figure. */
@@ -188,6 +190,27 @@ export class Metrics {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
     const metrics = this;
     for (const [name, help, by, value] of QUEUE_GAUGES) this.queueGauge(name, help, by, value);
+    for (const [name, help, value] of [
+      [
+        'imagegen_webhook_backlog',
+        'Webhook calls waiting to be delivered (first tries and retries), from the outbox',
+        (backlog: WebhookBacklog) => backlog.pending,
+      ],
+      [
+        'imagegen_webhook_backlog_oldest_age_seconds',
+        'Age of the oldest webhook call waiting to be delivered',
+        (backlog: WebhookBacklog) => backlog.oldest_seconds,
+      ],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          this.set(value((await metrics.readQueue()).webhooks));
+        },
+      });
+    }
     new Gauge({
       name: 'imagegen_engine_server_state',
       help: 'Engine servers (ComfyUI) by name and state: how many of the servers of that name are in it now',
@@ -364,17 +387,18 @@ export class Metrics {
   /** One statement a second at most, whatever the number of scrapes and gauges reading it. */
   private readQueue(): Promise<QueueReading> {
     const db = this.queueSource;
-    if (!db) return Promise.resolve({ routes: new Map(), pipelines: new Map() });
+    if (!db) return Promise.resolve({ routes: new Map(), pipelines: new Map(), webhooks: NO_BACKLOG });
     const now = Date.now();
     const reuseMs = Math.max(QUEUE_READING_MS, QUEUE_READING_SHARE * this.queueReadingMs);
     if (!this.queueReading || now - this.queueReading.at >= reuseMs) {
       // A failed read shows an empty queue for a second; the database's own alerts say why.
-      const reading = getQueueSignals(db)
-        .catch(() => [])
-        .then((rows) => {
-          this.queueReadingMs = Date.now() - now;
-          return summed(rows);
-        });
+      const reading = Promise.all([
+        getQueueSignals(db).catch(() => []),
+        getWebhookBacklog(db).catch(() => NO_BACKLOG),
+      ]).then(([rows, webhooks]) => {
+        this.queueReadingMs = Date.now() - now;
+        return { ...summed(rows), webhooks };
+      });
       this.queueReading = { at: now, reading };
     }
     return this.queueReading.reading;
@@ -417,10 +441,12 @@ export class Metrics {
   }
 }
 
+const NO_BACKLOG: WebhookBacklog = { pending: 0, oldest_seconds: 0 };
+
 /** The rows of one reading summed per routing pool and per pipeline; every pipeline is there. */
-function summed(rows: readonly QueueSignal[]): QueueReading {
+function summed(rows: readonly QueueSignal[]): Omit<QueueReading, 'webhooks'> {
   const empty = (): QueueFigures => ({ queued: 0, oldestSeconds: 0, running: 0 });
-  const reading: QueueReading = {
+  const reading: Omit<QueueReading, 'webhooks'> = {
     routes: new Map(),
     pipelines: new Map(TASK_PIPELINES.map((pipeline) => [pipeline, empty()])),
   };
