@@ -58,7 +58,7 @@ export interface PromptOutputs {
  * the gateway's in this process's (epoch ms).
  */
 export interface PromptTiming {
-  /** POST /prompt answered (gateway clock). */
+  /** POST /prompt sent (gateway clock). */
   readonly submittedAt: number;
   /** `execution_start`, `execution_success` as the server stamped them; absent when not seen. */
   readonly serverStartedAt?: number;

@@ -18,6 +18,9 @@ import { type GraphNeed, ServerCapabilities } from './server-capabilities.ts';
  * (after a model is loaded or synced): a job goes only to a server that has what its graph needs.
  */
 
+/** How soon a reading put off because the server was busy is tried again. */
+const IDLE_RETRY_MS = 30_000;
+
 /** One prompt running and one queued behind it, per server. */
 export const SLOTS_PER_SERVER = 2;
 
@@ -514,6 +517,19 @@ export class ServerPool {
     this.o.onUp?.(member.client);
   }
 
+  /**
+   * The next scheduled reading, taken when the server runs none of our prompts: ComfyUI builds
+   * `/object_info` in its request thread, which holds the Python lock its prompt worker needs, so
+   * a reading mid-prompt would lengthen the prompt (a load or a sync reads at once all the same).
+   */
+  private scheduleReading(member: Member, ms: number): void {
+    clearTimeout(member.capabilityTimer);
+    member.capabilityTimer = setTimeout(() => {
+      if (member.inFlight > 0) this.scheduleReading(member, IDLE_RETRY_MS);
+      else void this.readCapabilities(member);
+    }, ms).unref();
+  }
+
   /** Reads what a server can run (one reading at a time per server), then again on schedule. */
   private readCapabilities(member: Member): Promise<void> {
     member.reading ??= (async () => {
@@ -531,12 +547,7 @@ export class ServerPool {
         );
       } finally {
         member.reading = undefined;
-        if (!this.closed) {
-          member.capabilityTimer = setTimeout(
-            () => void this.readCapabilities(member),
-            this.o.capabilitiesEveryMs,
-          ).unref();
-        }
+        if (!this.closed) this.scheduleReading(member, this.o.capabilitiesEveryMs);
       }
       this.dispatch();
     })();

@@ -69,8 +69,9 @@ export async function runPrompt(
     await deps.socket.ready(signal);
     signal.throwIfAborted();
     sent = true;
+    const sentAt = Date.now();
     const promptId = await submit(deps, prompt, options);
-    return await follower.follow(promptId, Date.now());
+    return await follower.follow(promptId, sentAt);
   } catch (error) {
     // The server may hold the prompt (an abort, a timeout or a stall while it was sent or ran):
     // take it back, so a wedged prompt does not hold the server's queue.
