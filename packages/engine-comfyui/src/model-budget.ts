@@ -20,6 +20,8 @@ const OWNER_FILE = /^[0-9a-f]{32}\.[a-z]+$/;
 
 /** The marker of a file that came from a URL: `.<file>.url`, holding the URL. */
 const urlMarker = (dir: string, file: string) => path.join(dir, `.${file}.url`);
+/** What an evicted file leaves: `.<file>.evicted`, so a job naming it knows to fetch it again. */
+const evictedMarker = (dir: string, file: string) => path.join(dir, `.${file}.evicted`);
 
 export interface BudgetFigures {
   /** The owners' evictable model files, in bytes (the fullest folder's, where there are several). */
@@ -52,6 +54,16 @@ export class ModelBudget {
     if (!model.url) return;
     const { folder, file } = modelFilePath(model);
     await writeFile(urlMarker(path.join(dir, folder), file), model.url);
+    await unlink(evictedMarker(path.join(dir, folder), file)).catch(() => {});
+  }
+
+  /** Whether the budget evicted this model's file from `dir` (a `models/` folder). */
+  async evicted(dir: string, model: JobModel): Promise<boolean> {
+    const { folder, file } = modelFilePath(model);
+    return stat(evictedMarker(path.join(dir, folder), file)).then(
+      () => true,
+      () => false,
+    );
   }
 
   /**
@@ -95,6 +107,7 @@ export class ModelBudget {
         );
         await unlink(urlMarker(path.dirname(file.path), path.basename(file.path))).catch(() => {});
         if (!removed) continue;
+        await writeFile(evictedMarker(path.dirname(file.path), path.basename(file.path)), '').catch(() => {});
         total -= file.bytes;
         this.evictions += 1;
         this.log(

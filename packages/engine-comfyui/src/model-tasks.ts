@@ -249,8 +249,8 @@ function bytesDone(done: number, length: number): string {
  * `model 'x' is not loaded on server gpu-1`. Not routed elsewhere: a load writes the folder every
  * server without one of its own reads (or every server's own), so only a server with a folder of
  * its own that the model was never synced to lacks it; the remedy is `/sync_model/v1`, which
- * running the job on another server would hide. A loaded model whose file is gone from the
- * server's folder (the disk budget evicted it) is fetched again from its `model_url` first.
+ * running the job on another server would hide. A loaded model the disk budget evicted from the
+ * server's folder is fetched again from its `model_url` first.
  */
 export async function ensureModelsOn(
   client: ComfyClient,
@@ -262,8 +262,10 @@ export async function ensureModelsOn(
   for (const model of Object.values(models ?? {})) {
     const { folder, file } = modelFilePath(model);
     if (await listings.has(client, folder, file, ctx.signal)) continue;
-    const dir = files && model.url ? serverModelsDir(files.folders, client.name) : null;
-    if (dir && !(await findModelFile([dir], folder, file))) {
+    // Only a file the budget evicted comes back by itself: one never synced to a server's own
+    // folder stays the owner's to sync.
+    const dir = files?.budget && model.url ? serverModelsDir(files.folders, client.name) : null;
+    if (dir && (await files!.budget!.evicted(dir, model)) && !(await findModelFile([dir], folder, file))) {
       await downloadModel(model, model.url!, [dir], ctx, files!);
       if (await listings.has(client, folder, file, ctx.signal)) continue;
     }

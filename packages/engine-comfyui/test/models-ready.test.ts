@@ -261,6 +261,21 @@ describe('the model manifest', () => {
   });
 });
 
+/** A load_model request for a LoRA at the model's URL. */
+function loadBody(m: JobModel): Record<string, unknown> {
+  return {
+    model_name: 'a lora',
+    pretrained_model_path: null,
+    model_url: m.url,
+    base_model: 'sd1.5',
+    model_type: 'lora',
+    description: '',
+    sample_images: [],
+    visibility: 'private',
+    model_extension: 'safetensors',
+  };
+}
+
 function job(pipeline: string, body: Record<string, unknown>, models?: Record<string, JobModel>): EngineJob {
   const checked = compileRequestValidator(endpointByPath(pipeline)!)(body);
   if (!checked.ok) throw new Error(JSON.stringify(checked.detail));
@@ -386,12 +401,18 @@ describe('the disk budget of the models owners load', () => {
     );
   });
 
-  it('fetches an evicted model again from its model_url when a job names it', async () => {
+  it('fetches an evicted model again from its model_url when a job names it, and only an evicted one', async () => {
     const models = await folder();
-    const served = await serveFiles({ 'lora.safetensors': Buffer.from('lora weights') });
-    const lora = model('e5', `${served.base}/lora.safetensors`);
+    const served = await serveFiles({
+      'a.safetensors': Buffer.from('lora a weights'),
+      'b.safetensors': Buffer.from('lora b weights'),
+    });
+    const a = model('a7', `${served.base}/a.safetensors`);
+    const b = model('b8', `${served.base}/b.safetensors`);
+    const never = model('c9', `${served.base}/a.safetensors`);
     fakes = [await startFakeComfyUI({ stepDelayMs: 1, modelsDir: models })];
-    const budget = new ModelBudget({ shared: models, byServer: {} }, 1_000, new Set(), () => {});
+    // Room for one of the two 14-byte files.
+    const budget = new ModelBudget({ shared: models, byServer: {} }, 20, new Set(), () => {});
     engine = createComfyuiEngine({
       servers: [createComfyClient({ url: fakes[0]!.url, name: 'gpu-a' })],
       compilers: COMPILERS,
@@ -404,30 +425,39 @@ describe('the disk budget of the models owners load', () => {
       },
     });
     await engine.start!();
-    const work = job(
-      '/sd/text2image/v1',
-      {
-        prompt: 'a fox',
-        negative_prompt: '',
-        width: 64,
-        height: 64,
-        num_inference_steps: 1,
-        lora_models: [lora.modelId],
-      },
-      { [lora.modelId]: lora },
+    const ctx = () => ({ signal: AbortSignal.timeout(20_000), progress: () => {} });
+    const load = (m: JobModel) =>
+      engine!.run({ ...job('/load_model/v1', loadBody(m)), models: { [m.modelId]: m } }, ctx());
+    await load(a);
+    await load(b);
+    const loras = path.join(models, 'loras');
+    // b came last: a, the least recently used, went.
+    expect((await readdir(loras)).filter((name) => !name.startsWith('.'))).toEqual([
+      `${b.modelId}.safetensors`,
+    ]);
+    expect(budget.figures()).toEqual({ bytes: 14, budgetBytes: 20, evictions: 1 });
+    const draw = (m: JobModel) =>
+      job(
+        '/sd/text2image/v1',
+        {
+          prompt: 'a fox',
+          negative_prompt: '',
+          width: 64,
+          height: 64,
+          num_inference_steps: 1,
+          lora_models: [m.modelId],
+        },
+        { [m.modelId]: m },
+      );
+    // A job naming a: fetched again (and b goes to make room), then it runs with it.
+    const asked = served.asked.length;
+    expect((await engine.run(draw(a), ctx())).images).toHaveLength(1);
+    expect(served.asked.slice(asked)).toEqual(['a.safetensors']);
+    expect(await readFile(path.join(loras, `${a.modelId}.safetensors`), 'utf8')).toBe('lora a weights');
+    // A model never loaded here is not fetched by a job: loading it is the owner's.
+    await expect(engine.run(draw(never), ctx())).rejects.toThrow(
+      `model '${never.modelId}' is not loaded on server gpu-a`,
     );
-    // Never loaded here (or evicted): the job fetches it, then runs with it.
-    const result = await engine.run(work, { signal: AbortSignal.timeout(20_000), progress: () => {} });
-    expect(result.images).toHaveLength(1);
-    expect(served.asked).toEqual(['lora.safetensors']);
-    expect(await readFile(path.join(models, 'loras', `${lora.modelId}.safetensors`), 'utf8')).toBe(
-      'lora weights',
-    );
-    expect(await readFile(path.join(models, 'loras', `.${lora.modelId}.safetensors.url`), 'utf8')).toBe(
-      lora.url,
-    );
-    // There now: the next job fetches nothing.
-    await engine.run(work, { signal: AbortSignal.timeout(20_000), progress: () => {} });
-    expect(served.asked).toHaveLength(1);
+    expect(served.asked.slice(asked)).toEqual(['a.safetensors']);
   });
 });
