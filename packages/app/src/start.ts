@@ -201,7 +201,8 @@ async function main(): Promise<void> {
     checks.worker = async () => {
       if (stopped) throw new Error(stopped);
       if (setup.registry.describe().length === 0) throw new Error('no engine loaded');
-      if (!started) throw new Error('engines starting');
+      // Until then it says what: fetching the model manifest, warming up a server.
+      if (!started) throw new Error(`engines starting${withWhat(setup.registry.startup())}`);
       await ping(workerPool);
     };
   }
@@ -334,3 +335,8 @@ main().catch((error) => {
   console.error(`[imagegen] start failed: ${(error as Error).stack ?? error}`);
   process.exit(1);
 });
+
+/** `: <what>` when there is something to say, else nothing. */
+function withWhat(what: string | null): string {
+  return what ? `: ${what}` : '';
+}

@@ -239,15 +239,15 @@ describe('the ComfyUI client', () => {
     expect(fake.counters.historyReads).toBeGreaterThan(0);
   });
 
-  it('reconnects when the socket drops mid-run and still finds the result', async () => {
+  it('still finds the result when the socket drops as the prompt ends', async () => {
     const { fake, client } = await setUp({ stepDelayMs: 20 }, { silenceMs: 5_000, reconnectDelayMs: 20 });
     // Dropped at the last step: the prompt ends while the client is cut off, so its end is lost.
     fake.faults.afterStep(6, 'drop-websocket');
     const started = Date.now();
     const files = await run(client, txt2img({ steps: 6 }));
     expect(files).toHaveLength(1);
-    expect(fake.counters.socketConnections).toBe(2);
-    // Found through the reconnect (which asks history), not by waiting out the silence.
+    // Found by asking history as the socket dropped (or on the reconnect), not by waiting out the silence.
+    expect(fake.counters.historyReads).toBeGreaterThan(0);
     expect(Date.now() - started).toBeLessThan(4_000);
   });
 

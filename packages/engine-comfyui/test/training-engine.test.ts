@@ -132,14 +132,14 @@ describe('training on the comfyui engine', () => {
     fake.faults.failNode({
       classType: 'TrainLoraNode',
       atStep: 1,
-      exceptionType: 'torch.OutOfMemoryError',
-      message: 'CUDA out of memory. Tried to allocate 20.00 MiB',
+      exceptionType: 'RuntimeError',
+      message: 'expected scalar type Float but found BFloat16',
     });
     const job = await caseJob(TRAINING);
     await expect(
       engine.run(job, { signal: new AbortController().signal, progress: () => {} }),
     ).rejects.toThrow(
-      /^TrainLoraNode \(node \d+\) failed on server gpu-1: torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate 20\.00 MiB$/,
+      /^TrainLoraNode \(node \d+\) failed on server gpu-1: RuntimeError: expected scalar type Float but found BFloat16$/,
     );
     expect(fake.executions.at(-1)!.status).toBe('error');
     expect(await filesUnder(modelsDir)).toEqual([]);

@@ -149,6 +149,28 @@ export interface EngineServer {
    * a prompt completes on it again.
    */
   readonly suspect?: string;
+  /** Prompts that ran out of memory there since this process started. */
+  readonly outOfMemory?: number;
+  /**
+   * The pipelines it can run, as it last said what it has (every request of the pipeline aside
+   * from the node packs only some fields use, and the model files requests name). Absent until
+   * read.
+   */
+  readonly runs?: readonly string[];
+  /** How many node classes it has installed, as it last said. */
+  readonly nodeClasses?: number;
+}
+
+/** Figures an engine reports for `/metrics`. */
+export interface EngineFigures {
+  /** The owners' models an engine stores and evicts within a disk budget (COMFYUI_MODELS_BUDGET). */
+  readonly models?: {
+    /** Their bytes now (the fullest model folder's). */
+    readonly bytes: number;
+    readonly budgetBytes: number;
+    /** Files removed for the budget since the process started. */
+    readonly evictions: number;
+  };
 }
 
 /**
@@ -190,6 +212,13 @@ export interface Engine {
   admit?(pipeline: Pipeline, input: Readonly<Record<string, unknown>>): SubmissionRefusal | null;
   /** Loads models once; called before the first `run`. Idempotent. */
   start?(): Promise<void>;
+  /**
+   * What `start` is doing now, in a few words (`fetching models (2 of 5: …)`), for the worker's
+   * readiness; null when it is not starting. Absent: nothing to say.
+   */
+  startup?(): string | null;
+  /** The engine's own figures for `/metrics` (comfyui: its model folders' disk budget). */
+  figures?(): EngineFigures;
   run(job: EngineJob, ctx: RunContext): Promise<EngineResult>;
   /** Releases models and worker threads. */
   close?(): Promise<void>;

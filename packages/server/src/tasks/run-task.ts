@@ -6,6 +6,7 @@ import {
   registersWithoutEngine,
 } from '@imagegen/engines';
 import { allocateOutputKeys, extensionFor } from '../storage/blob-keys.ts';
+import { stripMetadata } from '../storage/strip-metadata.ts';
 import { outputTotals, type UsageFacts } from '../usage/usage-facts.ts';
 import { jobModels } from './models/job-models.ts';
 import { drawSeed } from './submit.ts';
@@ -68,7 +69,7 @@ export async function runTask(
   }
   signal.throwIfAborted();
   const engineStarted = performance.now();
-  const output = await engine.run(job, { signal, progress });
+  const output = withoutMetadata(await engine.run(job, { signal, progress }));
   ctx.metrics?.engineRuns.observe(taskLabels(ctx, task), (performance.now() - engineStarted) / 1000);
   signal.throwIfAborted();
   if (task.input.safety_checker === true) await checkSafety(ctx, output, signal);
@@ -87,6 +88,17 @@ export async function runTask(
     outputKeys,
     totals: outputTotals(output),
     ...(output.model ? { model: output.model } : {}),
+  };
+}
+
+/**
+ * The engine's images without the metadata they were written with (ComfyUI's graph in its PNGs,
+ * EXIF, XMP): every engine's outputs are handed out clean, stored and in `base64` alike.
+ */
+function withoutMetadata(output: EngineResult): EngineResult {
+  return {
+    ...output,
+    images: output.images.map((image) => ({ ...image, data: stripMetadata(image.data, image.contentType) })),
   };
 }
 
