@@ -131,13 +131,13 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   // After the hook above, so a redirect and a 404 carry its headers too.
   answerUnroutedPaths(app);
-  app.options('*', async (_request, reply) =>
+  app.options('*', async (request, reply) =>
     reply
       .code(204)
       .header('access-control-allow-methods', 'GET, POST, OPTIONS')
       .header(
         'access-control-allow-headers',
-        'API-Key, Content-Type, Prefer, Idempotency-Key, Cancel-After, Last-Event-ID, X-Request-Id',
+        allowedHeaders(request.headers['access-control-request-headers']),
       )
       .header('access-control-max-age', '86400')
       .send(),
@@ -225,4 +225,18 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     }
   });
   return app;
+}
+
+const ALLOWED_HEADERS =
+  'API-Key, Content-Type, Prefer, Idempotency-Key, Cancel-After, Last-Event-ID, X-Request-Id';
+
+/**
+ * The request headers a browser may send: the API's own, and `Authorization` when the preflight
+ * asks for it (a Bearer key). Only then, so a browser that sends `API-Key` gets the answer it
+ * always got.
+ */
+function allowedHeaders(requested: string | undefined): string {
+  return requested !== undefined && /(?:^|,)\s*authorization\s*(?:,|$)/i.test(requested)
+    ? `${ALLOWED_HEADERS}, Authorization`
+    : ALLOWED_HEADERS;
 }
