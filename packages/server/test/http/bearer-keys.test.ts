@@ -109,7 +109,10 @@ describe('keys sent as Authorization: Bearer', () => {
       expect(refused.statusCode).toBe(401);
       expect(refused.json()).toEqual({ detail: 'Invalid API key' });
     }
-    for (const headers of [{ authorization: `Bearer ${WRONG}` }, { 'api-key': WRONG }]) {
+    for (const headers of [{ authorization: `Bearer ${WRONG}` }, { 'api-key': WRONG }] as Record<
+      string,
+      string
+    >[]) {
       const throttled = await inject('GET', '/tasks/v1', headers, from);
       expect(throttled.statusCode).toBe(429);
       expect(throttled.headers['retry-after']).toBe('1');
