@@ -3,6 +3,7 @@ import {
   PromptFailedError,
   PromptLostError,
   type PromptOutputs,
+  type PromptPreview,
   type PromptProgress,
   PromptRejectedError,
   PromptStalledError,
@@ -45,6 +46,8 @@ export interface RunOptions {
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: PromptProgress) => void;
   readonly onNodeStart?: (node: string) => void;
+  /** Told each preview frame of this prompt (a server started with `--preview-method`). */
+  readonly onPreview?: (preview: PromptPreview) => void;
   /** This prompt's stall bound instead of `RunTiming.stallMs` (Infinity: never stalled). */
   readonly stallMs?: number;
 }
@@ -180,6 +183,14 @@ class PromptFollower {
     if (event.kind === 'open') {
       // Messages sent while the socket was down are lost: ask the server where the prompt is.
       void this.check();
+      return;
+    }
+    if (event.kind === 'preview') {
+      const { promptId, data, contentType } = event.preview;
+      if (promptId !== this.promptId) return;
+      this.movedAt = Date.now();
+      this.arm();
+      this.report(() => this.options.onPreview?.({ data, contentType }));
       return;
     }
     if (event.kind !== 'message') return;
