@@ -44,6 +44,7 @@ import {
   modelFetcherFromEnv,
   mountMetrics,
   type OpenConnections,
+  openAiSettingsFromEnv,
   openDatabase,
   type Readiness,
   ROLES,
@@ -120,6 +121,8 @@ async function main(): Promise<void> {
       pool: db.pool,
       authenticator: createAuthenticator(db.pool),
       authFailureLimits: authFailureLimitsFromEnv(process.env),
+      // The OpenAI Images API's model table (OPENAI_MODELS, checked now) and wait.
+      openAi: openAiSettingsFromEnv(process.env),
       store,
       publicUrl: config.publicUrl,
       engines: () => setup.registry.describe(),

@@ -9,6 +9,13 @@ import { observeRequests, RequestLogController } from '../observability/http-obs
 import { Metrics } from '../observability/metrics.ts';
 import { mountMetrics } from '../observability/metrics-endpoint.ts';
 import { requestIdOf } from '../observability/request-id.ts';
+import {
+  DEFAULT_OPENAI_MODELS,
+  DEFAULT_OPENAI_WAIT_SECONDS,
+  type OpenAiSettings,
+  openAiModels,
+} from '../openai/model-table.ts';
+import { openAiRoutes } from '../openai/openai-routes.ts';
 import { type ModelFileRemover, QueueEstimates, TaskStatusReader, TaskWatcher } from '../tasks/index.ts';
 import type { BlobStore, EnqueueWebhook } from '../tasks/types.ts';
 import { type AuthFailureLimits, apiKeyHook } from './api-key-auth.ts';
@@ -28,6 +35,7 @@ import { answerUnroutedPaths } from './slash-redirects.ts';
 
 /** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
 const JSON_BODY_LIMIT = 1024 * 1024;
+const BODY_LIMITS = { json: JSON_BODY_LIMIT, image: DEFAULT_MAX_IMAGE_BYTES };
 
 export interface ApiOptions {
   pool: Pool;
@@ -82,6 +90,11 @@ export interface ApiOptions {
    * process sees it); absent: a delete removes the row only.
    */
   removeModelFiles?: ModelFileRemover;
+  /**
+   * The OpenAI Images API's model table and wait (`openAiSettingsFromEnv`: OPENAI_MODELS,
+   * OPENAI_WAIT_SECONDS). Default: the built-in table, 300 s.
+   */
+  openAi?: Partial<OpenAiSettings>;
 }
 
 /**
@@ -102,7 +115,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     rewriteUrl: (request) => lenientPath(request.url ?? '/'),
   });
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
-  installErrorHandlers(app, { json: JSON_BODY_LIMIT, image: DEFAULT_MAX_IMAGE_BYTES });
+  installErrorHandlers(app, BODY_LIMITS);
   app.setValidatorCompiler(contractValidatorCompiler);
 
   // Every body is read the way FastAPI reads it, whatever its Content-Type: a JSON endpoint's
@@ -186,16 +199,15 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     for (const end of [...tasks.streams]) end();
     done();
   });
+  // One hook, so every way in (the API's paths, OpenAI's, MCP) shares one allowance of wrong keys.
+  const authenticate = apiKeyHook(options.authenticator, {
+    metrics,
+    ...(options.authFailureLimits ? { failureLimits: options.authFailureLimits } : {}),
+    ...(options.authClock ? { now: options.authClock } : {}),
+  });
   await app.register(async (scope) => {
     scope.decorateRequest('caller', null);
-    scope.addHook(
-      'onRequest',
-      apiKeyHook(options.authenticator, {
-        metrics,
-        ...(options.authFailureLimits ? { failureLimits: options.authFailureLimits } : {}),
-        ...(options.authClock ? { now: options.authClock } : {}),
-      }),
-    );
+    scope.addHook('onRequest', authenticate);
     for (const endpoint of endpoints) {
       switch (endpoint.kind) {
         case 'generation':
@@ -223,6 +235,16 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
           break;
       }
     }
+  });
+  // The protocols other tools speak, each in a scope of its own: their hooks never run for the
+  // API's own paths (hot-path.ts).
+  await app.register(openAiRoutes, {
+    prefix: '/v1',
+    ...tasks,
+    models: options.openAi?.models ?? openAiModels(DEFAULT_OPENAI_MODELS),
+    waitMs: options.openAi?.waitMs ?? DEFAULT_OPENAI_WAIT_SECONDS * 1000,
+    authenticate,
+    limits: BODY_LIMITS,
   });
   return app;
 }

@@ -1,13 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOwner } from '../../src/auth/accounts.ts';
-import { createAuthenticator } from '../../src/auth/authenticator.ts';
-import { buildApi } from '../../src/http/api-app.ts';
-import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
+import { useInjectedApi } from '../support/injected-api.ts';
 
 const SUBMIT = '/sd/text2image/v1';
 const WRONG = 'ig_0123456789abcdefghijABCDEFGHIJ01';
@@ -19,32 +11,7 @@ const OWN_HEADERS =
   'API-Key, Content-Type, Prefer, Idempotency-Key, Cancel-After, Last-Event-ID, X-Request-Id';
 
 describe('keys sent as Authorization: Bearer', () => {
-  let db: TestDatabase;
-  let dataDir: string;
-  let app: FastifyInstance;
-  let key: string;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-bearer-'));
-    key = (await createOwner(db.pool, { name: 'alice', plan: 'STANDARD' })).apiKey;
-    app = await buildApi({
-      pool: db.pool,
-      authenticator: createAuthenticator(db.pool),
-      store: new LocalBlobStore(path.join(dataDir, 'files')),
-      publicUrl: 'http://127.0.0.1:8000',
-      engines: () => [],
-      authFailureLimits: LIMITS,
-      authClock: () => 1_000_000,
-    });
-    await app.ready();
-  });
-
-  afterAll(async () => {
-    await app.close();
-    await db.drop();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const api = useInjectedApi({ authFailureLimits: LIMITS, authClock: () => 1_000_000 });
 
   const inject = (
     method: 'GET' | 'POST',
@@ -52,7 +19,7 @@ describe('keys sent as Authorization: Bearer', () => {
     headers: Record<string, string>,
     from = '198.51.100.1',
   ) =>
-    app.inject({
+    api.app.inject({
       method,
       url,
       headers,
@@ -61,36 +28,36 @@ describe('keys sent as Authorization: Bearer', () => {
     });
 
   it('submits, reads the status and the task list as the API-Key header does, byte for byte', async () => {
-    const submitted = await inject('POST', SUBMIT, { authorization: `Bearer ${key}` });
+    const submitted = await inject('POST', SUBMIT, { authorization: `Bearer ${api.key}` });
     expect(submitted.statusCode).toBe(200);
     const { id } = submitted.json() as { id: string };
-    const byBearer = await inject('GET', `${SUBMIT}/status/${id}`, { authorization: `Bearer ${key}` });
-    const byHeader = await inject('GET', `${SUBMIT}/status/${id}`, { 'api-key': key });
+    const byBearer = await inject('GET', `${SUBMIT}/status/${id}`, { authorization: `Bearer ${api.key}` });
+    const byHeader = await inject('GET', `${SUBMIT}/status/${id}`, { 'api-key': api.key });
     expect(byBearer.statusCode).toBe(200);
     expect(byBearer.body).toBe(byHeader.body);
-    const listed = await inject('GET', '/tasks/v1', { authorization: `Bearer ${key}` });
+    const listed = await inject('GET', '/tasks/v1', { authorization: `Bearer ${api.key}` });
     expect(listed.json()).toMatchObject({ tasks: [{ id }] });
   });
 
   it('reads the scheme in any case and the token between any blanks', async () => {
-    for (const authorization of [`bearer ${key}`, `BEARER \t${key}  `]) {
+    for (const authorization of [`bearer ${api.key}`, `BEARER \t${api.key}  `]) {
       expect((await inject('GET', '/tasks/v1', { authorization })).statusCode).toBe(200);
     }
   });
 
   it('reads API-Key first when a request carries both', async () => {
-    const both = await inject('GET', '/tasks/v1', { 'api-key': key, authorization: `Bearer ${WRONG}` });
+    const both = await inject('GET', '/tasks/v1', { 'api-key': api.key, authorization: `Bearer ${WRONG}` });
     expect(both.statusCode).toBe(200);
     const wrongHeader = await inject('GET', '/tasks/v1', {
       'api-key': WRONG,
-      authorization: `Bearer ${key}`,
+      authorization: `Bearer ${api.key}`,
     });
     expect(wrongHeader.statusCode).toBe(401);
   });
 
   it('answers another scheme, or a Bearer without a token, as a missing key', async () => {
     for (const authorization of [
-      `Basic ${Buffer.from(`x:${key}`).toString('base64')}`,
+      `Basic ${Buffer.from(`x:${api.key}`).toString('base64')}`,
       'Bearer',
       'Bearer  ',
     ]) {
@@ -118,12 +85,14 @@ describe('keys sent as Authorization: Bearer', () => {
       expect(throttled.headers['retry-after']).toBe('1');
     }
     // A valid Bearer key from that address is still served.
-    expect((await inject('GET', '/tasks/v1', { authorization: `Bearer ${key}` }, from)).statusCode).toBe(200);
+    expect((await inject('GET', '/tasks/v1', { authorization: `Bearer ${api.key}` }, from)).statusCode).toBe(
+      200,
+    );
   });
 
   it("lets a browser send Authorization when its preflight asks, and answers others' as before", async () => {
     const preflight = (requested?: string) =>
-      app.inject({
+      api.app.inject({
         method: 'OPTIONS',
         url: SUBMIT,
         headers: {

@@ -1,4 +1,5 @@
 import type { Pool } from '@imagegen/db';
+import { oneReadAtATime } from '../one-read-at-a-time.ts';
 import { taskEvents } from '../task-events.ts';
 import { getTaskPreview, type TaskPreview } from './sql/getTaskPreview.ts';
 
@@ -14,31 +15,20 @@ export async function followPreviews(
   show: (preview: TaskPreview) => void,
 ): Promise<() => void> {
   let shown = 0;
-  let reading = false;
-  let again = false;
   let stopped = false;
-  const read = async () => {
-    if (reading) {
-      again = true;
-      return;
-    }
-    reading = true;
-    try {
-      do {
-        again = false;
-        const preview = await getTaskPreview(pool, taskId);
-        // A row starts again from 1 on another attempt of the task: any other number is news.
-        if (preview && preview.seq !== shown && !stopped) {
-          shown = preview.seq;
-          show(preview);
-        }
-      } while (again && !stopped);
-    } catch {
-      // A preview missed is no loss: the next one, half a second later, is read again.
-    } finally {
-      reading = false;
-    }
-  };
+  const read = oneReadAtATime(
+    async () => {
+      const preview = await getTaskPreview(pool, taskId);
+      // A row starts again from 1 on another attempt of the task: any other number is news.
+      if (preview && preview.seq !== shown && !stopped) {
+        shown = preview.seq;
+        show(preview);
+      }
+    },
+    () => stopped,
+    // A preview missed is no loss: the next one, half a second later, is read again.
+    () => {},
+  );
   const unsubscribe = await taskEvents(pool).subscribePreviews(taskId, () => void read());
   await read();
   return () => {
