@@ -54,6 +54,7 @@ import {
   startWebhookDispatcher,
   startWorker,
   taskLimitsFromEnv,
+  waitSetting,
   withStoredFiles,
 } from '@imagegen/server';
 import type { FastifyInstance } from 'fastify';
@@ -123,6 +124,7 @@ async function main(): Promise<void> {
       authFailureLimits: authFailureLimitsFromEnv(process.env),
       // The OpenAI Images API's model table (OPENAI_MODELS, checked now) and wait.
       openAi: openAiSettingsFromEnv(process.env),
+      mcp: { waitMs: waitSetting(process.env, 'MCP_WAIT_SECONDS') },
       store,
       publicUrl: config.publicUrl,
       engines: () => setup.registry.describe(),

@@ -21,6 +21,7 @@ export { HOT_PATH_BUDGET_US, HOT_PATH_HOOKS } from './http/hot-path.ts';
 export { OFF_LOOP_BODY_BYTES } from './http/large-bodies.ts';
 export { endStalledConnectionsOnClose, type OpenConnections } from './http/open-connections.ts';
 export { type Readiness, registerHealthRoutes } from './http/routes/health.ts';
+export { waitSetting } from './http/wait-setting.ts';
 export { lineLog, loggerFromEnv } from './observability/logger.ts';
 export { metricsFromEnv } from './observability/metrics.ts';
 export { metricsHandler, mountMetrics } from './observability/metrics-endpoint.ts';

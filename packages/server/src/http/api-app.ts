@@ -5,16 +5,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOption
 import { analyticsRoutes } from '../analytics/analytics-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../fetch/image-fetcher.ts';
+import { mcpRoutes } from '../mcp/mcp-routes.ts';
 import { observeRequests, RequestLogController } from '../observability/http-observer.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { mountMetrics } from '../observability/metrics-endpoint.ts';
 import { requestIdOf } from '../observability/request-id.ts';
-import {
-  DEFAULT_OPENAI_MODELS,
-  DEFAULT_OPENAI_WAIT_SECONDS,
-  type OpenAiSettings,
-  openAiModels,
-} from '../openai/model-table.ts';
+import { DEFAULT_OPENAI_MODELS, type OpenAiSettings, openAiModels } from '../openai/model-table.ts';
 import { openAiRoutes } from '../openai/openai-routes.ts';
 import { type ModelFileRemover, QueueEstimates, TaskStatusReader, TaskWatcher } from '../tasks/index.ts';
 import type { BlobStore, EnqueueWebhook } from '../tasks/types.ts';
@@ -32,6 +28,7 @@ import { registerCancelEndpoint, registerEventsEndpoint } from './routes/task-co
 import { registerTaskEndpoint } from './routes/tasks.ts';
 import { registerUploadEndpoint } from './routes/uploads.ts';
 import { answerUnroutedPaths } from './slash-redirects.ts';
+import { DEFAULT_WAIT_SECONDS } from './wait-setting.ts';
 
 /** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -95,6 +92,11 @@ export interface ApiOptions {
    * OPENAI_WAIT_SECONDS). Default: the built-in table, 300 s.
    */
   openAi?: Partial<OpenAiSettings>;
+  /**
+   * MCP tool calls: how long one waits for its task (MCP_WAIT_SECONDS, `waitSetting`; default
+   * 300 s), and the largest image answered inline (default 2 MiB; larger ones go as links).
+   */
+  mcp?: { readonly waitMs?: number; readonly inlineImageBytes?: number };
 }
 
 /**
@@ -242,7 +244,14 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     prefix: '/v1',
     ...tasks,
     models: options.openAi?.models ?? openAiModels(DEFAULT_OPENAI_MODELS),
-    waitMs: options.openAi?.waitMs ?? DEFAULT_OPENAI_WAIT_SECONDS * 1000,
+    waitMs: options.openAi?.waitMs ?? DEFAULT_WAIT_SECONDS * 1000,
+    authenticate,
+    limits: BODY_LIMITS,
+  });
+  await app.register(mcpRoutes, {
+    ...tasks,
+    waitMs: options.mcp?.waitMs ?? DEFAULT_WAIT_SECONDS * 1000,
+    ...(options.mcp?.inlineImageBytes ? { inlineImageBytes: options.mcp.inlineImageBytes } : {}),
     authenticate,
     limits: BODY_LIMITS,
   });

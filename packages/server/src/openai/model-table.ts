@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { compileValidator, endpointByPath } from '@imagegen/contract';
+import { waitSetting } from '../http/wait-setting.ts';
 import { parseSize } from './image-sizes.ts';
 
 /**
@@ -196,9 +197,6 @@ function checkModel(model: OpenAiModel, fail: (why: string) => never): void {
   }
 }
 
-/** How long an OpenAI request waits for its task when OPENAI_WAIT_SECONDS does not say. */
-export const DEFAULT_OPENAI_WAIT_SECONDS = 300;
-
 /** The OpenAI Images API's settings (README's configuration table). */
 export interface OpenAiSettings {
   readonly models: OpenAiModels;
@@ -207,12 +205,7 @@ export interface OpenAiSettings {
 }
 
 export function openAiSettingsFromEnv(env: NodeJS.ProcessEnv): OpenAiSettings {
-  const text = env.OPENAI_WAIT_SECONDS?.trim();
-  const seconds = text ? Number(text) : DEFAULT_OPENAI_WAIT_SECONDS;
-  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 3600) {
-    throw new Error(`OPENAI_WAIT_SECONDS=${text} is not a whole number of seconds from 1 to 3600`);
-  }
-  return { models: openAiModelsFromEnv(env), waitMs: seconds * 1000 };
+  return { models: openAiModelsFromEnv(env), waitMs: waitSetting(env, 'OPENAI_WAIT_SECONDS') };
 }
 
 /** OPENAI_MODELS: the table's file, else the built-in table. */

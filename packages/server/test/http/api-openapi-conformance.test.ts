@@ -32,6 +32,10 @@ const PROTOCOL_ROUTES = [
   'POST /v1/images/generations',
   'POST /v1/images/edits',
   'OPTIONS /v1/*',
+  'POST /mcp',
+  'GET /mcp',
+  'DELETE /mcp',
+  'OPTIONS /mcp',
 ];
 
 /** A response body short enough for a failure message. */

@@ -125,6 +125,8 @@ export interface HarnessOptions {
   store?: BlobStore;
   /** The OpenAI Images API's model table and wait (default: the built-in table, 300 s). */
   openAi?: ApiOptions['openAi'];
+  /** MCP tool calls' wait and largest inline image (default: 300 s, 2 MiB). */
+  mcp?: ApiOptions['mcp'];
 }
 
 export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -157,6 +159,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.store ? { store: options.store } : {}),
     ...(options.openAi ? { openAi: options.openAi } : {}),
+    ...(options.mcp ? { mcp: options.mcp } : {}),
   });
   if (withWorkers) api.addWorker({ serverId: 'gpu-1' });
   const { url } = api;

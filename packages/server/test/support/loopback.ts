@@ -80,6 +80,8 @@ export async function startLoopbackApi(options: {
   removeModelFiles?: ApiOptions['removeModelFiles'];
   /** The OpenAI Images API's model table and wait (default: the built-in table, 300 s). */
   openAi?: ApiOptions['openAi'];
+  /** MCP tool calls' wait and largest inline image (default: 300 s, 2 MiB). */
+  mcp?: ApiOptions['mcp'];
 }): Promise<LoopbackApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
   const store = options.store ?? new LocalBlobStore(path.join(dataDir, 'files'));
@@ -101,6 +103,7 @@ export async function startLoopbackApi(options: {
     ...(options.logger ? { logger: options.logger.child({ component: 'api' }) } : {}),
     ...(options.removeModelFiles ? { removeModelFiles: options.removeModelFiles } : {}),
     ...(options.openAi ? { openAi: options.openAi } : {}),
+    ...(options.mcp ? { mcp: options.mcp } : {}),
   });
   await app.listen({ port, host: '127.0.0.1' });
 
