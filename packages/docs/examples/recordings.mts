@@ -18,14 +18,7 @@ export function recordingText(recording: RecordedExchange | ProtocolExchange): s
 
 /** The committed recordings by endpoint path. */
 export function readRecordings(): Record<string, RecordedExchange> {
-  const all: Record<string, RecordedExchange> = {};
-  for (const file of readdirSync(RECORDED_DIR)
-    .filter((name) => name.endsWith('.json'))
-    .sort()) {
-    const recording = JSON.parse(readFileSync(path.join(RECORDED_DIR, file), 'utf8')) as RecordedExchange;
-    all[recording.path] = recording;
-  }
-  return all;
+  return readAll<RecordedExchange>(RECORDED_DIR, (recording) => recording.path);
 }
 
 /** One `<name>.json` per recording of another protocol (OpenAI's Images API, MCP). */
@@ -33,12 +26,17 @@ export const PROTOCOLS_DIR = path.resolve(import.meta.dirname, 'recorded-protoco
 
 /** The committed protocol recordings by name. */
 export function readProtocolRecordings(): Record<string, ProtocolExchange> {
-  const all: Record<string, ProtocolExchange> = {};
-  for (const file of readdirSync(PROTOCOLS_DIR)
+  return readAll<ProtocolExchange>(PROTOCOLS_DIR, (recording) => recording.name);
+}
+
+/** Every `.json` file of a folder, in name order, keyed by what `keyOf` reads of each. */
+function readAll<T>(dir: string, keyOf: (recording: T) => string): Record<string, T> {
+  const all: Record<string, T> = {};
+  for (const file of readdirSync(dir)
     .filter((name) => name.endsWith('.json'))
     .sort()) {
-    const recording = JSON.parse(readFileSync(path.join(PROTOCOLS_DIR, file), 'utf8')) as ProtocolExchange;
-    all[recording.name] = recording;
+    const recording = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as T;
+    all[keyOf(recording)] = recording;
   }
   return all;
 }

@@ -1,3 +1,4 @@
+import type { OpenAiModelTable as Table } from '@imagegen/server';
 import table from '@site/.generated/openai-models.json';
 import type { ReactNode } from 'react';
 
@@ -6,16 +7,6 @@ import type { ReactNode } from 'react';
  * `npm run --silent openai-models` into .generated/openai-models.json at build time, never copied
  * by hand): each model, the names it also answers to, its pipelines, sizes, fields and steps.
  */
-
-interface Model {
-  readonly id: string;
-  readonly aliases?: readonly string[];
-  readonly generations: string;
-  readonly edits?: { readonly image?: string; readonly mask?: string };
-  readonly sizes: readonly string[];
-  readonly fields?: Readonly<Record<string, unknown>>;
-  readonly steps?: Readonly<Record<string, number>>;
-}
 
 const codes = (values: readonly string[]) =>
   values.map((value, n) => (
@@ -26,7 +17,7 @@ const codes = (values: readonly string[]) =>
   ));
 
 export default function OpenAiModelTable(): ReactNode {
-  const { default: fallback, models } = table as { default: string; models: readonly Model[] };
+  const { default: fallback, models } = table as Table;
   return (
     <table data-openai-models>
       <thead>
