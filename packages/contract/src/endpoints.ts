@@ -3,7 +3,7 @@ import type { Endpoint, EndpointKind, HeaderParameter, PathAlias, StatusOperatio
 import { EXAMPLES } from './examples.ts';
 import { imageFieldsOf } from './image-fields.ts';
 import { SD35Prompt, StylePrompt } from './schemas/base-models.ts';
-import { Enum, Int } from './schemas/common.ts';
+import { Bool, Enum, Int } from './schemas/common.ts';
 import { FaceLockPrompt, FaceSwapPrompt, InstamodelPrompt, PhotomakerPrompt } from './schemas/face.ts';
 import {
   FashionDressPrompt,
@@ -801,6 +801,17 @@ function TasksQuery() {
   });
 }
 
+/** The status stream's query: whether the task's previews come too. */
+const EventsQuery = Type.Object({
+  previews: Type.Optional(
+    Bool(
+      false,
+      'Send the picture as it forms as `preview` events (JPEG), where the engine sends previews. ' +
+        'Off by default: a client that reads every event as a status sees only statuses.',
+    ),
+  ),
+});
+
 /**
  * The designed task-control paths of a task-creating endpoint, in the style of its status path:
  * `POST <path>/cancel/{task_id}` and `GET <path>/status/{task_id}/events` (training: `{training_id}`).
@@ -848,7 +859,12 @@ function taskControl(endpoint: Endpoint): Endpoint[] {
         'answers it) as Server-Sent Events. An event (`id` ' +
         'and `data`, the status body) at once and at every change of state or progress, the final status ' +
         'as the last event, then the stream ends; `: keep-alive` comments in between. Reconnect with ' +
-        '`Last-Event-ID` to get only newer events: 204 when the final one was already received.',
+        '`Last-Event-ID` to get only newer events: 204 when the final one was already received. With ' +
+        '`previews=true`, the picture as it forms too, where the engine sends one (ComfyUI started with ' +
+        'a preview method): `event: preview` events without an `id`, `data` ' +
+        '`{"content_type": "image/jpeg", "image": "<base64>"}`, about two a second at most, the latest ' +
+        'one at once to a stream that opens while the task runs.',
+      query: EventsQuery,
       responses: { 200: TaskEventStream, ...auth, 404: HTTPError },
       responseMedia: 'text/event-stream',
       headers: [LAST_EVENT_ID],

@@ -24,6 +24,7 @@ import {
   PromptFailedError,
   PromptLostError,
   type PromptOutputs,
+  type PromptPreview,
   PromptRejectedError,
   PromptStalledError,
   type PromptTiming,
@@ -239,7 +240,12 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
             { signal: ctx.signal, progress: () => {} },
             modelFiles,
           );
-          const ran = await runOn(lease, { ...task, signal: ctx.signal, progress });
+          const ran = await runOn(lease, {
+            ...task,
+            signal: ctx.signal,
+            progress,
+            ...(ctx.preview ? { preview: (image: PromptPreview) => ctx.preview?.(image) } : {}),
+          });
           const meta = {
             comfyui_server: lease.client.name,
             ...(checkpoint ? { checkpoint } : {}),
@@ -450,6 +456,8 @@ interface TaskPlan {
 interface RunPlan extends TaskPlan {
   readonly signal: AbortSignal;
   readonly progress: ProgressFollower;
+  /** Where the sampler's previews go (the worker's `RunContext.preview`), when anywhere. */
+  readonly preview?: (image: PromptPreview) => void;
 }
 
 function compile(
@@ -514,6 +522,7 @@ async function runOn(
       signal,
       onProgress: task.progress.onProgress,
       onNodeStart: task.progress.onNodeStart,
+      ...(task.preview ? { onPreview: task.preview } : {}),
       // ComfyUI's training node reports no step until a later release: an hour-long training is
       // silent all along, which is no stall.
       ...(trains(task.job.pipeline) ? { stallMs: Number.POSITIVE_INFINITY } : {}),

@@ -186,6 +186,12 @@ export interface PromptProgress {
   readonly max: number;
 }
 
+/** A preview frame of a running prompt: the picture its sampler holds. */
+export interface PromptPreview {
+  readonly data: Buffer;
+  readonly contentType: 'image/jpeg' | 'image/png';
+}
+
 /** A prompt ComfyUI refused (400 or non-empty node_errors): `message` is plain words for the owner. */
 export class PromptRejectedError extends Error {
   override readonly name = 'PromptRejectedError';
@@ -282,6 +288,8 @@ export interface ComfyClient {
       readonly onProgress?: (progress: PromptProgress) => void;
       /** Told each node of the prompt as it starts (`executing`); cached nodes never start. */
       readonly onNodeStart?: (node: string) => void;
+      /** Told each preview frame of the prompt (a server started with `--preview-method`). */
+      readonly onPreview?: (preview: PromptPreview) => void;
       /** This prompt's stall bound instead of the client's; Infinity: never stalled. */
       readonly stallMs?: number;
     },

@@ -118,6 +118,18 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** Reports progress in [0, 1]; cheap to call often (the worker throttles what it stores). */
   progress(fraction: number, message?: string): void;
+  /**
+   * Shows the picture as it forms (a sampler's step preview, as ComfyUI sends it when started with
+   * a preview method). Cheap to call at every step: the worker keeps the newest and hands on at
+   * most a few a second. Absent where nobody can see them; an engine with none never calls it.
+   */
+  preview?(image: PreviewImage): void;
+}
+
+/** A picture of a task while it runs: not an output, never stored with the task. */
+export interface PreviewImage {
+  readonly data: Buffer;
+  readonly contentType: 'image/jpeg' | 'image/png';
 }
 
 /**

@@ -24,6 +24,12 @@ export type { Readiness } from './http/routes/health.ts';
 export { lineLog, loggerFromEnv } from './observability/logger.ts';
 export { metricsFromEnv } from './observability/metrics.ts';
 export { metricsHandler, mountMetrics } from './observability/metrics-endpoint.ts';
+export {
+  DEFAULT_OPENAI_MODELS,
+  type OpenAiModelTable,
+  openAiModels,
+  openAiSettingsFromEnv,
+} from './openai/model-table.ts';
 export { type RetentionPolicy, runRetentionSweeper, sweepExpired } from './retention/sweeper.ts';
 export type { BlobStore } from './storage/blob-store.ts';
 export { blobStoreFromEnv } from './storage/blob-store-from-env.ts';

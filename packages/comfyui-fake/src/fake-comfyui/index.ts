@@ -63,8 +63,12 @@ export interface FakeComfyOptions {
   readonly modelsDir?: string;
   /** Time per sampler step (default 5 ms); 0 runs prompts in no time. */
   readonly stepDelayMs?: number;
-  /** Send a preview frame after each sampler step (a server started with `--preview-method`). */
-  readonly previews?: boolean;
+  /**
+   * Send a preview frame after each sampler step (a server started with `--preview-method`): with
+   * its metadata (event 4) to a client that asked for it, as 0.3.64 does; `without-metadata`: as
+   * an older server, a plain frame (event 1) whatever the client asked.
+   */
+  readonly previews?: boolean | 'without-metadata';
   /**
    * TrainLoraNode reports each training step as a `progress` message and stops at an interrupt
    * there, as ComfyUI releases after 0.3.64 do. Default: 0.3.64's training, which reports no step

@@ -34,7 +34,8 @@ export type StepAction = 'drop-websocket' | 'silence' | 'restart' | 'die' | 'sta
 /** The switches the executor reads (set through the fake's `faults`). */
 export interface ExecutionFaults {
   stepDelayMs: number;
-  previews: boolean;
+  /** Preview frames after each sampler step; `without-metadata`: never event 4 (an older server). */
+  previews: boolean | 'without-metadata';
   /** TrainLoraNode reports each step (a later ComfyUI) instead of none (0.3.64). */
   trainingStepProgress: boolean;
   afterStep: { step: number; action: StepAction } | undefined;
@@ -287,7 +288,8 @@ export class PromptExecutor {
         this.checkInterrupt();
         run.progressState(id, { value: step, max: steps, state: 'running' });
         const preview = this.faults.previews ? await this.preview(shapes, id, step, generation) : undefined;
-        const withMetadata = this.hub.wantsPreviewMetadata(run.sid);
+        const withMetadata =
+          this.faults.previews !== 'without-metadata' && this.hub.wantsPreviewMetadata(run.sid);
         if (preview && withMetadata) run.previewWithMetadata(id, preview);
         run.send('progress', { value: step, max: steps, prompt_id: run.item.promptId, node: id });
         if (preview && !withMetadata) run.preview(preview);

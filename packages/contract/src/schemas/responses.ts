@@ -168,5 +168,6 @@ export const TaskEventStream = Type.String({
   title: 'TaskEventStream',
   description:
     'Server-Sent Events: `id: <n>` and `data: <status body as JSON>` per change, `: keep-alive` ' +
-    'comments between them; the final status is the last event.',
+    'comments between them; the final status is the last event. With `previews=true`, also ' +
+    '`event: preview` events (no `id`) whose `data` is `{"content_type", "image"}`, the image in base64.',
 });

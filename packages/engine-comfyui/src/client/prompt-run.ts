@@ -3,6 +3,7 @@ import {
   PromptFailedError,
   PromptLostError,
   type PromptOutputs,
+  type PromptPreview,
   type PromptProgress,
   PromptRejectedError,
   PromptStalledError,
@@ -50,6 +51,8 @@ export interface RunOptions {
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: PromptProgress) => void;
   readonly onNodeStart?: (node: string) => void;
+  /** Told each preview frame of this prompt (a server started with `--preview-method`). */
+  readonly onPreview?: (preview: PromptPreview) => void;
   /** This prompt's stall bound instead of `RunTiming.stallMs` (Infinity: never stalled). */
   readonly stallMs?: number;
 }
@@ -201,6 +204,15 @@ class PromptFollower {
       void this.check();
       return;
     }
+    if (event.kind === 'preview') {
+      const { promptId, data, contentType } = event.preview;
+      if (promptId !== this.promptId) return;
+      this.movedAt = Date.now();
+      this.arm();
+      this.report(() => this.options.onPreview?.({ data, contentType }));
+      return;
+    }
+    if (event.kind !== 'message') return;
     const { type, data } = event.message;
     if (data.prompt_id !== this.promptId) return;
     this.movedAt = Date.now();

@@ -33,6 +33,8 @@ export { getModel } from './models/sql/getModel.ts';
 export { listModels } from './models/sql/listModels.ts';
 export type { ModelRow } from './models/sql/model-row.ts';
 export { ModelNotFoundError, submitModelTask } from './models/submit-model-task.ts';
+export { followPreviews } from './previews/follow-previews.ts';
+export type { TaskPreview } from './previews/sql/getTaskPreview.ts';
 export { QueueEstimates } from './queue-estimates.ts';
 export { getTaskForOwner, listBatch } from './read.ts';
 export { SubmitRefusedError } from './refusal.ts';

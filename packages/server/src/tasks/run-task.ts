@@ -3,6 +3,7 @@ import {
   type EngineResult,
   type InputImage,
   type ModelOutput,
+  type RunContext,
   registersWithoutEngine,
 } from '@imagegen/engines';
 import { allocateOutputKeys, extensionFor } from '../storage/blob-keys.ts';
@@ -35,7 +36,8 @@ export async function runTask(
   ctx: WorkerContext,
   task: TaskRecord,
   signal: AbortSignal,
-  progress: (fraction: number, message?: string) => void,
+  /** Where the engine's progress and previews go (the attempt's lease). */
+  report: Pick<RunContext, 'progress' | 'preview'>,
   /** The engine servers its routing allows (`EngineJob.servers`); absent: any. */
   servers?: readonly string[],
 ): Promise<TaskOutcome> {
@@ -69,7 +71,13 @@ export async function runTask(
   }
   signal.throwIfAborted();
   const engineStarted = performance.now();
-  const output = withoutMetadata(await engine.run(job, { signal, progress }));
+  const output = withoutMetadata(
+    await engine.run(job, {
+      signal,
+      progress: report.progress,
+      ...(report.preview ? { preview: report.preview } : {}),
+    }),
+  );
   ctx.metrics?.engineRuns.observe(taskLabels(ctx, task), (performance.now() - engineStarted) / 1000);
   signal.throwIfAborted();
   if (task.input.safety_checker === true) await checkSafety(ctx, output, signal);

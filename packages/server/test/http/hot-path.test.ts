@@ -64,4 +64,13 @@ describe('the hot path', () => {
   ])('%s %s runs the hooks of the budget table and no other', (method, route) => {
     expect(hooksOf(method, route)).toEqual(HOT_PATH_HOOKS);
   });
+
+  it.each([
+    ['POST', '/v1/images/generations', 'authenticateOpenAi'],
+    ['POST', '/mcp', 'authenticateMcp'],
+  ])('leaves %s %s its own key hook, in a scope of its own', (method, route, hook) => {
+    const hooks = hooksOf(method, route);
+    expect(hooks.onRequest).toContain(hook);
+    expect(hooks.onRequest).not.toContain('authenticate');
+  });
 });

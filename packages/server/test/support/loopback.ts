@@ -85,6 +85,10 @@ export async function startLoopbackApi(options: {
   logger?: Logger;
   /** Removes a deleted model's file from the model folders (default: the row only). */
   removeModelFiles?: ApiOptions['removeModelFiles'];
+  /** The OpenAI Images API's model table and wait (default: the built-in table, 300 s). */
+  openAi?: ApiOptions['openAi'];
+  /** MCP tool calls' wait and largest inline image (default: 300 s, 2 MiB). */
+  mcp?: ApiOptions['mcp'];
 }): Promise<LoopbackApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
   const store = options.store ?? new LocalBlobStore(path.join(dataDir, 'files'));
@@ -116,6 +120,8 @@ export async function startLoopbackApi(options: {
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.logger ? { logger: options.logger.child({ component: 'api' }) } : {}),
     ...(options.removeModelFiles ? { removeModelFiles: options.removeModelFiles } : {}),
+    ...(options.openAi ? { openAi: options.openAi } : {}),
+    ...(options.mcp ? { mcp: options.mcp } : {}),
   });
   await app.listen({ port, host: '127.0.0.1' });
 

@@ -25,7 +25,7 @@ import {
 } from '../../tasks/index.ts';
 import { UsageQueryError, usageReport } from '../../usage/usage-report.ts';
 import { ownerDeliveries, redeliver } from '../../webhooks/deliveries.ts';
-import { apiKeyOf, callerOf } from '../api-key-auth.ts';
+import { callerOf, requestKey } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
 import { HttpError } from '../http-errors.ts';
 import { fastifyPath } from './fastify-path.ts';
@@ -91,7 +91,7 @@ function recordHandlers({
       const subscription = await currentSubscription(pool, ownerId);
       // The answer carries the request's key: no cache may keep it.
       reply.header('cache-control', 'no-store');
-      return toUserAccount(ownerId, apiKeyOf(request) ?? '', subscription);
+      return toUserAccount(ownerId, requestKey(request.headers) ?? '', subscription);
     },
     '/user/{user_id}/images': async (request, ownerId, reply) => {
       ownAccount(request, ownerId);

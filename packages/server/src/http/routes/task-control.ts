@@ -3,7 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   cancelTask,
   type EnqueueWebhook,
+  followPreviews,
   hasEnded,
+  type TaskPreview,
   type TaskStatus,
   taskStatusBody,
 } from '../../tasks/index.ts';
@@ -112,6 +114,7 @@ export function registerEventsEndpoint(
       else stream.skipUpTo(lastSeen, first);
       for (const task of pending) await stream.send(task);
       pending = [];
+      if ((request.query as { previews?: boolean }).previews === true) await stream.showPreviews(first.id);
       return reply;
     },
   );
@@ -133,6 +136,8 @@ class EventStream {
   private reestimate: NodeJS.Timeout | null = null;
   /** The last task sent, and the data of its last event. */
   private last: { task: TaskStatus; data: string } | null = null;
+  /** Stops following the task's previews, when the stream shows them. */
+  private stopPreviews: (() => void) | null = null;
   private readonly end: () => void;
   /** Answers are computed one at a time, so events leave in the order their versions rose. */
   private queue: Promise<void> = Promise.resolve();
@@ -158,6 +163,7 @@ class EventStream {
       this.ended = true;
       clearInterval(this.keepAlive);
       this.stopReestimating();
+      this.stopPreviews?.();
       stopWatching();
       options.streams.delete(this.end);
       reply.raw.end();
@@ -176,6 +182,26 @@ class EventStream {
       this.last = { task: current, data: '' };
       this.followEstimates(current);
     }
+  }
+
+  /**
+   * Sends the task's previews too, while it runs: the newest at once, then each new one, as
+   * `preview` events without an id (a client that reconnects gets the newest again).
+   */
+  async showPreviews(taskId: string): Promise<void> {
+    if (this.ended) return;
+    const stop = await followPreviews(this.options.pool, taskId, (preview) => this.writePreview(preview));
+    if (this.ended) stop();
+    else this.stopPreviews = stop;
+  }
+
+  private writePreview(preview: TaskPreview): void {
+    if (this.ended) return;
+    const data = JSON.stringify({
+      content_type: preview.contentType,
+      image: preview.image.toString('base64'),
+    });
+    this.reply.raw.write(`event: preview\ndata: ${data}\n\n`);
   }
 
   send(task: TaskStatus): Promise<void> {

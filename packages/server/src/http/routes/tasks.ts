@@ -8,6 +8,7 @@ import {
   IdempotencyKeyReusedError,
   type QueueEstimates,
   SubmitRefusedError,
+  type SubmitTaskParams,
   type SubmittedTask,
   submitIdempotent,
   submitModelTask,
@@ -52,7 +53,7 @@ export function registerTaskEndpoint(
   options: TaskRouteOptions,
 ): void {
   const kind = endpoint.kind as 'generation' | 'load_model' | 'training';
-  const { pool, publicUrl } = options;
+  const { publicUrl } = options;
 
   app.post(endpoint.path, { schema: routeSchema(endpoint) }, async (request, reply) => {
     const input = request.body as Record<string, unknown>;
@@ -76,29 +77,8 @@ export function registerTaskEndpoint(
       requestId: request.id,
       ...(deadline ? { cancelAfter: deadline } : {}),
     };
-    // load_model, train_model and sync_model write their model rows with the task (tasks/models).
-    const submit = kind === 'generation' ? submitTask : submitModelTask;
-    let submitted: SubmittedTask;
-    let replayed = false;
-    try {
-      if (key === undefined) submitted = await submit(pool, params);
-      else {
-        const once = await submitIdempotent(pool, params, key);
-        submitted = once.submitted;
-        replayed = once.replayed;
-        if (replayed) reply.header('idempotent-replayed', 'true');
-      }
-    } catch (error) {
-      if (error instanceof SubmitRefusedError) throw new HttpError(error.status, error.message);
-      if (error instanceof IdempotencyKeyReusedError) {
-        throw headerError('Idempotency-Key', error.message, 'value_error.idempotency_key.reused');
-      }
-      throw error;
-    }
-    if (!replayed) {
-      options.metrics.tasksSubmitted.inc({ pipeline: endpoint.path });
-      request.log.info({ taskId: submitted.id, pipeline: endpoint.path }, 'task submitted');
-    }
+    const { submitted, replayed } = await queueTask(options, request, params, key);
+    if (replayed) reply.header('idempotent-replayed', 'true');
 
     if (wait > 0) {
       reply.header('preference-applied', `wait=${wait}`);
@@ -128,6 +108,39 @@ export function registerTaskEndpoint(
   for (const path of [status.path, ...(status.aliases ?? []).map((alias) => alias.path)]) {
     app.get(fastifyPath(path), { schema: routeSchema(status) }, readStatus);
   }
+}
+
+/**
+ * Queues a task, once per Idempotency-Key (`key`), and counts and logs a new one: the one way in
+ * of the submission paths, the OpenAI Images API and the MCP tools. A refusal throws the HttpError
+ * the submission path answers (the other ways put it in their own words).
+ */
+export async function queueTask(
+  options: Pick<TaskRouteOptions, 'pool' | 'metrics'>,
+  request: FastifyRequest,
+  params: SubmitTaskParams,
+  key: string | undefined,
+): Promise<{ submitted: SubmittedTask; replayed: boolean }> {
+  let queued: { submitted: SubmittedTask; replayed: boolean };
+  try {
+    // load_model, train_model and sync_model write their model rows with the task (tasks/models).
+    const submit = params.kind === 'generation' ? submitTask : submitModelTask;
+    queued =
+      key === undefined
+        ? { submitted: await submit(options.pool, params), replayed: false }
+        : await submitIdempotent(options.pool, params, key);
+  } catch (error) {
+    if (error instanceof SubmitRefusedError) throw new HttpError(error.status, error.message);
+    if (error instanceof IdempotencyKeyReusedError) {
+      throw headerError('Idempotency-Key', error.message, 'value_error.idempotency_key.reused');
+    }
+    throw error;
+  }
+  if (!queued.replayed) {
+    options.metrics.tasksSubmitted.inc({ pipeline: params.endpoint });
+    request.log.info({ taskId: queued.submitted.id, pipeline: params.endpoint }, 'task submitted');
+  }
+  return queued;
 }
 
 /**

@@ -4,8 +4,7 @@ import type { Pool } from '@imagegen/db';
 import type { InputImage } from '@imagegen/engines';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DEFAULT_MAX_IMAGE_BYTES, InputFetchError, inspectImage } from '../../fetch/image-fetcher.ts';
-import { insertUpload } from '../../records/sql/insertUpload.ts';
-import { downloadUrl, extensionFor, newBlobKeys } from '../../storage/blob-keys.ts';
+import { saveUploads } from '../../records/save-uploads.ts';
 import type { BlobStore } from '../../tasks/types.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
@@ -143,18 +142,5 @@ async function storeUpload(
   }
   if (problems.length > 0) throw new HttpError(422, problems);
 
-  const urls: string[] = [];
-  const keys = newBlobKeys(images.map((image, n) => `upload${n}.${extensionFor(image.contentType)}`));
-  for (const [n, image] of images.entries()) {
-    const key = keys[n]!;
-    await options.store.put(key, image.data, image.contentType);
-    await insertUpload(options.pool, {
-      ownerId,
-      blobKey: key,
-      contentType: image.contentType,
-      sizeBytes: image.data.length,
-    });
-    urls.push(downloadUrl(options.publicUrl, key));
-  }
-  return { image_urls: urls };
+  return { image_urls: await saveUploads(options, ownerId, images) };
 }
