@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { StartConfig } from '../cli/start-config.ts';
-import { type ApiOptions, buildApi } from './api-app.ts';
 import { openAiSettingsFromEnv } from '../openai/model-table.ts';
+import { type ApiOptions, buildApi } from './api-app.ts';
 import { authFailureLimitsFromEnv } from './api-key-auth.ts';
 import { endStalledConnectionsOnClose, type OpenConnections } from './open-connections.ts';
 import { type Readiness, registerHealthRoutes } from './routes/health.ts';
