@@ -148,6 +148,11 @@ describe('the engine note', () => {
       }
       if (need.refuses?.length) expect(text, pipeline).toContain('The comfyui engine refuses ');
       else expect(text, pipeline).not.toContain('engine refuses');
+      for (const ignored of need.ignores ?? []) {
+        expect(text, pipeline).toContain(`${ignored.field} (${plainText(ignored.why.replaceAll('`', ''))})`);
+      }
+      if (need.ignores?.length) expect(text, pipeline).toContain('The comfyui engine takes no notice of ');
+      else expect(text, pipeline).not.toContain('takes no notice of');
     }
     // The pack pipelines name what they refuse.
     // Its SDXL-Lightning and Turbo models' bounds too.
@@ -158,7 +163,13 @@ describe('the engine note', () => {
       'num_inference_steps',
       'guidance_scale',
     ]);
-    expect(needs['/logo/v1']?.refuses?.map((r) => r.field)).toEqual(['logo_prompt']);
+    // Flux Schnell's guidance, and strength and mask_image without a picture, run and are noted.
+    expect(needs['/generate/v3']?.ignores?.map((r) => r.field)).toEqual([
+      'guidance_scale',
+      'strength',
+      'mask_image',
+    ]);
+    expect(needs['/generate/v3']?.refuses?.map((r) => r.field)).toEqual(['style', 'num_inference_steps']);
     for (const path of Object.keys(catalog.paths).filter((p) => !needs[p])) {
       expect(engineNote(catalog, path).text, path).not.toContain('COMFYUI_URLS');
     }

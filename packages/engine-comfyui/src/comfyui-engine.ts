@@ -260,6 +260,7 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
             images: ran.images,
             ...(ran.texts.length > 0 ? { text: ran.texts.join('\n') } : {}),
             meta,
+            ...(compiled.notes ? { notes: compiled.notes } : {}),
           };
         } catch (error) {
           if (error instanceof ServerOutOfMemoryError && !ctx.signal.aborted) {

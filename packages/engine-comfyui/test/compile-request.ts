@@ -239,6 +239,8 @@ export interface CompileOptions {
   readonly imageSizes?: CompileContext['imageSizes'];
   readonly submission?: string;
   readonly device?: string;
+  /** The owner's models the request names by id, as the worker resolves them. */
+  readonly models?: CompileContext['models'];
 }
 
 /** Compiles a request body (minimal request + `extra`) the way the engine will. */
@@ -260,6 +262,7 @@ export function compileRequest(
     ...(options.imageSizes ? { imageSizes: options.imageSizes } : {}),
     ...(options.submission ? { submission: options.submission } : {}),
     ...(options.device ? { device: options.device } : {}),
+    ...(options.models ? { models: options.models } : {}),
   });
 }
 

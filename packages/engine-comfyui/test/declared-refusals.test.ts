@@ -11,10 +11,6 @@ import { compileRequest, url } from './compile-request.ts';
 /** Per pipeline, requests that each trip one declared refusal. */
 const TRIPS: Readonly<Record<string, readonly Record<string, unknown>[]>> = {
   '/sd/text2image/v1': [
-    { attn: true },
-    { adain: true },
-    { style: 0.5 },
-    { strength: 0.5 },
     { ip_adapter: ['0123abcd'], ip_adapter_image: url('init.png') },
     { model_id: 'sdxl', ip_adapter: ['ip-adapter_sd15'], ip_adapter_image: url('init.png') },
     { controlnets: ['canny'], control_image: url('control-0.png'), resolution: 256 },
@@ -23,7 +19,6 @@ const TRIPS: Readonly<Record<string, readonly Record<string, unknown>[]>> = {
     { model_id: 'sdxl-lightning', guidance_scale: 5 },
     { scheduler: 'LCMScheduler' },
   ],
-  '/sd/controlnet/v1': [{ mask_images: [url('mask.png')] }],
   '/facelock/v1': [{ supp_image1: url('control-1.png') }, { id_mix: true }, { model_id: 'sdxl' }],
   '/facelock/v2': [
     { supp_image1: url('control-1.png') },
@@ -34,18 +29,10 @@ const TRIPS: Readonly<Record<string, readonly Record<string, unknown>[]>> = {
   ],
   '/instamodel/v1': [{ num_inference_steps: 12 }, { guidance_scale: 3 }],
   '/photomaker/v1': [{ prompt: 'a photo of a man' }, { scheduler: 'LCMScheduler' }],
-  '/logo/v1': [{ logo_prompt: 'ACME' }],
   '/fashion_upper/v1': [{ guidance_scale: 15 }],
   '/inpaint_anything/v1': [{ input_coords: [] }, { input_coords: [1, 2, 3] }],
-  '/outpainting/v1': [{ stretch_area: 2 }],
   '/superresolution/v1': [{ face_enhance: true }],
-  '/generate/v3': [
-    { enhance_prompt: true },
-    { strength: 0.5 },
-    { style: 'baroque' },
-    { guidance_scale: 3.5 },
-    { num_inference_steps: 8 },
-  ],
+  '/generate/v3': [{ style: 'baroque' }, { num_inference_steps: 8 }],
   '/train_model/v1': [{ base_model: 'flux' }, { images: [] }],
 };
 
