@@ -120,8 +120,14 @@ describe('the pipeline suite against a server', () => {
     }
     const served = await startFakeComfyUI({ modelsDir });
     try {
-      const runs = await runServerSuite(served.url, { checkpoints: CHECKPOINTS, cases: [adapterCase], modelsDir });
-      expect(runs.map(({ outcome, detail }) => [outcome, detail])).toEqual([['ran', '1 image(s) of 128x192']]);
+      const runs = await runServerSuite(served.url, {
+        checkpoints: CHECKPOINTS,
+        cases: [adapterCase],
+        modelsDir,
+      });
+      expect(runs.map(({ outcome, detail }) => [outcome, detail])).toEqual([
+        ['ran', '1 image(s) of 128x192'],
+      ]);
       const history = JSON.stringify(await (await fetch(`${served.url}/history`)).json());
       expect(history).toContain(`"ipadapter_file":"${owned!.modelId}.safetensors"`);
       expect(await readdir(path.join(modelsDir, 'ipadapter'))).toContain(`${owned!.modelId}.safetensors`);
