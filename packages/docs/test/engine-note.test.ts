@@ -158,7 +158,6 @@ describe('the engine note', () => {
     // Its SDXL-Lightning and Turbo models' bounds too.
     expect(needs['/facelock/v2']?.refuses?.map((r) => r.field)).toEqual([
       'supp_image1',
-      'id_mix',
       'model_id',
       'num_inference_steps',
       'guidance_scale',

@@ -16,13 +16,18 @@ const SIZES = { imageSizes: { init_image: { width: 640, height: 480 } } };
 const CASES: Readonly<Record<string, readonly Record<string, unknown>[]>> = {
   '/sd/text2image/v1': [
     { strength: 0.5 },
+    { control_image: url('control-0.png') },
+    { controlnets: ['canny'], control_image: url('control-0.png'), resolution: 256 },
+    { ip_adapter_image: url('init.png'), ip_adapter_scale: [0.5] },
     { attn: false, adain: true, samples: 2 },
     { attn: true },
     { adain: true },
     { style: 0.4 },
   ],
-  '/sdxl/text2image/v1': [{ strength: 0.3 }],
-  '/sd/controlnet/v1': [{ strength: 0.5 }],
+  '/sd/controlnet/v1': [{ strength: 0.5 }, { controlnets: [], init_images: [url('control-0.png')] }],
+  '/sdxl/text2image/v1': [{ strength: 0.3 }, { ip_adapter_mask_images: [url('mask.png')] }],
+  '/facelock/v1': [{ id_mix: true }],
+  '/facelock/v2': [{ id_mix: true }],
   '/generate/v2': [{ strength: 0.5 }],
   '/generate/v3': [
     { guidance_scale: 3.5 },

@@ -13,16 +13,14 @@ const TRIPS: Readonly<Record<string, readonly Record<string, unknown>[]>> = {
   '/sd/text2image/v1': [
     { ip_adapter: ['0123abcd'], ip_adapter_image: url('init.png') },
     { model_id: 'sdxl', ip_adapter: ['ip-adapter_sd15'], ip_adapter_image: url('init.png') },
-    { controlnets: ['canny'], control_image: url('control-0.png'), resolution: 256 },
     { model_id: 'sd3' },
     { model_id: 'sdxl-lightning', num_inference_steps: 12 },
     { model_id: 'sdxl-lightning', guidance_scale: 5 },
     { scheduler: 'LCMScheduler' },
   ],
-  '/facelock/v1': [{ supp_image1: url('control-1.png') }, { id_mix: true }, { model_id: 'sdxl' }],
+  '/facelock/v1': [{ supp_image1: url('control-1.png') }, { model_id: 'sdxl' }],
   '/facelock/v2': [
     { supp_image1: url('control-1.png') },
-    { id_mix: true },
     { model_id: 'sd1.5' },
     { model_id: 'sdxl-lightning', num_inference_steps: 12, guidance_scale: 1 },
     { model_id: 'sdxl-lightning', num_inference_steps: 8, guidance_scale: 5 },

@@ -377,18 +377,29 @@ describe('the graph of a request', () => {
       'controlnet-depth-sdxl-1.0.safetensors',
       'controlnet-canny-sdxl-1.0.safetensors',
     ]);
-    expect(() => compileRequest('/sd/controlnet/v1', { controlnets: ['canny'], resolution: 512 })).toThrow(
-      /^resolution: sets the openpose and depth preprocessors' working size; Canny has none/,
-    );
+    // Canny takes no working size: drawn, and noted (diffusers' pipelines take no notice either).
+    expect(compileRequest('/sd/controlnet/v1', { controlnets: ['canny'], resolution: 512 }).notes).toEqual([
+      "resolution: sets the openpose and depth preprocessors' working size; Canny has none, so it is not used",
+    ]);
   });
 
-  it('refuses controlnet settings without controlnets', () => {
+  it('refuses controlnets without their picture, and notes their settings without controlnets', () => {
     expect(() => compileRequest('/sd/text2image/v1', { controlnets: ['depth'] })).toThrow(
       /^controlnets: needs a control picture in control_image/,
     );
-    expect(() => compileRequest('/sd/text2image/v1', { control_image: url('control-0.png') })).toThrow(
-      /^control_image: /,
-    );
+    const alone = compileRequest('/sd/text2image/v1', {
+      control_image: url('control-0.png'),
+      resolution: 512,
+    });
+    expect(nodesOf(alone, 'ControlNetApplyAdvanced')).toEqual([]);
+    expect(alone.notes).toEqual([
+      'control_image: is only used with controlnets, and none is named, so it is not used',
+      'resolution: is only used with controlnets, and none is named, so it is not used',
+    ]);
+    // The same with IP-Adapter's fields without an adapter.
+    expect(compileRequest('/sd/text2image/v1', { ip_adapter_image: url('init.png') }).notes).toEqual([
+      'ip_adapter_image: is only used with ip_adapter, and none is named, so it is not used',
+    ]);
     expect(() => compileRequest('/sd/controlnet/v1', { controlnet_weights: [1, 1] })).toThrow(
       /^controlnet_weights: 2 value\(s\) for 1/,
     );
@@ -637,7 +648,6 @@ describe('the graph of a request', () => {
 
   it('fails, naming the field, where the engine cannot draw what a value asks', () => {
     const refusals: [string, Record<string, unknown>, string][] = [
-      ['/sd/text2image/v1', { ip_adapter_image: url('init.png') }, 'ip_adapter_image'],
       ['/sd/text2image/v1', { ip_adapter: ['ip-adapter_sd15'] }, 'ip_adapter'],
       ['/sd/text2image/v1', { ip_adapter: ['0123abcd'], ip_adapter_image: url('init.png') }, 'ip_adapter'],
       [
@@ -654,7 +664,6 @@ describe('the graph of a request', () => {
         },
         'ip_adapter_mask_images',
       ],
-      ['/sd/text2image/v1', { resolution: 512 }, 'resolution'],
       ['/generate/v3', { style: 'nsfw' }, 'style'],
       ['/superresolution/v1', { face_enhance: true }, 'face_enhance'],
       ['/superresolution/v1', { model_name: '0123abcd' }, 'model_name'],

@@ -134,6 +134,20 @@ const FIELDS = [
   'ip_adapter_mask_images',
 ] as const;
 
+const WITHOUT_ADAPTERS = 'is only used with ip_adapter, and none is named, so it is not used';
+
+/**
+ * What the IP-Adapter fields take no notice of, for `requires.ignores`: the fields that go with
+ * `ip_adapter` when it names none, as diffusers' pipelines load no adapter for them either. Only
+ * SDXL requests carry masks.
+ */
+export function ipAdapterIgnores(family: Family): Refusal[] {
+  return FIELDS.filter((field) => family === 'sdxl' || field !== 'ip_adapter_mask_images').map((field) => ({
+    field,
+    why: WITHOUT_ADAPTERS,
+  }));
+}
+
 /**
  * The fields the IP-Adapter stack reads. Optional: the one-call SD1.5 generator has none of them,
  * and only SDXL has masks.
@@ -196,7 +210,7 @@ export function applyIpAdapters(
   const names = fields.list('ip_adapter');
   if (names.length === 0) {
     for (const field of FIELDS) {
-      if (fields.has(field)) fields.refuse(field, 'is only used with ip_adapter, and none is named');
+      if (fields.has(field)) w.note(`${field}: ${WITHOUT_ADAPTERS}`);
     }
     return model;
   }

@@ -16,8 +16,8 @@ import {
   applyControlnets,
   CONTROLNET_FILES,
   CONTROLNET_NODES,
-  CONTROLNET_REFUSALS,
   type ControlnetFields,
+  controlnetIgnores,
   controlUnits,
   type Family,
 } from './controlnet-stack.ts';
@@ -40,6 +40,7 @@ import {
   IP_ADAPTER_FILES,
   IP_ADAPTER_REFUSALS,
   type IpAdapterFields,
+  ipAdapterIgnores,
   ipAdapterNodes,
   otherFamilyAdapter,
 } from './ip-adapter.ts';
@@ -287,8 +288,9 @@ export function compileStableDiffusion(
   if (hidiffusion) patched = applyHidiffusion(w, family, patched, plan.first);
   const controls =
     mode === 'controlnet'
-      ? controlUnits(fields, family, 'init_images', fields.images('init_images'))
+      ? controlUnits(w, fields, family, 'init_images', fields.images('init_images'))
       : controlUnits(
+          w,
           fields,
           family,
           'control_image',
@@ -428,10 +430,16 @@ export function stableDiffusionRequirements(
     refuses: [
       { field: 'model_id', why: NOT_SD },
       ...settingsRefusals('steps', 'cfg', ...(fields.includes('scheduler') ? (['lcm'] as const) : [])),
-      ...(full ? [...IP_ADAPTER_REFUSALS, ...CONTROLNET_REFUSALS] : []),
+      ...(full ? IP_ADAPTER_REFUSALS : []),
     ],
     ignores: [
       ...(fromPicture(mode) ? [] : refusals(IGNORED_STRENGTH)),
+      ...(full
+        ? [
+            ...controlnetIgnores(mode === 'controlnet' ? 'init_images' : 'control_image'),
+            ...ipAdapterIgnores(pathFamily === 'sd1.5' ? 'sd' : 'sdxl'),
+          ]
+        : []),
       ...(full
         ? [
             { field: 'attn', why: ATTENTION_ALWAYS_SHARED },
