@@ -447,6 +447,14 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     expect: { count: 1, width: 192, height: 128 },
   },
   {
+    // Real-ESRGAN's face_enhance: the enlarged picture's faces restored with GFPGAN (ReActor's node).
+    name: '/superresolution/v1 with face_enhance',
+    pipeline: '/superresolution/v1',
+    body: { model_name: 'RealESRGAN_x4plus', scale_factor: 2, tile: 128, face_enhance: true },
+    images: { init_image: photo(96, 64) },
+    expect: { count: 1, width: 192, height: 128 },
+  },
+  {
     // At the model's own scale: its output as it is, no resize after it.
     name: '/superresolution/v1 at the native scale of the model',
     pipeline: '/superresolution/v1',

@@ -31,7 +31,7 @@ export const NODE_PACK_CLASSES: Readonly<Record<NodePack, readonly string[]>> = 
     'IPAdapterInsightFaceLoader',
     'IPAdapterFaceID',
   ],
-  'ComfyUI-ReActor': ['ReActorFaceSwap'],
+  'ComfyUI-ReActor': ['ReActorFaceSwap', 'ReActorRestoreFace'],
   'ComfyUI-IC-Light': ['LoadAndApplyICLightUnet', 'ICLightConditioning', 'LightSource'],
   comfyui_controlnet_aux: ['OpenposePreprocessor', 'MiDaS-DepthMapPreprocessor'],
   'ComfyUI-Florence2': ['DownloadAndLoadFlorence2Model', 'Florence2Run'],

@@ -190,6 +190,7 @@ export const equippedServer = objectInfoWithFiles(
     VAELoader: { vae_name: ['ae.safetensors'] },
     LoadImage: { image: UPLOADS },
     ReActorFaceSwap: { swap_model: [FACE_SWAP_MODEL], face_restore_model: [FACE_RESTORER] },
+    ReActorRestoreFace: { model: [FACE_RESTORER] },
     PulidModelLoader: { pulid_file: [PULID_MODEL] },
     LoadAndApplyICLightUnet: { model_path: [IC_LIGHT_UNET] },
     IPAdapterModelLoader: {

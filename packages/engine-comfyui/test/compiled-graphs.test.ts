@@ -241,6 +241,7 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
       for (const scale_factor of [0.5, 2, 4])
         out[`${model_name} x${scale_factor}`] = { model_name, scale_factor };
     }
+    out['faces restored'] = { face_enhance: true, scale_factor: 4 };
   }
   return out;
 }

@@ -29,7 +29,7 @@ const TRIPS: Readonly<Record<string, readonly Record<string, unknown>[]>> = {
   '/photomaker/v1': [{ prompt: 'a photo of a man' }, { scheduler: 'LCMScheduler' }],
   '/fashion_upper/v1': [{ guidance_scale: 15 }],
   '/inpaint_anything/v1': [{ input_coords: [] }, { input_coords: [1, 2, 3] }],
-  '/superresolution/v1': [{ face_enhance: true }],
+  '/superresolution/v1': [{ model_name: '0123abcd' }],
   '/generate/v3': [{ style: 'baroque' }, { num_inference_steps: 8 }],
   '/train_model/v1': [{ base_model: 'flux' }, { images: [] }],
 };

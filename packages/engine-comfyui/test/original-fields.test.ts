@@ -185,6 +185,21 @@ describe('/generate/v3 where the original took no notice of a field', () => {
   });
 });
 
+describe('face_enhance of /superresolution/v1', () => {
+  it("restores the enlarged picture's faces with GFPGAN, as Real-ESRGAN's face_enhance does", () => {
+    const workflow = compileRequest('/superresolution/v1', { face_enhance: true, scale_factor: 4 });
+    const [restore] = nodesOf(workflow, 'ReActorRestoreFace');
+    expect(restore?.inputs).toMatchObject({
+      model: 'GFPGANv1.4.pth',
+      facedetection: 'retinaface_resnet50',
+      visibility: 1,
+    });
+    expect(source(workflow, restore?.inputs['image']).class_type).toBe('ImageUpscaleWithModel');
+    expect(nodesOf(workflow, 'SaveImage')[0]?.inputs['images']).toEqual([restore?.id, 0]);
+    expect(nodesOf(compileRequest('/superresolution/v1'), 'ReActorRestoreFace')).toEqual([]);
+  });
+});
+
 describe("the logo's own prompt", () => {
   it('is written after the prompt, and left out where it only repeats it', () => {
     expect(logoText('flat vector, two colours', 'a coffee cup with the word BEAN')).toBe(

@@ -665,7 +665,6 @@ describe('the graph of a request', () => {
         'ip_adapter_mask_images',
       ],
       ['/generate/v3', { style: 'nsfw' }, 'style'],
-      ['/superresolution/v1', { face_enhance: true }, 'face_enhance'],
       ['/superresolution/v1', { model_name: '0123abcd' }, 'model_name'],
     ];
     for (const [pipeline, extra, field] of refusals) {

@@ -284,6 +284,16 @@ const PACK_NODE_TYPES = {
     },
     outputs: ['IMAGE', 'MASK', 'STRING', 'JSON'],
   },
+  ReActorRestoreFace: {
+    inputs: {
+      image: 'IMAGE',
+      facedetection: 'COMBO',
+      model: 'COMBO',
+      visibility: 'FLOAT',
+      codeformer_weight: 'FLOAT',
+    },
+    outputs: ['IMAGE'],
+  },
   // PuLID_ComfyUI
   PulidModelLoader: { inputs: { pulid_file: 'COMBO' }, outputs: ['PULID'] },
   PulidInsightFaceLoader: { inputs: { provider: 'COMBO' }, outputs: ['FACEANALYSIS'] },
