@@ -76,7 +76,7 @@ function refusalsText(engine: string, needs: ServerNeeds): string {
 function ignoresText(engine: string, needs: ServerNeeds): string {
   if (!needs.ignores?.length) return '';
   const each = needs.ignores.map((ignored) => `${code(ignored.field)} (${ignored.why})`);
-  return ` The ${code(engine)} engine takes no notice of ${list(each)}, as the original service's own pipelines took none: such a task runs, and its status's \`notes\` name the field.`;
+  return ` In some cases the ${code(engine)} engine takes no notice of ${list(each)}: such a task runs, and its status's \`notes\` name the field.`;
 }
 
 /**
