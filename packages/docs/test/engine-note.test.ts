@@ -151,7 +151,8 @@ describe('the engine note', () => {
       for (const ignored of need.ignores ?? []) {
         expect(text, pipeline).toContain(`${ignored.field} (${plainText(ignored.why.replaceAll('`', ''))})`);
       }
-      if (need.ignores?.length) expect(text, pipeline).toContain('In some cases the comfyui engine takes no notice of ');
+      if (need.ignores?.length)
+        expect(text, pipeline).toContain('In some cases the comfyui engine takes no notice of ');
       else expect(text, pipeline).not.toContain('takes no notice of');
     }
     // The pack pipelines name what they refuse.
