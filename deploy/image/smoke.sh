@@ -90,9 +90,11 @@ fi
 # 2. The image.
 step "podman build $IMAGE (BASE=$BASE)"
 # The docker format: OCI image configs have no HEALTHCHECK, and podman drops it from them.
-# chroot isolation keeps the caller's limit on open files (often 1024): npm ci reading its cache
-# opens far more at once (EMFILE), so the build gets a higher one.
-podman build --isolation chroot --format docker --ulimit nofile=65536:65536 --build-arg "BASE=$BASE" \
+# A RUN step under chroot isolation gets 1024 open files, whatever the caller has: npm ci reading
+# its cache opens more at once (EMFILE), so the build gets the most this shell may give.
+nofile=$(ulimit -Hn)
+[ "$nofile" = unlimited ] && nofile=1048576
+podman build --isolation chroot --format docker --ulimit "nofile=$nofile:$nofile" --build-arg "BASE=$BASE" \
   "${reuse[@]}" -t "$IMAGE" .
 size=$(podman image inspect "$IMAGE" --format '{{.Size}}')
 echo "image size: $((size / 1024 / 1024)) MiB"
