@@ -401,12 +401,19 @@ describe('search modal: recent and favorite searches', () => {
 
 describe('search page and network', () => {
   it('serves /search?q= from the self-hosted service', async () => {
+    const asked = env.site.searchRequests.length;
     const page = await openDocsPage('/search?q=face%20lock');
+    // The page hydrates, then asks the service: on a loaded machine each can take many seconds,
+    // so the bounds are for a hang (seen: over 30 s for both with the load average at 10).
+    await expect
+      .poll(() => env.site.searchRequests.slice(asked).some((r) => r.startsWith('POST /1/indexes/')), {
+        timeout: 60_000,
+      })
+      .toBe(true);
     const first = page.locator('article h2 a').first();
     await first.waitFor({ timeout: 30_000 });
     expect(await text(first)).toBe('Face lock');
-    expect(env.site.searchRequests.some((r) => r.startsWith('POST /1/indexes/'))).toBe(true);
-  });
+  }, 150_000);
 
   it('sends a view event for hits shown 400 ms, and a click event, that the service stores', async () => {
     const count = async () => (await listSearchEvents(env.site.db.pool, 1000)).length;
