@@ -48,6 +48,7 @@ import {
   type Readiness,
   ROLES,
   readStartConfig,
+  redeliveryLimitsFromEnv,
   registerHealthRoutes,
   runRetentionSweeper,
   startWebhookDispatcher,
@@ -67,6 +68,8 @@ const metrics = metricsFromEnv(process.env);
 
 async function main(): Promise<void> {
   const config = readStartConfig(process.env);
+  // TASK_MAX_RUN_SECONDS(_BY_PIPELINE), PLAN_CONCURRENCY, TASK_MAX_INPUT_*: read (and refused) at start.
+  const taskLimits = taskLimitsFromEnv(process.env);
   const { roles } = config;
   const store = blobStoreFromEnv(process.env);
   if (roles.size < ROLES.length && store instanceof LocalBlobStore) {
@@ -131,6 +134,9 @@ async function main(): Promise<void> {
       ),
       // A request the serving engine can already tell will fail is answered 422, not queued.
       admit: (pipeline, input) => setup.registry.admit(pipeline, input),
+      // A request naming more images than a task may have is answered 422, not queued.
+      maxInputImages: taskLimits.inputLimits.maxImages,
+      redeliveryLimits: redeliveryLimitsFromEnv(process.env),
       docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],
       logger: logger.child({ component: 'api' }),
       metrics,
@@ -160,8 +166,7 @@ async function main(): Promise<void> {
       enqueueWebhook,
       signal: stop.signal,
       drainMs: config.shutdownGraceMs,
-      // TASK_MAX_RUN_SECONDS(_BY_PIPELINE), PLAN_CONCURRENCY.
-      ...taskLimitsFromEnv(process.env),
+      ...taskLimits,
       ...(config.serverId ? { serverId: config.serverId } : {}),
       log: lineLog(logger.child({ component: 'worker' })),
       metrics,

@@ -89,14 +89,15 @@ export class InferencePool {
         resolve: resolve as (value: unknown) => void,
         reject,
       };
+      // Aborted while it waits, the job leaves the queue; while it runs, its caller stops waiting
+      // for it at once (a thread cannot be interrupted short of stopping it, which would throw
+      // away its models, so the pass ends on its thread and its answer is dropped).
       options.signal?.addEventListener(
         'abort',
         () => {
           const at = this.queue.indexOf(pending);
-          if (at >= 0) {
-            this.queue.splice(at, 1);
-            reject(new AbortError('aborted'));
-          }
+          if (at >= 0) this.queue.splice(at, 1);
+          reject(new AbortError('aborted'));
         },
         { once: true },
       );
@@ -247,15 +248,17 @@ function jobEnded(slot: Slot): Promise<void> {
   });
 }
 
+/** The inference threads the pool may run: IMAGEGEN_CPU_THREADS, else one per core. */
+export function cpuThreads(): number {
+  return Math.max(1, Math.floor(Number(process.env.IMAGEGEN_CPU_THREADS)) || os.availableParallelism());
+}
+
 let shared: { pool: InferencePool; users: number } | undefined;
 
 /** The process's one pool, shared by the engine, the safety checker and the face preflight. */
 export function acquirePool(): InferencePool {
   shared ??= {
-    pool: new InferencePool(
-      Number(process.env.IMAGEGEN_CPU_THREADS) || undefined,
-      parseKeepAlive(process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS),
-    ),
+    pool: new InferencePool(cpuThreads(), parseKeepAlive(process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS)),
     users: 0,
   };
   shared.users++;

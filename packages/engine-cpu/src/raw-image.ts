@@ -1,4 +1,4 @@
-import type { InputImage, OutputImage } from '@imagegen/engines';
+import { EngineInputError, type InputImage, type OutputImage } from '@imagegen/engines';
 import sharp, { type Sharp } from 'sharp';
 import type { GrayImage, RgbImage } from './inference-protocol.ts';
 
@@ -17,6 +17,19 @@ export async function decodeRgb(bytes: Buffer, maxSide?: number): Promise<RgbIma
     width: info.width,
     height: info.height,
   };
+}
+
+/**
+ * An input image of a request field, decoded: a file that does not decode fails the task with a
+ * message naming the field, never with the decoder's own words (libvips' texts name its internals).
+ */
+export async function decodeInput(image: InputImage, field: string, maxSide?: number): Promise<RgbImage> {
+  const bytes = await image.read();
+  try {
+    return await decodeRgb(bytes, maxSide);
+  } catch {
+    throw new EngineInputError(`${field}: the image could not be decoded (the file is truncated or corrupt)`);
+  }
 }
 
 export function rgbSharp(image: RgbImage): Sharp {

@@ -11,6 +11,7 @@ import { mountMetrics } from '../observability/metrics-endpoint.ts';
 import { requestIdOf } from '../observability/request-id.ts';
 import { type ModelFileRemover, QueueEstimates, TaskStatusReader, TaskWatcher } from '../tasks/index.ts';
 import type { BlobStore, EnqueueWebhook } from '../tasks/types.ts';
+import type { RedeliveryLimits } from '../webhooks/redelivery-limits.ts';
 import { type AuthFailureLimits, apiKeyHook } from './api-key-auth.ts';
 import { contractValidatorCompiler } from './contract-validation.ts';
 import { installErrorHandlers } from './http-errors.ts';
@@ -52,6 +53,13 @@ export interface ApiOptions {
    * (`EngineRegistry.admit`): a refusal answers 422 located at the field. Absent: none.
    */
   admit?: EngineRegistry['admit'];
+  /** TASK_MAX_INPUT_IMAGES: a request naming more image links is answered 422 (default 64). */
+  maxInputImages?: number;
+  /**
+   * How often an owner may redeliver a webhook (WEBHOOK_REDELIVERIES_PER_DELIVERY, _PER_MINUTE;
+   * default DEFAULT_REDELIVERY_LIMITS); past it the answer is 429 with Retry-After.
+   */
+  redeliveryLimits?: RedeliveryLimits;
   /**
    * Origins of the documentation site: they may post page views to the analytics collector
    * (which needs no API key: the browser has none). Without origins the collector is not served.
@@ -177,6 +185,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     metrics,
     streams: new Set<() => void>(),
     ...(options.admit ? { admit: options.admit } : {}),
+    ...(options.maxInputImages ? { maxInputImages: options.maxInputImages } : {}),
     ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
     ...(options.eventsKeepAliveMs ? { keepAliveMs: options.eventsKeepAliveMs } : {}),
   };
@@ -213,7 +222,12 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
           await registerUploadEndpoint(scope, endpoint, { pool, store, publicUrl });
           break;
         case 'record':
-          registerRecordEndpoint(scope, endpoint, { pool, publicUrl, placeholderEngines });
+          registerRecordEndpoint(scope, endpoint, {
+            pool,
+            publicUrl,
+            placeholderEngines,
+            ...(options.redeliveryLimits ? { redeliveryLimits: options.redeliveryLimits } : {}),
+          });
           break;
         case 'delete':
           registerDeleteEndpoint(scope, endpoint, {

@@ -9,6 +9,7 @@ import sharp from 'sharp';
 import { createOwner } from '../../src/auth/accounts.ts';
 import type { Plan } from '../../src/auth/plans.ts';
 import { upsertServer } from '../../src/auth/sql/upsertServer.ts';
+import type { ApiOptions } from '../../src/http/api-app.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import type { Metrics } from '../../src/observability/metrics.ts';
 import type { BlobStore } from '../../src/storage/blob-store.ts';
@@ -122,6 +123,8 @@ export interface HarnessOptions {
   logger?: Logger;
   /** Where files go (default: a local store in a temporary folder). */
   store?: BlobStore;
+  /** How often owners may redeliver a webhook (default: the API's own). */
+  redeliveryLimits?: ApiOptions['redeliveryLimits'];
 }
 
 export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -153,6 +156,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.store ? { store: options.store } : {}),
+    ...(options.redeliveryLimits ? { redeliveryLimits: options.redeliveryLimits } : {}),
   });
   if (withWorkers) api.addWorker({ serverId: 'gpu-1' });
   const { url } = api;

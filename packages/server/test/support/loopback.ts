@@ -78,6 +78,8 @@ export async function startLoopbackApi(options: {
   logger?: Logger;
   /** Removes a deleted model's file from the model folders (default: the row only). */
   removeModelFiles?: ApiOptions['removeModelFiles'];
+  /** How often owners may redeliver a webhook (default: the API's own). */
+  redeliveryLimits?: ApiOptions['redeliveryLimits'];
 }): Promise<LoopbackApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
   const store = options.store ?? new LocalBlobStore(path.join(dataDir, 'files'));
@@ -98,6 +100,7 @@ export async function startLoopbackApi(options: {
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.logger ? { logger: options.logger.child({ component: 'api' }) } : {}),
     ...(options.removeModelFiles ? { removeModelFiles: options.removeModelFiles } : {}),
+    ...(options.redeliveryLimits ? { redeliveryLimits: options.redeliveryLimits } : {}),
   });
   await app.listen({ port, host: '127.0.0.1' });
 
