@@ -1,12 +1,7 @@
 import { EngineInputError } from '@imagegen/engines';
+import { DEFAULT_MAX_OUTPUT_PIXELS } from './check-rules.ts';
 
-/**
- * The most pixels one cpu job makes: 4096 × 4096. Upscaling costs in proportion to what it makes
- * (the model runs on every output pixel, on a CPU) and holds the whole result in memory, so a
- * 143 KB picture of 7000 × 7000 at scale 4 would run for hours and hold gigabytes. Above it a job
- * fails at once, before anything is decoded.
- */
-export const DEFAULT_MAX_OUTPUT_PIXELS = 4096 * 4096;
+export { DEFAULT_MAX_OUTPUT_PIXELS };
 
 /** IMAGEGEN_CPU_MAX_OUTPUT_PIXELS: a whole number of pixels (width × height), at least 1. */
 export function parseMaxOutputPixels(setting: string | undefined): number {
@@ -21,7 +16,7 @@ export function parseMaxOutputPixels(setting: string | undefined): number {
 }
 
 /**
- * Fails the job at once when the image the model makes from `field`'s image (its size times
+ * Fails the job at once, before anything is decoded, when the image the model makes from `field`'s image (its size times
  * `scale`) has more pixels than `maxPixels`; the message says what the request would make and
  * what the engine allows.
  */
@@ -36,11 +31,12 @@ export function checkOutputPixels(
   if (width * height <= maxPixels) return;
   const how = scale === 1 ? 'makes' : `at scale ${scale} makes`;
   throw new EngineInputError(
-    `${field}: ${input.width}×${input.height} ${how} ${width}×${height} (${megapixels(width * height)} MP), ` +
-      `above the ${megapixels(maxPixels)} MP the cpu engine makes (IMAGEGEN_CPU_MAX_OUTPUT_PIXELS)`,
+    `${field}: ${input.width}×${input.height} ${how} ${width}×${height} (${pixels(width * height)}), ` +
+      `above the ${pixels(maxPixels)} the cpu engine makes (IMAGEGEN_CPU_MAX_OUTPUT_PIXELS)`,
   );
 }
 
-function megapixels(pixels: number): string {
-  return (Math.round(pixels / 100_000) / 10).toString();
+/** Megapixels from a tenth of one, pixels below. */
+function pixels(n: number): string {
+  return n >= 100_000 ? `${Math.round(n / 100_000) / 10} MP` : `${n} pixels`;
 }

@@ -1,17 +1,16 @@
 import { EngineInputError, type InputImage, type OutputImage } from '@imagegen/engines';
 import sharp, { type Sharp } from 'sharp';
 import type { GrayImage, RgbImage } from './inference-protocol.ts';
+import { withSharpSlot } from './sharp-slots.ts';
 
 /** Decoding to packed RGB for the models, and encoding results as PNG, all through sharp. */
 
 export async function decodeRgb(bytes: Buffer, maxSide?: number): Promise<RgbImage> {
   let pipeline = sharp(bytes, { failOn: 'error' }).rotate();
   if (maxSide) pipeline = pipeline.resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true });
-  const { data, info } = await pipeline
-    .removeAlpha()
-    .toColourspace('srgb')
-    .raw()
-    .toBuffer({ resolveWithObject: true });
+  const { data, info } = await withSharpSlot(() =>
+    pipeline.removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true }),
+  );
   return {
     data: new Uint8Array(data.buffer, data.byteOffset, data.length),
     width: info.width,
@@ -41,7 +40,9 @@ export function graySharp(image: GrayImage): Sharp {
 }
 
 export async function toGray(pipeline: Sharp): Promise<GrayImage> {
-  const { data, info } = await pipeline.extractChannel(0).raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await withSharpSlot(() =>
+    pipeline.extractChannel(0).raw().toBuffer({ resolveWithObject: true }),
+  );
   return {
     data: new Uint8Array(data.buffer, data.byteOffset, data.length),
     width: info.width,
@@ -50,7 +51,7 @@ export async function toGray(pipeline: Sharp): Promise<GrayImage> {
 }
 
 export async function png(pipeline: Sharp): Promise<OutputImage> {
-  const { data, info } = await pipeline.png().toBuffer({ resolveWithObject: true });
+  const { data, info } = await withSharpSlot(() => pipeline.png().toBuffer({ resolveWithObject: true }));
   return { data, contentType: 'image/png', width: info.width, height: info.height };
 }
 

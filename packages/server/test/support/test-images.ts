@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 
@@ -11,6 +12,16 @@ export async function noiseImage(width: number, height: number, format: 'png' | 
   }
   const image = sharp(pixels, { raw: { width, height, channels: 3 } });
   return format === 'png' ? image.png().toBuffer() : image.jpeg().toBuffer();
+}
+
+/**
+ * A PNG of random pixels stored without compression: its size is width × height × 3 bytes and a
+ * little more (2550 × 2550: 19.5 MB, just under the 20 MB an input may have).
+ */
+export async function incompressiblePng(width: number, height: number): Promise<Buffer> {
+  return sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 0 })
+    .toBuffer();
 }
 
 /**
