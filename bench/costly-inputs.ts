@@ -6,9 +6,9 @@
  *   thin_upload            a 1 × 49,999,999 PNG (about 194 KB) uploaded; the slowest /health/live
  *   thin_uploads_x4        four of them at once, and the slowest GET of a stored file meanwhile
  *   thin_bgremover         the same picture as /bgremover/v1's init_image (from a loopback URL)
- *   sixty_links            /photomaker/v1 with 60 links to one 19.5 MB upload (sandbox engine)
+ *   sixty_links            /sd/controlnet/v1 with 60 links to one 19.5 MB upload (sandbox engine)
  *   many_links_body        a body of about 1 MiB holding 14,000 links
- *   cancel_after_inputs    Cancel-After: 5s on a task whose inputs are the 60 links
+ *   cancel_after_inputs    Cancel-After: 5s on a task whose inputs are the 60 links and one that never arrives
  *   superresolution_x4     a 7000 × 7000 PNG (about 143 KB) at scale 4 on the cpu engine
  *   redeliver_storm        one key redelivering one webhook as fast as it is answered, for 10 s
  *   files_folder           GET /files/<an upload's folder>
@@ -30,7 +30,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { blackPng, freePort, noiseImage } from '@imagegen/server/testing';
+import { blackPng, freePort, incompressiblePng } from '@imagegen/server/testing';
 import sharp from 'sharp';
 import { pollSlowest } from './poll-slowest.ts';
 
@@ -145,7 +145,7 @@ export default async function main(): Promise<void> {
   const large = await sharp({ create: { width: 7000, height: 7000, channels: 3, background: '#4a7' } })
     .png({ compressionLevel: 9 })
     .toBuffer();
-  const heavy = await noiseImage(2550, 2550, 'png');
+  const heavy = await incompressiblePng(2550, 2550);
   const small = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#a47' } })
     .png()
     .toBuffer();
@@ -158,6 +158,12 @@ export default async function main(): Promise<void> {
       hooks++;
       request.resume();
       request.on('end', () => response.end('ok'));
+      return;
+    }
+    if (request.url === '/stall.png') {
+      // Its headers and four bytes, then nothing: an input that never finishes arriving.
+      response.writeHead(200, { 'content-type': 'image/png' });
+      response.write(small.subarray(0, 4));
       return;
     }
     const body = request.url === '/thin.png' ? thin : request.url === '/large.png' ? large : small;
@@ -279,20 +285,19 @@ export default async function main(): Promise<void> {
     const heavyUpload = runs('sixty_links') || runs('cancel_after_inputs') ? await upload(heavy) : undefined;
     const heavyUrl = heavyUpload?.body.image_urls?.[0];
     if (heavyUpload) note(`heavy upload: ${heavyUpload.status}`);
-    const photomaker = (links: string[]) => ({
+    // The sandbox engine's controlnet: the inputs are fetched and checked, the engine reads none.
+    const controlnet = (links: string[]) => ({
       prompt: 'a portrait',
       negative_prompt: '',
       init_images: links,
-      num_inference_steps: 4,
-      samples: 1,
-      start_merge_step: 1,
-      guidance_scale: 5,
+      width: 64,
+      height: 64,
     });
     if (runs('sixty_links') && heavyUrl) {
       note('sixty_links');
       const { result, cost } = await measured(root, async () => {
-        const task = await submit('/photomaker/v1', photomaker(Array(60).fill(heavyUrl)));
-        return task.body.id ? settled('/photomaker/v1', task.body.id, 600_000) : task;
+        const task = await submit('/sd/controlnet/v1', controlnet(Array(60).fill(heavyUrl)));
+        return task.body.id ? settled('/sd/controlnet/v1', task.body.id, 600_000) : task;
       });
       figures.sixty_links = { answer: result, ...cost };
       note(JSON.stringify(figures.sixty_links));
@@ -303,9 +308,9 @@ export default async function main(): Promise<void> {
       const link = smallUrl;
       const count = Math.floor(1_000_000 / (link.length + 3));
       const { result, cost } = await measured(root, async () => {
-        const task = await submit('/photomaker/v1', photomaker(Array(count).fill(link)));
+        const task = await submit('/sd/controlnet/v1', controlnet(Array(count).fill(link)));
         if (task.body.id)
-          await fetch(`${api}/photomaker/v1/cancel/${task.body.id}`, { method: 'POST', headers });
+          await fetch(`${api}/sd/controlnet/v1/cancel/${task.body.id}`, { method: 'POST', headers });
         return { status: task.status, links: count };
       });
       figures.many_links_body = { ...result, ...cost };
@@ -316,11 +321,11 @@ export default async function main(): Promise<void> {
       note('cancel_after_inputs');
       const { result, cost } = await measured(root, async () => {
         const started = Date.now();
-        const task = await submit('/photomaker/v1', photomaker(Array(60).fill(heavyUrl)), {
-          'Cancel-After': '5s',
-        });
+        // Slow inputs: sixty reads of the upload, then one that never finishes.
+        const links = [...Array(60).fill(heavyUrl), `${loopback}/stall.png`];
+        const task = await submit('/sd/controlnet/v1', controlnet(links), { 'Cancel-After': '5s' });
         if (!task.body.id) return task;
-        const answer = await settled('/photomaker/v1', task.body.id, 600_000);
+        const answer = await settled('/sd/controlnet/v1', task.body.id, 600_000);
         return { ...answer, failed_after_ms: Date.now() - started };
       });
       figures.cancel_after_inputs = { answer: result, ...cost };

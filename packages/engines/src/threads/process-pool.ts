@@ -124,7 +124,7 @@ export class ProcessPool<Request, Result> {
     child.process.unref();
     child.process.channel?.unref();
     child.idle = setTimeout(() => {
-      if (!child.busy) child.process.disconnect();
+      if (!child.busy && child.process.connected) child.process.disconnect();
     }, this.options.idleMs);
     child.idle.unref();
   }
