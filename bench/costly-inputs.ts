@@ -5,6 +5,8 @@
  *
  *   thin_upload            a 1 × 49,999,999 PNG (about 194 KB) uploaded; the slowest /health/live
  *   thin_uploads_x4        four of them at once, and the slowest GET of a stored file meanwhile
+ *   large_uploads_x4       four valid 7000 × 7000 PNGs (about 156 KB each, 49 MP) uploaded at once:
+ *                          each is decoded whole; the slowest GET of a stored file and /health/live
  *   thin_bgremover         the same picture as /bgremover/v1's init_image (from a loopback URL)
  *   sixty_links            /sd/controlnet/v1 with 60 links to one 19.5 MB upload (sandbox engine)
  *   many_links_body        a body of about 1 MiB holding 14,000 links
@@ -270,6 +272,20 @@ export default async function main(): Promise<void> {
         slowest_live_ms: await live.stop(),
       };
       note(JSON.stringify(figures.thin_uploads_x4));
+    }
+
+    if (runs('large_uploads_x4')) {
+      note('large_uploads_x4');
+      const files = pollSlowest(smallUrl);
+      const live = pollSlowest(`${api}/health/live`);
+      const { result, cost } = await measured(root, () => Promise.all([1, 2, 3, 4].map(() => upload(large))));
+      figures.large_uploads_x4 = {
+        statuses: result.map((r) => r.status),
+        ...cost,
+        slowest_file_get_ms: await files.stop(),
+        slowest_live_ms: await live.stop(),
+      };
+      note(JSON.stringify(figures.large_uploads_x4));
     }
 
     if (runs('thin_bgremover')) {
