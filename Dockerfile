@@ -27,15 +27,33 @@ COPY packages/server/package.json packages/server/
 COPY bench/package.json bench/
 COPY e2e/package.json e2e/
 
-# ---- build: every dependency (TypeScript, Docusaurus), the JavaScript build and the docs site ----
+# ---- npm-cache: empty. A build may be handed a machine's npm cache in its place
+# (`--build-context npm-cache=$(npm config get cache)`, as deploy/image/smoke.sh --reuse does): both
+# npm ci steps then take the packages from it, fetching only what it lacks (into it) ----
+FROM scratch AS npm-cache
+
+# ---- build: every dependency (TypeScript, Docusaurus) and the JavaScript build ----
 FROM ${BASE} AS build
 WORKDIR /app
 COPY --from=manifests /app ./
 # npm's download cache lives in a build cache, outside the layers, shared by both stages.
-RUN --mount=type=cache,target=/root/.npm,sharing=locked npm ci --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm,sharing=locked \
+    --mount=type=bind,from=npm-cache,target=/npm-cache,rw \
+    npm ci --no-audit --no-fund --prefer-offline \
+      --cache "$(if [ -d /npm-cache/_cacache ]; then echo /npm-cache; else echo /root/.npm; fi)"
 COPY . .
-# The packages to packages/*/dist, then the docs site to packages/docs/build.
-RUN npm run build
+# The packages to packages/*/dist (`npm run build` is this, then the docs site).
+RUN npm run build:packages
+
+# ---- docs-build: the documentation site, built from the sources above ----
+FROM build AS docs-build
+RUN npm run build:docs
+
+# ---- docs-site: the built site alone. A build may be handed the site already built from the same
+# sources in its place (`--build-context docs-site=packages/docs/build`, as CI does with the site its
+# tests built): static files, the same wherever they were built; docs-build is then skipped ----
+FROM scratch AS docs-site
+COPY --from=docs-build /app/packages/docs/build /
 
 # ---- runtime: production dependencies of the program that starts the roles (packages/app), the
 # built files, a non-root user ----
@@ -57,7 +75,9 @@ COPY --from=manifests /app ./
 # Only what the program needs at run time: its dependencies and those of the packages it imports
 # (server, docs host, engines, ...); no TypeScript loader, no Docusaurus (the site is already built).
 RUN --mount=type=cache,target=/root/.npm,sharing=locked \
-    npm ci --omit=dev --workspace=packages/app --no-audit --no-fund
+    --mount=type=bind,from=npm-cache,target=/npm-cache,rw \
+    npm ci --omit=dev --workspace=packages/app --no-audit --no-fund --prefer-offline \
+      --cache "$(if [ -d /npm-cache/_cacache ]; then echo /npm-cache; else echo /root/.npm; fi)"
 COPY --from=build /app/packages/app/dist packages/app/dist
 COPY --from=build /app/packages/contract/dist packages/contract/dist
 COPY --from=build /app/packages/db/dist packages/db/dist
@@ -68,7 +88,7 @@ COPY --from=build /app/packages/engine-sandbox/dist packages/engine-sandbox/dist
 COPY --from=build /app/packages/search/dist packages/search/dist
 COPY --from=build /app/packages/server/dist packages/server/dist
 COPY --from=build /app/packages/docs/dist packages/docs/dist
-COPY --from=build /app/packages/docs/build packages/docs/build
+COPY --from=docs-site / packages/docs/build
 # The bundled PostgreSQL refuses to run as root, and nothing here needs root.
 RUN groupadd --system imagegen \
  && useradd --system --gid imagegen --home-dir /app --no-create-home imagegen \

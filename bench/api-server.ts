@@ -5,18 +5,23 @@
  */
 import path from 'node:path';
 import { createPool } from '@imagegen/db';
-import { buildApi, createAuthenticator, LocalBlobStore } from '@imagegen/server';
+import { buildApiRole, createAuthenticator, LocalBlobStore } from '@imagegen/server';
 
 const [portText, databaseUrl, dataDir] = process.argv.slice(2);
 const port = Number(portText);
 const pool = createPool(databaseUrl!, { max: 20, applicationName: 'bench-api' });
-const app = await buildApi({
-  pool,
-  authenticator: createAuthenticator(pool),
-  store: new LocalBlobStore(path.join(dataDir!, 'files')),
-  publicUrl: `http://127.0.0.1:${port}`,
-  engines: () => [],
-});
+// Built as `npm start` builds its API, with the default settings but the port.
+const { app } = await buildApiRole(
+  { publicUrl: `http://127.0.0.1:${port}`, docsPort: 3000 },
+  {},
+  {
+    pool,
+    authenticator: createAuthenticator(pool),
+    store: new LocalBlobStore(path.join(dataDir!, 'files')),
+    engines: () => [],
+    readiness: { checks: {}, stopping: false },
+  },
+);
 await app.listen({ port, host: '127.0.0.1' });
 console.log('ready');
 process.on('SIGTERM', () => {

@@ -8,6 +8,7 @@ import { createOwner, migrate } from '@imagegen/server';
 import { type LoopbackApi, startLoopbackApi } from '@imagegen/server/testing';
 import { benchDatabase } from './bench-database.ts';
 import { spawnServer, stopServer } from './child-server.ts';
+import { realServerOverhead } from './comfyui-real-server.ts';
 import { cpuPerRequest, postgresPids, sampleCpu } from './cpu-time.ts';
 import { percentile } from './percentile.ts';
 
@@ -24,6 +25,9 @@ import { percentile } from './percentile.ts';
  * machines of its own: this process is the gateway (API, worker, engine), and its CPU per task is
  * the gateway's. A backlog is queued before the worker starts, so it is a backlog the servers
  * work through, not a race with the submissions.
+ *
+ * With BENCH_COMFYUI_URL it measures instead what the gateway adds to backlogs on one real server
+ * (comfyui-real-server.ts).
  */
 
 const note = (line: string) => console.error(`[bench comfyui] ${line}`);
@@ -72,6 +76,8 @@ interface ExecutionReport {
 }
 
 export default async function main(): Promise<Record<string, unknown>> {
+  // Against a real server (or a fake one paced as a real one): comfyui-real-server.ts.
+  if (process.env.BENCH_COMFYUI_URL) return realServerOverhead(process.env.BENCH_COMFYUI_URL);
   const db = await benchDatabase('bench_comfyui');
   const pool = createPool(db.url, { max: 16, applicationName: 'bench-comfyui' });
   const { child: fakesProcess, firstLine } = await spawnServer(

@@ -1,12 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
-// Browser tests: Chromium and the built site are expensive to start, so files run one at a time.
+// Browser tests: each file starts its own Chromium and runs beside the other projects' files, as
+// any file does (what a page shows is waited for, never timed against a machine's speed).
 export default defineConfig({
   test: {
     name: 'e2e',
     include: ['**/*.test.ts'],
     testTimeout: 60000,
     hookTimeout: 180000,
-    fileParallelism: false,
   },
 });

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The Debian programs the test suite drives, checked before it starts (npm's pretest and
 # pretest:postgres15 run this): `npm test` needs Chromium (browser tests) and Prometheus (a real
-# server scrapes /metrics); `npm run test:postgres15` needs the PostgreSQL 15 server. Missing ones
+# server scrapes /metrics); `npm run test:postgres15` needs the PostgreSQL 15 server; CI's image
+# check (deploy/image/smoke.sh) needs podman and debootstrap. Missing ones
 # are installed when this runs as root with apt-get, as on a fresh Debian machine or container;
 # otherwise it stops before the tests with the one command that installs them, so a missing program
 # is named here instead of surfacing as a spawn error in the middle of the run.
 #
-# Usage: test/test-tools.sh chromium prometheus postgresql-15 (any of them)
+# Usage: test/test-tools.sh chromium prometheus postgresql-15 podman debootstrap (any of them)
 # Where each is looked for: CHROMIUM_PATH (/usr/bin/chromium), PROMETHEUS_PATH
 # (/usr/bin/prometheus), PG_BIN (/usr/lib/postgresql/15/bin), as the tests themselves read them.
 set -euo pipefail
@@ -21,8 +22,10 @@ tool_program() {
     chromium) echo "$chromium chromium fonts-dejavu-core" ;;
     prometheus) echo "$prometheus prometheus" ;;
     postgresql-15) echo "$postgres postgresql-15" ;;
+    podman) echo "/usr/bin/podman podman" ;;
+    debootstrap) echo "/usr/sbin/debootstrap debootstrap" ;;
     *)
-      echo "test-tools: unknown tool '$1' (known: chromium, prometheus, postgresql-15)" >&2
+      echo "test-tools: unknown tool '$1' (known: chromium, prometheus, postgresql-15, podman, debootstrap)" >&2
       exit 2
       ;;
   esac

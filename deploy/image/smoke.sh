@@ -2,27 +2,61 @@
 # Builds the image for real and runs the product from it, on a machine that can build images but
 # neither pull them nor run containers (CI, as root, with Debian's podman and debootstrap):
 #
-# 1. a base image made here: a minimal Debian (debootstrap, from the machine's apt mirror) with
-#    this machine's own `node` and `npm`, imported with `podman import`;
+# 1. a base image made here: a minimal Debian of the machine's release (debootstrap, from the mirror
+#    the machine's apt configuration names) with this machine's own `node` and `npm`, imported
+#    with `podman import`;
 # 2. the root Dockerfile built on it (`--build-arg BASE=...`, `--isolation chroot`), tagged as
 #    the manifests name it, registry.example.com/imagegen:1.0.0;
 # 3. the image's filesystem mounted (`podman image mount`) and the image's own command started
 #    in it by chroot, as the image's user, with its environment, on the bundled PostgreSQL;
 # 4. checks: /health, one sandbox task from submission to its PNG, and a docs page.
 #
-# Usage: deploy/image/smoke.sh   (IMAGE_SMOKE_DIR: work folder, default .tmp/image-smoke)
+# Usage: deploy/image/smoke.sh [--reuse]   (IMAGE_SMOKE_DIR: work folder, default .tmp/image-smoke)
+#
+# --reuse hands the build what this checkout already made, where the Dockerfile takes it in place
+# of a stage: the machine's npm cache (the npm-cache stage: packages are read from it instead of
+# downloaded again) and the docs site this checkout built (packages/docs/build, the docs-site
+# stage: its build is skipped). CI passes it right after `npm test` built that site from the same
+# sources. Everything else is built in the image as without it: the dependencies installed by npm
+# ci on the base, the TypeScript build, the runtime stage.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+reuse=()
+if [ "${1:-}" = --reuse ]; then
+  [ -f packages/docs/build/404.html ] || { echo "smoke: --reuse needs the built site (npm run build:docs)" >&2; exit 2; }
+  reuse=(--build-context "npm-cache=$(npm config get cache)" --build-context docs-site=packages/docs/build)
+elif [ -n "${1:-}" ]; then
+  echo "usage: deploy/image/smoke.sh [--reuse]" >&2
+  exit 2
+fi
 
 IMAGE=registry.example.com/imagegen:1.0.0
 NODE_VERSION=$(node -p 'process.versions.node')
 BASE=localhost/imagegen-base:node-$NODE_VERSION
 WORK=$(realpath -m "${IMAGE_SMOKE_DIR:-.tmp/image-smoke}")
-MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The base is the machine's own Debian release (the node binary copied into it was built for
+# that C library), from the mirror the machine's apt is configured with (DEBIAN_MIRROR overrides).
+SUITE=$(. /etc/os-release && echo "$VERSION_CODENAME")
+# (apt's own reading of its sources, either format, without downloading anything).
+MIRROR=${DEBIAN_MIRROR:-$(apt-get update --print-uris 2>/dev/null |
+  sed -n "s|^'\(.*\)/dists/$SUITE/InRelease'.*|\1|p" | head -n 1)}
+[ -n "$SUITE" ] && [ -n "$MIRROR" ] || {
+  echo "smoke: no apt source for this machine's release (${SUITE:-unknown}); set DEBIAN_MIRROR" >&2
+  exit 1
+}
 API_PORT=${SMOKE_API_PORT:-18700}
 DOCS_PORT=${SMOKE_DOCS_PORT:-18701}
 KEY=ig_imageSmokeCheckKey0123456789
-step() { printf '\n== %s\n' "$*"; }
+# Each step's heading, and the time the one before took (a slow step shows in every CI log).
+step_started=
+step() {
+  local now
+  now=$(date +%s)
+  [ -n "$step_started" ] && printf '   (%d s)\n' $((now - step_started))
+  step_started=$now
+  printf '\n== %s\n' "$*"
+}
 
 mkdir -p "$WORK"
 
@@ -31,7 +65,7 @@ if ! podman image exists "$BASE"; then
   step "base image $BASE"
   rootfs=$WORK/rootfs
   rm -rf "$rootfs"
-  debootstrap --variant=minbase bookworm "$rootfs" "$MIRROR" >"$WORK/debootstrap.log"
+  debootstrap --variant=minbase "$SUITE" "$rootfs" "$MIRROR" >"$WORK/debootstrap.log"
   npm_dir=$(npm root -g)/npm
   install -D "$(command -v node)" "$rootfs/usr/local/bin/node"
   mkdir -p "$rootfs/usr/local/lib/node_modules"
@@ -56,7 +90,7 @@ fi
 # 2. The image.
 step "podman build $IMAGE (BASE=$BASE)"
 # The docker format: OCI image configs have no HEALTHCHECK, and podman drops it from them.
-podman build --isolation chroot --format docker --build-arg "BASE=$BASE" -t "$IMAGE" .
+podman build --isolation chroot --format docker --build-arg "BASE=$BASE" "${reuse[@]}" -t "$IMAGE" .
 size=$(podman image inspect "$IMAGE" --format '{{.Size}}')
 echo "image size: $((size / 1024 / 1024)) MiB"
 
@@ -139,5 +173,5 @@ hits=$(curl -sf -X POST "http://127.0.0.1:$DOCS_PORT/1/indexes/*/queries" -H 'Co
   -d '{"requests":[{"indexName":"docs","query":"webhook"}]}') || fail "the docs search refused a query"
 echo "search for \"webhook\": $(node -p 'JSON.parse(process.argv[1]).results[0].nbHits' "$hits") hits"
 
-echo
+step "passed"
 echo "image smoke check passed: $IMAGE, $((size / 1024 / 1024)) MiB"

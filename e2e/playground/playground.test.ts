@@ -15,6 +15,7 @@ import {
   type TestDatabase,
 } from '@imagegen/server/testing';
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { seriousViolations } from '../support/axe.ts';
 import { DESKTOP } from '../support/chromium.ts';
@@ -52,11 +53,21 @@ async function startPlaygroundSite(): Promise<PlaygroundSite> {
   const db: TestDatabase = await createTestDatabase();
   const { apiKey } = await createOwner(db.pool, { name: 'playground', plan: 'UNLIMITED' });
   const sandbox = createSandboxEngine({ delayMs: 2000 });
+  // A preview with each progress report, as the comfyui engine sends ComfyUI's sampler previews.
+  const preview = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#c07030' } })
+    .jpeg()
+    .toBuffer();
   const slowSandbox: Engine = {
     ...sandbox,
     async run(job, ctx) {
       if (job.input.prompt === SLOW) await abortableWait(120_000, ctx.signal);
-      return sandbox.run(job, ctx);
+      return sandbox.run(job, {
+        ...ctx,
+        progress(fraction, message) {
+          ctx.progress(fraction, message);
+          ctx.preview?.({ data: preview, contentType: 'image/jpeg' });
+        },
+      });
     },
   };
   const cpu = createCpuEngine();
@@ -199,16 +210,23 @@ describe('the playground', () => {
     // Run from the keyboard.
     await page.getByRole('button', { name: 'Run' }).focus();
     await page.keyboard.press('Enter');
-    // The live view: running, with the progress the sandbox reports after its first of two images.
+    // The live view: running, with the progress the sandbox reports after its first of two images,
+    // and the preview it sent then, as the picture forms.
     await page.waitForFunction(
       () =>
         document.querySelector('[data-testid="run-state"]')?.textContent === 'Running' &&
         document.querySelector('progress')?.value === 0.5 &&
-        /^\d+\.\d s$/.test(document.querySelector('[data-testid="elapsed"]')?.textContent ?? ''),
+        /^\d+\.\d s$/.test(document.querySelector('[data-testid="elapsed"]')?.textContent ?? '') &&
+        (document.querySelector('[data-testid="run-preview"]')?.getAttribute('src') ?? '').startsWith(
+          'data:image/jpeg;base64,',
+        ),
       undefined,
       { polling: 'raf', timeout: 30_000 },
     );
+
     expect(await finalState(page)).toBe('Succeeded');
+    // The preview goes once the task has ended: its images stand in its place.
+    expect(await page.getByTestId('run-preview').count()).toBe(0);
     const images = page.getByRole('img', { name: /^Output \d of 2$/ });
     expect(await images.count()).toBe(2);
     await expect.poll(() => page.getByTestId('output-size').first().textContent()).toBe('64 × 64 px');
@@ -253,7 +271,7 @@ describe('the playground', () => {
       // The place in line is an estimate from a queue snapshot a few seconds old at most: the
       // live view shows it as the status stream sends it again.
       await expect
-        .poll(() => page.getByRole('status').first().textContent(), { timeout: 15_000 })
+        .poll(() => page.getByRole('status').first().textContent(), { timeout: 30_000 })
         .toContain('next in line');
       const cancel = page.getByRole('button', { name: 'Cancel' });
       await expect.poll(() => cancel.isEnabled()).toBe(true);
@@ -376,7 +394,7 @@ describe('the playground', () => {
 
     const { page } = await open('/sd/text2image/v1');
     const prompt = page.locator(`[data-task-id="${described}"]`).getByTestId('gallery-prompt');
-    await expect.poll(() => prompt.textContent(), { timeout: 15_000 }).toBe(answer.prompt);
+    await expect.poll(() => prompt.textContent(), { timeout: 30_000 }).toBe(answer.prompt);
     const card = page.locator(`[data-task-id="${drawn}"]`);
     await card.getByRole('button', { name: /Use as ip_adapter_style_images/ }).waitFor();
     // Every button and line of every card lies within the card's box.

@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     name: 'app',
     include: ['test/**/*.test.ts'],
-    testTimeout: 20000,
+    // Generous: a bound for a test that hangs, never a speed a busy machine must hold.
+    testTimeout: 60000,
     hookTimeout: 60000,
   },
 });

@@ -20,6 +20,7 @@ export const CLI_HELP_COMMANDS = [
   'webhook deliveries --help',
   'webhook redeliver --help',
   'usage --help',
+  'mcp --help',
 ] as const;
 
 const run = promisify(execFile);

@@ -25,9 +25,8 @@ import { type DocsHost, docsBuilt, startDocsSite } from '@imagegen/docs/host';
 import { modelFileRemoverFromEnv } from '@imagegen/engine-comfyui';
 import { type EngineSetup, servedEngineNotes, setUpEngines } from '@imagegen/engines';
 import {
-  authFailureLimitsFromEnv,
   blobStoreFromEnv,
-  buildApi,
+  buildApiRole,
   buildHealthApp,
   createAuthenticator,
   createFirstOwner,
@@ -49,7 +48,6 @@ import {
   ROLES,
   readStartConfig,
   redeliveryLimitsFromEnv,
-  registerHealthRoutes,
   runRetentionSweeper,
   startWebhookDispatcher,
   startWorker,
@@ -119,12 +117,17 @@ async function main(): Promise<void> {
     const setup = engines;
     key = await prepareKey(db.pool, config.apiKey);
     const removeModelFiles = modelFileRemoverFromEnv(process.env);
-    app = await buildApi({
+    // Built as the test suites build it (buildApiRole): the same routes for the same settings.
+    // The routes are logged at debug level, so a test can hold the program's table to the suites'.
+    const apiLogger = logger.child({ component: 'api' });
+    const routes: string[] = [];
+    const api = await buildApiRole(config, process.env, {
+      onRoute: (route) => {
+        for (const method of [route.method].flat()) routes.push(`${method} ${route.url}`);
+      },
       pool: db.pool,
       authenticator: createAuthenticator(db.pool),
-      authFailureLimits: authFailureLimitsFromEnv(process.env),
       store,
-      publicUrl: config.publicUrl,
       engines: () => setup.registry.describe(),
       placeholderEngines: PLACEHOLDER_ENGINES,
       // /openapi.json appends the notes of the engines this process serves, and of no other.
@@ -137,16 +140,17 @@ async function main(): Promise<void> {
       // A request naming more images than a task may have is answered 422, not queued.
       maxInputImages: taskLimits.inputLimits.maxImages,
       redeliveryLimits: redeliveryLimitsFromEnv(process.env),
-      docsOrigins: [`http://localhost:${config.docsPort}`, `http://127.0.0.1:${config.docsPort}`],
-      logger: logger.child({ component: 'api' }),
+      logger: apiLogger,
       metrics,
       enqueueWebhook,
       // A deleted model's file goes from the model folders, where this process mounts them.
       ...(removeModelFiles ? { removeModelFiles } : {}),
+      readiness,
     });
-    registerHealthRoutes(app, readiness);
+    app = api.app;
+    apiLogger.debug({ routes }, 'routes served');
     checks.api = () => ping(db.pool);
-    apiConnections = endStalledConnectionsOnClose(app);
+    apiConnections = api.connections;
     await app.listen({ port: config.apiPort, host: config.apiHost });
   }
 
@@ -202,7 +206,8 @@ async function main(): Promise<void> {
     checks.worker = async () => {
       if (stopped) throw new Error(stopped);
       if (setup.registry.describe().length === 0) throw new Error('no engine loaded');
-      if (!started) throw new Error('engines starting');
+      // Until then it says what: fetching the model manifest, warming up a server.
+      if (!started) throw new Error(`engines starting${withWhat(setup.registry.startup())}`);
       await ping(workerPool);
     };
   }
@@ -335,3 +340,8 @@ main().catch((error) => {
   console.error(`[imagegen] start failed: ${(error as Error).stack ?? error}`);
   process.exit(1);
 });
+
+/** `: <what>` when there is something to say, else nothing. */
+function withWhat(what: string | null): string {
+  return what ? `: ${what}` : '';
+}

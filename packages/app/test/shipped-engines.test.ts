@@ -167,7 +167,7 @@ describe('the engine catalogue', () => {
     expect(engineCatalog(ENTRIES, ['sandbox']).notes).toEqual(NO_NOTES);
   });
 
-  it('prints the OpenAPI document with the default engines’ notes (npm run openapi; the docs prebuild writes this)', async () => {
+  it('prints the OpenAPI document with the default engines’ notes (npm run openapi; the docs generate step writes this)', async () => {
     const { stdout } = await run(TSX, [path.resolve(import.meta.dirname, '../src/print-openapi.ts')], {
       env: { ...process.env, API_URL: 'https://api.imagegen.dev' },
     });
@@ -179,7 +179,7 @@ describe('the engine catalogue', () => {
     );
   });
 
-  it('prints as JSON exactly what engineCatalog() returns (the docs prebuild writes this)', async () => {
+  it('prints as JSON exactly what engineCatalog() returns (the docs generate step writes this)', async () => {
     const { stdout } = await run(TSX, [path.resolve(import.meta.dirname, '../src/print-catalog.ts')]);
     expect(JSON.parse(stdout)).toEqual(JSON.parse(JSON.stringify(catalog)));
   });

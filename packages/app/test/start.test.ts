@@ -11,7 +11,8 @@ import {
   sampleImageUrl,
   withSampleImages,
 } from '@imagegen/contract';
-import { createTestDatabase, freePort, type TestDatabase } from '@imagegen/server/testing';
+import { createEngineRegistry } from '@imagegen/engines';
+import { createTestDatabase, freePort, startLoopbackApi, type TestDatabase } from '@imagegen/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StartedProcess, startProcess } from './support/start-process.ts';
 
@@ -45,6 +46,8 @@ describe('npm start and the CLI', () => {
       SEARCH_API_KEY: 'start-key',
       SEARCH_INDEX: '',
       SEARCH_HOSTS: '',
+      // Debug lines too: the API lists the routes it serves.
+      LOG_LEVEL: 'debug',
     };
     start = startProcess(env);
     await start.waitFor('status/<id>');
@@ -121,6 +124,39 @@ describe('npm start and the CLI', () => {
     const serverUrl = served.servers[0].url;
     expect(served).toEqual(JSON.parse(JSON.stringify(buildOpenApi({ serverUrl }))));
     expect(JSON.stringify(served)).not.toContain('cpu engine classifies');
+  });
+
+  it('serves exactly the routes the test suites build, and answers their trailing-slash forms with 307', async () => {
+    const logged = start
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { component?: string; msg?: string; routes?: string[] })
+      .find((line) => line.component === 'api' && line.msg === 'routes served');
+    expect(logged?.routes?.length).toBeGreaterThan(100);
+    // The loopback API every HTTP suite runs on (through the API harness, the client's and the
+    // browser tests' support), with no settings but its address.
+    const tested: string[] = [];
+    const loopback = await startLoopbackApi({
+      pool: db.pool,
+      engines: createEngineRegistry([], { enabled: [], pinned: {} }),
+      withWorker: false,
+      onRoute: (route) => {
+        for (const method of [route.method].flat()) tested.push(`${method} ${route.url}`);
+      },
+    });
+    await loopback.close();
+    expect([...logged!.routes!].sort()).toEqual(tested.sort());
+    // What that once hid: the docs' analytics preflight made every redirect a 404.
+    expect(logged!.routes).toContain('OPTIONS /analytics/v1/events');
+    const redirected = await fetch(`http://127.0.0.1:${env.API_PORT}/load_model/v1/`, {
+      method: 'POST',
+      redirect: 'manual',
+    });
+    expect([redirected.status, redirected.headers.get('location')]).toEqual([
+      307,
+      `http://127.0.0.1:${env.API_PORT}/load_model/v1`,
+    ]);
   });
 
   it('answers liveness and readiness for all four roles on the API port, beside the unchanged /health', async () => {
@@ -201,7 +237,8 @@ describe('npm start and the CLI', () => {
 
   // Seven CLI processes, each a cold tsx start: seconds each on a loaded 2-core machine.
   it('creates owners, keys, subscriptions and servers from the CLI, beside the running API', {
-    timeout: 90_000,
+    // Seven cold starts of the CLI (tsx): minutes on a busy machine, a bound for a hang.
+    timeout: 300_000,
   }, async () => {
     const cli = async (...args: string[]) =>
       JSON.parse((await run(process.execPath, ['--import', 'tsx', CLI, ...args, '--json'], { env })).stdout);
@@ -289,7 +326,8 @@ describe('npm start and the CLI', () => {
 
   // A second cold start: tens of seconds on a loaded 2-core machine.
   it('on a later start, prints the command that makes another key with the first owner id filled in', {
-    timeout: 90_000,
+    // Seven cold starts of the CLI (tsx): minutes on a busy machine, a bound for a hang.
+    timeout: 300_000,
   }, async () => {
     const { rows } = await db.pool.query<{ id: string }>(
       "SELECT id FROM owners WHERE name = 'default' ORDER BY created_at LIMIT 1",

@@ -20,6 +20,7 @@ import type {
   TaskListEntry,
   TaskListQuery,
   TaskPath,
+  TaskPreview,
   UploadAnswer,
   UsageQuery,
   UsageReport,
@@ -71,6 +72,11 @@ export interface WaitOptions<P extends TaskPath> {
   readonly timeoutMs?: number;
   /** Called with every status read before the final one: progress, queue position, estimate. */
   readonly onProgress?: (status: PendingOf<P>) => void;
+  /**
+   * Called with each preview of the task, the picture as it forms (JPEG, base64), where its engine
+   * sends them (ComfyUI started with a preview method): asks the status stream for them.
+   */
+  readonly onPreview?: (preview: TaskPreview) => void;
   /** The first interval between polls when the API offers no status stream (default 1000 ms). */
   readonly pollIntervalMs?: number;
   /** Cancel the task when the deadline passes (default false: it goes on without you). */
@@ -247,6 +253,7 @@ function untypedClient(transport: Transport) {
     const statuses = watchTask(transport, path, id, {
       signal: deadline.signal,
       pollIntervalMs: waitOptions.pollIntervalMs,
+      onPreview: waitOptions.onPreview,
     });
     for await (const status of statuses) {
       if (hasSucceeded(status)) return status;

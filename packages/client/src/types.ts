@@ -79,6 +79,14 @@ export type FailureState = 'FAILURE' | 'failed';
 /** Any status of any pipeline: what the helpers that serve every path work with. */
 export type AnyStatus = Statuses[TaskPath];
 
+/** A picture of a running task as it forms (a `preview` event of its status stream). */
+export interface TaskPreview {
+  /** `image/jpeg`. */
+  readonly content_type: string;
+  /** The image, in base64. */
+  readonly image: string;
+}
+
 type Webhooks = {
   [P in TaskPath]: (SuccessOf<P> | FailureOf<P>) & {
     /** The task's id, as the submission answered it. */

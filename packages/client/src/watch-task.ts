@@ -3,7 +3,7 @@ import { readEventStream } from './event-stream.ts';
 import { sleep } from './sleep.ts';
 import { hasEnded } from './task-states.ts';
 import { send, sendForJson, type Transport } from './transport.ts';
-import type { AnyStatus } from './types.ts';
+import type { AnyStatus, TaskPreview } from './types.ts';
 
 /**
  * Every status of a task until its final one: from `GET <status path>/events` (Server-Sent
@@ -15,6 +15,11 @@ export interface WatchOptions {
   readonly signal?: AbortSignal | undefined;
   /** The first wait between two polls, when the API offers no status stream (default 1000 ms). */
   readonly pollIntervalMs?: number | undefined;
+  /**
+   * Asks the status stream for the task's previews too (`?previews=true`): called with each, the
+   * picture as it forms, where the engine sends them. Polling has none.
+   */
+  readonly onPreview?: ((preview: TaskPreview) => void) | undefined;
 }
 
 const DEFAULT_POLL_MS = 1000;
@@ -47,7 +52,7 @@ export async function* watchTask(
   const state = { lastEventId: undefined as string | undefined, reconnectMs: DEFAULT_RECONNECT_MS };
   for (let drops = 0; drops < MAX_STREAM_DROPS; ) {
     const before = state.lastEventId;
-    const end = yield* streamOnce(transport, statusPath, state, options.signal);
+    const end = yield* streamOnce(transport, statusPath, state, options);
     if (end === 'ended') return;
     if (end === 'poll') break;
     drops = state.lastEventId === before ? drops + 1 : 0;
@@ -73,7 +78,7 @@ async function* streamOnce(
   transport: Transport,
   statusPath: string,
   state: { lastEventId: string | undefined; reconnectMs: number },
-  signal: AbortSignal | undefined,
+  { signal, onPreview }: WatchOptions,
 ): AsyncGenerator<AnyStatus, StreamEnd, undefined> {
   const connection = new AbortController();
   let stalled: ReturnType<typeof setTimeout> | undefined;
@@ -87,7 +92,7 @@ async function* streamOnce(
     try {
       response = await send(transport, {
         method: 'GET',
-        path: `${statusPath}/events`,
+        path: `${statusPath}/events${onPreview ? '?previews=true' : ''}`,
         headers: {
           accept: 'text/event-stream',
           ...(state.lastEventId === undefined ? {} : { 'last-event-id': state.lastEventId }),
@@ -117,6 +122,9 @@ async function* streamOnce(
     });
     try {
       for await (const event of events) {
+        if (event.event === 'preview') onPreview?.(JSON.parse(event.data) as TaskPreview);
+        // Statuses are the stream's unnamed events; any other kind is not one.
+        if (event.event !== 'message') continue;
         if (event.id !== undefined) state.lastEventId = event.id;
         const status = JSON.parse(event.data) as AnyStatus;
         yield status;

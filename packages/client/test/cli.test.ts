@@ -57,6 +57,25 @@ describe('imagegen run', () => {
     expect(result.stderr).not.toContain('\u001b');
   });
 
+  it('says each preview that arrived: a line when piped, a count on the bar in a terminal', async () => {
+    const previewing = await startTestApi({ delayMs: 1500, previews: true });
+    try {
+      const args = ['run', 'sd/text2image', '--prompt', 'a lighthouse', ...small, '--samples', '3'];
+      const local = { ...env, IMAGEGEN_API_KEY: previewing.key, IMAGEGEN_BASE_URL: previewing.url };
+      const piped = await imagegen(args, { env: local });
+      expect(piped.code).toBe(0);
+      expect(piped.stderr).toMatch(/^sd\/text2image [0-9a-f]{8}: preview 1 received \(\d+ B JPEG\)$/m);
+      const terminal = await imagegen(args, { env: local, tty: true });
+      expect(terminal.code).toBe(0);
+      const redraws = terminal.stdout.split('\r\u001b[2K');
+      expect(redraws.some((line) => /^sd\/text2image [0-9a-f]{8} \[[█░]+\] .*, 1 preview$/.test(line))).toBe(
+        true,
+      );
+    } finally {
+      await previewing.close();
+    }
+  });
+
   it('in a terminal: draws a progress bar in place, then prints the output links', async () => {
     const result = await imagegen(
       ['run', 'sd/text2image', '--prompt', 'a lighthouse', ...small, '--samples', '2'],

@@ -3,6 +3,8 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { imagegen } from './support/imagegen-command.ts';
@@ -71,6 +73,23 @@ describe('the packed package', () => {
     expect(result.stderr).not.toContain('imagegen:');
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ status: 'SUCCESS' });
+  });
+
+  it("installs an imagegen whose mcp serves the API's tools over stdio, the MCP SDK inside it", async () => {
+    const client = new Client({ name: 'desktop-agent', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: path.join(dir, 'global/bin/imagegen'),
+        args: ['mcp'],
+        env: { PATH: process.env.PATH ?? '', ...env },
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toContain('sd_text2image_v1');
+    } finally {
+      await client.close();
+    }
   });
 
   it('gives a project the SDK with no other package', async () => {

@@ -7,6 +7,7 @@ import {
   NetworkError,
   type PendingOf,
   TaskFailedError,
+  type TaskPreview,
   TimeoutError,
   ValidationError,
 } from '../src/index.ts';
@@ -50,6 +51,36 @@ describe('run', () => {
     expect(seen.filter((line) => line.startsWith('POST'))).toEqual(['POST /sd/text2image/v1']);
     expect(seen.filter((line) => line.includes('/status/'))).toHaveLength(1);
     expect(seen.find((line) => line.includes('/status/'))).toMatch(/\/events$/);
+  });
+
+  it("passes on the task's previews when asked, and asks for none otherwise", async () => {
+    const previewing = await startTestApi({ delayMs: 1500, previews: true });
+    try {
+      const streams: string[] = [];
+      const { fetch } = recordingFetch((_method, url) => {
+        if (url.pathname.endsWith('/events')) streams.push(url.search);
+        return undefined;
+      });
+      const client = createClient({ apiKey: previewing.key, baseUrl: previewing.url, fetch });
+      const previews: TaskPreview[] = [];
+      const result = await client.run(
+        '/sd/text2image/v1',
+        { ...prompt, samples: 3, width: 64, height: 64 },
+        { onPreview: (preview) => previews.push(preview), timeoutMs: 30_000 },
+      );
+      expect(result.status).toBe('SUCCESS');
+      expect(previews.length).toBeGreaterThan(0);
+      for (const preview of previews) {
+        expect(preview.content_type).toBe('image/jpeg');
+        expect([...Buffer.from(preview.image, 'base64').subarray(0, 2)]).toEqual([0xff, 0xd8]);
+      }
+      // Without onPreview the stream is asked for statuses only, and statuses are all it gives.
+      const plain = await client.run('/sd/text2image/v1', { ...prompt, width: 64, height: 64 });
+      expect(plain.status).toBe('SUCCESS');
+      expect(streams).toEqual(['?previews=true', '']);
+    } finally {
+      await previewing.close();
+    }
   });
 
   it('polls the status path when the API offers no status stream', async () => {

@@ -10,7 +10,7 @@ BASE=${COMFY_CPU_BASE:-/opt/comfyui-cpu}
 URL=http://127.0.0.1:8188
 if [ $# -gt 0 ] && [ "${1#http}" != "$1" ]; then URL=$1; shift; fi
 curl -fsS -o /dev/null "$URL/system_stats" || { echo "no ComfyUI answers at $URL (start it first)" >&2; exit 2; }
-export COMFYUI_CHECKPOINTS=sd1.5=random-sd15.safetensors,sdxl=random-sdxl.safetensors,sdxl-lightning=random-sdxl.safetensors,sd3=random-sd3.safetensors,sd3.5=random-sd3.5.safetensors,flux-schnell=random-flux-schnell.safetensors
+export COMFYUI_CHECKPOINTS=sd1.5=random-sd15.safetensors,sd1.5:lcm=detail-tweaker.safetensors,sdxl=random-sdxl.safetensors,sdxl-lightning=random-sdxl.safetensors,sd3=random-sd3.safetensors,sd3.5=random-sd3.5.safetensors,flux-schnell=random-flux-schnell.safetensors
 export COMFYUI_MODELS_DIR=$BASE/rootfs/opt/comfy/ComfyUI/models
 cd "$HERE/../../.."
 exec npm run --silent test:comfyui -- "$URL" "$@"

@@ -30,6 +30,11 @@ export interface PipelineCase {
   /** Input pictures by request field (a list for a list field). */
   readonly images: Readonly<Record<string, Picture | readonly Picture[]>>;
   /**
+   * The COMFYUI_CHECKPOINTS keys the case needs mapped (`sd1.5:lcm`: LCMScheduler's LoRA); a run
+   * whose setting lacks one skips the case, naming it.
+   */
+  readonly needs?: readonly string[];
+  /**
    * What the answer must hold: this many images of this size, a text where the pipeline
    * describes, a stored model file where it trains (its images are the model's sample images).
    */
@@ -85,23 +90,24 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     pipeline: '/sd/image2image/v1',
     body: { ...SD, ...SD_SIZE, strength: 0.6 },
     images: { init_image: photo(160, 120) },
-    // The photo's own 4:3 framing over the requested area, on the latent grid.
-    expect: { count: 1, width: 184, height: 136 },
+    // The photo's own 4:3 framing over the requested area (128 x 192 px): 181 x 136.
+    expect: { count: 1, width: 181, height: 136 },
   },
   {
     name: '/sd/inpainting/v1',
     pipeline: '/sd/inpainting/v1',
     body: { ...SD, ...SD_SIZE },
     images: { init_image: photo(160, 120), mask_image: mask(160, 120) },
-    // The photo's own 4:3 framing over the requested area, on the latent grid.
-    expect: { count: 1, width: 184, height: 136 },
+    // The painting laid back over the photo, at the photo's own size.
+    expect: { count: 1, width: 160, height: 120 },
   },
   {
     name: '/sd/controlnet/v1',
     pipeline: '/sd/controlnet/v1',
     body: { ...SD, ...SD_SIZE, controlnets: ['canny'] },
     images: { init_images: [photo(160, 120)] },
-    expect: { count: 1, ...SD_SIZE },
+    // The control photo frames the answer, as a photo to start from does.
+    expect: { count: 1, width: 181, height: 136 },
   },
   {
     name: '/sd/text2image/v1 with an IP-Adapter, style images and hidiffusion',
@@ -115,7 +121,7 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     pipeline: '/sd/controlnet/v1',
     body: { ...SD, ...SD_SIZE, controlnets: ['openpose', 'depth'], resolution: 256 },
     images: { init_images: [photo(160, 120)] },
-    expect: { count: 1, ...SD_SIZE },
+    expect: { count: 1, width: 181, height: 136 },
   },
   {
     // A controlnet on a mode that starts from a picture: its own control_image, and hires at the
@@ -124,8 +130,8 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     pipeline: '/sd/image2image/v1',
     body: { ...SD, ...SD_SIZE, strength: 0.6, controlnets: ['canny'], hires: true },
     images: { init_image: photo(160, 120), control_image: photo(160, 120) },
-    // The photo's framing (184x136), then hires' 1.5 times.
-    expect: { count: 1, width: 276, height: 204 },
+    // The photo's framing (181x136), then hires' 1.5 times.
+    expect: { count: 1, width: 272, height: 204 },
   },
   {
     // The controlnet's conditioning under the inpainting conditioning, and upscale after the decode.
@@ -133,7 +139,8 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     pipeline: '/sd/inpainting/v1',
     body: { ...SD, ...SD_SIZE, controlnets: ['canny'], upscale: '2x' },
     images: { init_image: photo(160, 120), mask_image: mask(160, 120), control_image: photo(160, 120) },
-    expect: { count: 1, width: 368, height: 272 },
+    // The photo's own size, upscaled twice.
+    expect: { count: 1, width: 320, height: 240 },
   },
   {
     name: '/sdxl/text2image/v1',
@@ -169,7 +176,7 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     pipeline: '/sdxl/inpainting/v1',
     body: { ...SD, ...XL_SIZE },
     images: { init_image: photo(160, 120), mask_image: mask(160, 120) },
-    expect: { count: 1, ...XL_SIZE },
+    expect: { count: 1, width: 160, height: 120 },
   },
   {
     name: '/sdxl/controlnet/v1',
@@ -194,6 +201,60 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     },
     images: {},
     expect: { count: 1, width: 384, height: 288 },
+  },
+  {
+    // A role id as model_id: the Lightning checkpoint with its own 8 steps, cfg 1 and schedule,
+    // near SDXL's megapixel.
+    name: '/sdxl/text2image/v1 with the Lightning checkpoint as model_id',
+    pipeline: '/sdxl/text2image/v1',
+    body: {
+      prompt: 'a red fox in the snow',
+      negative_prompt: 'blurry',
+      model_id: 'sdxl-lightning',
+      ...XL_SIZE,
+    },
+    images: {},
+    expect: { count: 1, ...XL_SIZE },
+  },
+  {
+    // A model of the other family on the path: drawn at SD1.5's own size with its own adapters.
+    name: '/sdxl/image2image/v1 with an SD1.5 model_id',
+    pipeline: '/sdxl/image2image/v1',
+    body: { ...SD, ...XL_SIZE, model_id: 'sd1.5', strength: 0.6 },
+    images: { init_image: photo(160, 120) },
+    expect: { count: 1, ...XL_SIZE },
+  },
+  {
+    // LCMScheduler: the LCM LoRA (a random SD1.5 LoRA stands for it), ModelSamplingDiscrete lcm,
+    // the lcm sampler at its own steps and cfg.
+    name: '/sd/text2image/v1 with LCMScheduler',
+    pipeline: '/sd/text2image/v1',
+    body: {
+      prompt: 'a red fox in the snow',
+      negative_prompt: 'blurry',
+      scheduler: 'LCMScheduler',
+      ...SD_SIZE,
+    },
+    images: {},
+    needs: ['sd1.5:lcm'],
+    expect: { count: 1, ...SD_SIZE },
+  },
+  {
+    // hires below the latent upscale's working strength: the second pass enlarges in pixel space
+    // with ESRGAN, at the picture's own strength.
+    name: '/sd/image2image/v1 with hires at a low strength',
+    pipeline: '/sd/image2image/v1',
+    body: { ...SD, width: 160, height: 120, strength: 0.3, hires: true },
+    images: { init_image: photo(160, 120) },
+    expect: { count: 1, width: 240, height: 180 },
+  },
+  {
+    // Past SD1.5's one-pass range: its own 512 px first, then a second pass at the size asked.
+    name: '/sd/text2image/v1 at a size past one pass',
+    pipeline: '/sd/text2image/v1',
+    body: { ...SD, width: 768, height: 768 },
+    images: {},
+    expect: { count: 1, width: 768, height: 768 },
   },
   {
     name: '/generate/v1',
@@ -230,7 +291,8 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     pipeline: '/generate/v3',
     body: { prompt: 'a lighthouse at dawn', num_inference_steps: 2, samples: 1, ...XL_SIZE },
     images: { init_image: photo(160, 120), mask_image: mask(160, 120) },
-    expect: { count: 1, ...XL_SIZE },
+    // The painting laid back over the photo, at the photo's own size.
+    expect: { count: 1, width: 160, height: 120 },
   },
   {
     name: '/sd3/v1',
@@ -255,6 +317,8 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
       guidance_scale: 7,
       direction: ['right', 'down'],
       expansion: [64],
+      // The new border is sampled fully whatever the strength; it blends 20 px into the photo.
+      strength: 0.5,
     },
     images: { init_image: photo(128, 96) },
     expect: { count: 1, width: 192, height: 160 },
@@ -343,7 +407,8 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     pipeline: '/relight/v1',
     body: { prompt: 'warm sunset light', samples: 2, light: 'right', ...SD_SIZE },
     images: { init_image: photo(160, 120) },
-    expect: { count: 2, ...SD_SIZE },
+    // The photo's own framing over the requested area, never cropped to it.
+    expect: { count: 2, width: 181, height: 136 },
   },
   {
     name: '/bgchanger/v1 with a style image',
@@ -357,7 +422,8 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     pipeline: '/logo/v1',
     body: { prompt: 'a coffee shop logo, flat vector', ...XL_SIZE },
     images: { image: photo(128, 128) },
-    expect: { count: 1, ...XL_SIZE },
+    // The sketch frames the answer: square, over the requested area.
+    expect: { count: 1, width: 222, height: 222 },
   },
   ...(['/fashion_upper/v1', '/fashion_lower/v1', '/fashion_dress/v1'] as const).map((pipeline, n) => ({
     name: pipeline,
@@ -490,10 +556,19 @@ export function compileCase(
       Array.isArray(value) ? value.map((_, n) => `${field}-${n}.png`) : `${field}.png`,
     ]),
   );
+  const imageSizes = Object.fromEntries(
+    Object.entries(job.images).map(([field, value]) => [
+      field,
+      Array.isArray(value)
+        ? value.map(({ width, height }) => ({ width, height }))
+        : { width: (value as InputImage).width, height: (value as InputImage).height },
+    ]),
+  );
   return compilerFor(testCase.pipeline)!.compile({
     input: job.input,
     seed: job.seed,
     images,
+    imageSizes,
     filenamePrefix: 'imagegen/suite/img',
     checkpoints,
   });
@@ -529,12 +604,18 @@ export function modelFilesOf(prompt: ApiPrompt): Record<string, string[]> {
   return files.sorted();
 }
 
+/** The COMFYUI_CHECKPOINTS keys a case needs that these mappings lack. */
+export function unmetNeeds(testCase: PipelineCase, checkpoints: Readonly<Record<string, string>>): string[] {
+  return (testCase.needs ?? []).filter((key) => !Object.hasOwn(checkpoints, key));
+}
+
 /** Every model file the suite's graphs load with these checkpoint mappings, by folder. */
 export async function suiteModelFiles(
   checkpoints: Readonly<Record<string, string>>,
 ): Promise<Record<string, string[]>> {
   const all = new FolderFiles();
   for (const testCase of PIPELINE_SUITE) {
+    if (unmetNeeds(testCase, checkpoints).length > 0) continue;
     const { prompt } = compileCase(testCase, await caseJob(testCase), checkpoints);
     for (const [folder, files] of Object.entries(modelFilesOf(prompt))) {
       for (const file of files) all.add(folder, file);

@@ -17,6 +17,7 @@ import {
   modelInputsOf,
   PIPELINE_SUITE,
   type PipelineCase,
+  unmetNeeds,
 } from './comfyui-pipeline-suite.ts';
 import { inputOptions } from './fake-comfyui/model-lists.ts';
 
@@ -104,6 +105,11 @@ export async function runServerSuite(url: string, options: ServerSuiteOptions = 
         options.onOutcome?.(result);
       };
       try {
+        const unmapped = unmetNeeds(testCase, checkpoints);
+        if (unmapped.length > 0) {
+          settle('skipped', `COMFYUI_CHECKPOINTS maps no ${unmapped.join(', ')}`);
+          continue;
+        }
         const job = await caseJob(testCase);
         const lacks = await missingOnServer(testCase, job, checkpoints, objectInfo, filesIn);
         if (lacks.length > 0) {

@@ -187,8 +187,24 @@ describe('images of the graph', () => {
     const first = await view(server, (await runGraph(server, graph({ seed: 7 }))).outputs['9']!.images[0]!);
     const again = await view(server, (await runGraph(server, graph({ seed: 7 }))).outputs['9']!.images[0]!);
     const other = await view(server, (await runGraph(server, graph({ seed: 8 }))).outputs['9']!.images[0]!);
-    expect(again.equals(first)).toBe(true);
-    expect(other.equals(first)).toBe(false);
+    // (The PNGs differ in the graph they carry: its own filename prefix each.)
+    const pixels = (png: Buffer) => sharp(png).raw().toBuffer();
+    expect((await pixels(again)).equals(await pixels(first))).toBe(true);
+    expect((await pixels(other)).equals(await pixels(first))).toBe(false);
+  });
+});
+
+describe('metadata in the saved PNG', () => {
+  it('writes the graph into a tEXt chunk after the header, as ComfyUI’s SaveImage does', async () => {
+    const server = await start();
+    const png = await view(server, (await runGraph(server, graph({ seed: 9 }))).outputs['9']!.images[0]!);
+    expect(png.toString('latin1', 12 + 25, 16 + 25)).toBe('tEXt');
+    const length = png.readUInt32BE(33);
+    const [keyword, text] = png.toString('latin1', 41, 41 + length).split('\0');
+    expect(keyword).toBe('prompt');
+    expect(JSON.parse(text!)['3'].inputs.seed).toBe(9);
+    // Still a PNG every decoder reads.
+    expect((await sharp(png).metadata()).format).toBe('png');
   });
 });
 

@@ -48,6 +48,8 @@ describe('the pipeline suite against a server', () => {
         // IC-Light lists `unet`, a legacy folder name `/models/unet` answers 404 for: the loader's
         // own list in /object_info says the file is there.
         pick('/relight/v1'),
+        // LCMScheduler's LoRA is a role this deployment's setting does not map.
+        pick('/sd/text2image/v1 with LCMScheduler'),
         { ...t2i, name: 'a case expecting three images', expect: { ...t2i.expect, count: 3 } },
       ],
       onOutcome: (outcome) => seen.push(outcome.name),
@@ -58,7 +60,8 @@ describe('the pipeline suite against a server', () => {
       ['/sdxl/text2image/v1', 'skipped', 'the server lacks checkpoints/sd_xl_base_1.0.safetensors'],
       ['/upscaler/v1 deblur', 'ran', '1 image(s) of 192x128'],
       ['/faceswap/v1', 'ran', expect.stringMatching(/^1 image\(s\) of \d+x\d+$/)],
-      ['/relight/v1', 'ran', '2 image(s) of 128x192'],
+      ['/relight/v1', 'ran', '2 image(s) of 181x136'],
+      ['/sd/text2image/v1 with LCMScheduler', 'skipped', 'COMFYUI_CHECKPOINTS maps no sd1.5:lcm'],
       ['a case expecting three images', 'failed', 'expected 3 image(s) of 128x192, got 128x192, 128x192'],
     ]);
     expect(seen).toEqual(outcomes.map((outcome) => outcome.name));

@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import type { ValidationErrorEntry } from './endpoint.ts';
 import { numberLiteral } from './number-literals.ts';
 import {
   clampInteger,
@@ -8,7 +9,7 @@ import {
   pythonIntRepr,
   pythonStrip,
 } from './python-builtins.ts';
-import { HTTP_URL_KEYWORD } from './schemas/common.ts';
+import { EMPTY_IS_ABSENT_KEYWORD, HTTP_URL_KEYWORD } from './schemas/common.ts';
 
 /**
  * pydantic v1 converts a value to its field's type before it checks anything else: "512" and
@@ -25,6 +26,8 @@ import { HTTP_URL_KEYWORD } from './schemas/common.ts';
  *   enum    members only, never converted
  *   list    a list (no other iterable reaches us from JSON), each item converted as its type
  *   null    None where the field's default is None (optional, no default): as if left out
+ *   empty   "" (once converted: a URL loses its spaces) where the schema says so
+ *           (EMPTY_IS_ABSENT_KEYWORD): as if left out, a field or a list's item alike
  *   union   as the first branch that takes the value's type. pydantic tries the branches in
  *           order and keeps the first that validates whole; the two agree wherever the branches
  *           take different types, as in every union of the contract (str or list, member or hash).
@@ -48,6 +51,7 @@ interface SchemaNode {
   exclusiveMaximum?: number;
   maximum?: number;
   [HTTP_URL_KEYWORD]?: boolean;
+  [EMPTY_IS_ABSENT_KEYWORD]?: boolean;
 }
 
 /** Converts, in place, the fields of an object body (or of query parameters) to their types. */
@@ -78,7 +82,7 @@ function converter(schema: SchemaNode): Convert {
     case 'null':
       return (value) => (value === null ? null : REFUSED);
     case 'array':
-      return list(converter(schema.items ?? {}));
+      return list(converter(schema.items ?? {}), takesEmptyAsAbsent(schema.items ?? {}));
     case 'object':
       return object(schema);
     default:
@@ -100,6 +104,11 @@ function object(schema: SchemaNode): Convert {
       .filter(([name, field]) => !required.has(name) && !('default' in field) && !takesNull(field))
       .map(([name]) => name),
   );
+  const emptyIsAbsent = new Set(
+    Object.entries(properties)
+      .filter(([, field]) => takesEmptyAsAbsent(field))
+      .map(([name]) => name),
+  );
   return (value) => {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return REFUSED;
     const record = value as Record<string, unknown>;
@@ -113,7 +122,8 @@ function object(schema: SchemaNode): Convert {
         continue;
       }
       const converted = convert(given, record, key);
-      if (converted !== REFUSED && !Object.is(converted, given)) record[key] = converted;
+      if (converted === '' && emptyIsAbsent.has(key)) delete record[key];
+      else if (converted !== REFUSED && !Object.is(converted, given)) record[key] = converted;
     }
     return record;
   };
@@ -123,15 +133,54 @@ function takesNull(schema: SchemaNode): boolean {
   return schema.type === 'null' || (schema.anyOf ?? []).some(takesNull);
 }
 
-function list(item: Convert): Convert {
+/** Whether `""` is the schema's "not given" (itself, or one of its union's branches). */
+function takesEmptyAsAbsent(schema: SchemaNode): boolean {
+  return schema[EMPTY_IS_ABSENT_KEYWORD] === true || (schema.anyOf ?? []).some(takesEmptyAsAbsent);
+}
+
+/**
+ * The lists that lost `""` items, each with the index its kept items had in the list as sent: an
+ * error about an item names the place the client put it (`locateAsSent`).
+ */
+const sentIndices = new WeakMap<object, number[]>();
+
+/** A list's items, each converted; with `skipEmpty`, the `""` items left out, in one pass. */
+function list(item: Convert, skipEmpty: boolean): Convert {
   return (value) => {
     if (!Array.isArray(value)) return REFUSED;
+    let kept = 0;
+    let indices: number[] | undefined;
     for (let index = 0; index < value.length; index++) {
       const converted = item(value[index], value, index);
-      if (converted !== REFUSED) value[index] = converted;
+      const now = converted === REFUSED ? value[index] : converted;
+      if (skipEmpty && now === '') {
+        indices ??= Array.from({ length: kept }, (_, sent) => sent);
+        continue;
+      }
+      indices?.push(index);
+      value[kept++] = now;
+    }
+    if (indices) {
+      value.length = kept;
+      sentIndices.set(value, indices);
     }
     return value;
   };
+}
+
+/**
+ * Puts back, in the errors about items of a body's top-level lists, the index each item had as
+ * sent, where `""` items before it were left out (the request's lists nest no deeper).
+ */
+export function locateAsSent(detail: ValidationErrorEntry[], body: Record<string, unknown>): void {
+  for (const entry of detail) {
+    const [part, field, index, ...rest] = entry.loc;
+    if (part !== 'body' || typeof field !== 'string' || typeof index !== 'number') continue;
+    const list = body[field];
+    const indices = typeof list === 'object' && list !== null ? sentIndices.get(list) : undefined;
+    const sent = indices?.[index];
+    if (sent !== undefined) entry.loc = [part, field, sent, ...rest];
+  }
 }
 
 function union(branches: Convert[]): Convert {

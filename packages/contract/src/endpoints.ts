@@ -3,7 +3,7 @@ import type { Endpoint, EndpointKind, HeaderParameter, PathAlias, StatusOperatio
 import { EXAMPLES } from './examples.ts';
 import { imageFieldsOf } from './image-fields.ts';
 import { SD35Prompt, StylePrompt } from './schemas/base-models.ts';
-import { Enum, Int } from './schemas/common.ts';
+import { Bool, Enum, Int } from './schemas/common.ts';
 import { FaceLockPrompt, FaceSwapPrompt, InstamodelPrompt, PhotomakerPrompt } from './schemas/face.ts';
 import {
   FashionDressPrompt,
@@ -19,10 +19,12 @@ import {
   TASK_STATES,
   TaskList,
   UsageReport,
+  UserAccount,
   UserImageList,
   UserModel,
   UserModelList,
   UserSubscription,
+  UserSubscriptionList,
   WebhookDelivery,
   WebhookDeliveryList,
   WebhookSecret,
@@ -151,6 +153,7 @@ const PATH_PARAMETERS: Readonly<Record<string, string>> = {
   image_id: 'An `image_id` from /images/v1.',
   batch_id: 'The `batch_id` the tasks were submitted with.',
   delivery_id: 'An `id` from /webhooks/v1/deliveries.',
+  user_id: "Your account id: the `user_id` of /subscription/v1. Another account's id answers 404.",
 };
 
 /** The path parameters of `path` (one property per `{name}`), or undefined when it has none. */
@@ -197,7 +200,8 @@ function taskStatus<const P extends string, S extends TSchema>(
     summary: `Status of a ${what} task`,
     description:
       'Answers `PENDING` while the task waits or runs, `SUCCESS` with `download_urls` when it is done, ' +
-      'or `FAILURE` with an `error`.',
+      'or `FAILURE` with an `error`. Any of your tasks answers here, in the shape of the path it was ' +
+      'submitted to (a training `completed`, a model load its `model_id`), as at its own status path.',
     responses: {
       200: Type.Union([PendingResponse, success, TaskErrorResponse]),
       ...auth,
@@ -642,13 +646,23 @@ const records = [
     ),
     query: ImagesQuery(),
   },
-  record('/images/v1/{image_id}', 'Get an image', 'Designed path: one image, as `ImageInfo`.', ImageInfo),
+  {
+    ...record(
+      '/images/v1/{image_id}',
+      'Get an image',
+      "Designed path: one image, as `ImageInfo`. `/images/{image_id}` (the original service's " +
+        'frontend reads it there) answers the same.',
+      ImageInfo,
+    ),
+    aliases: [alias('/images/{image_id}')],
+  },
   record(
     '/subscription/v1',
     'Your subscription',
     'Designed path: your plan, as `UserSubscription`.',
     UserSubscription,
   ),
+  ...frontendAccountPaths(),
   record(
     '/batches/v1/{batch_id}',
     'Tasks of a batch',
@@ -713,6 +727,47 @@ const records = [
   },
 ];
 
+/**
+ * The account paths the original service's frontend reads, keyed by the account id: each answers
+ * for your own id only (another account's id answers 404, as a missing one), with the records the
+ * designed paths answer.
+ */
+function frontendAccountPaths() {
+  const own = "The path of the original service's frontend; your own `user_id` only (another answers 404).";
+  return [
+    record(
+      '/user/{user_id}',
+      'Your account',
+      `${own} Your id, your plan and when it ends, and the key of this request, as \`UserAccount\`.`,
+      UserAccount,
+    ),
+    {
+      ...record(
+        '/user/{user_id}/images',
+        'Your images (by account id)',
+        `${own} The same page of your images as /images/v1, with its query: \`UserImage\` records, ` +
+          'newest first.',
+        UserImageList,
+      ),
+      query: ImagesQuery(),
+    },
+    record(
+      '/user/{user_id}/models',
+      'Your models (by account id)',
+      `${own} Your models as /models/v1 lists them, as \`UserModelInfo\`.`,
+      UserModelList,
+      'Custom models',
+    ),
+    record(
+      '/user/{user_id}/subscriptions',
+      'Your subscriptions',
+      `${own} Every subscription of your account, newest first (at most 100), as \`UserSubscription\`: ` +
+        'the active one and those that ended, with their enterprise server (`pod_id`).',
+      UserSubscriptionList,
+    ),
+  ];
+}
+
 function DeliveriesQuery() {
   return Type.Object({
     task_id: Type.Optional(Type.String({ description: "Only this task's deliveries." })),
@@ -750,6 +805,17 @@ function TasksQuery() {
   });
 }
 
+/** The status stream's query: whether the task's previews come too. */
+const EventsQuery = Type.Object({
+  previews: Type.Optional(
+    Bool(
+      false,
+      'Send the picture as it forms as `preview` events (JPEG), where the engine sends previews. ' +
+        'Off by default: a client that reads every event as a status sees only statuses.',
+    ),
+  ),
+});
+
 /**
  * The designed task-control paths of a task-creating endpoint, in the style of its status path:
  * `POST <path>/cancel/{task_id}` and `GET <path>/status/{task_id}/events` (training: `{training_id}`).
@@ -771,7 +837,8 @@ function taskControl(endpoint: Endpoint): Endpoint[] {
       tag: endpoint.tag,
       summary: `Cancel: ${endpoint.summary}`,
       description:
-        `Designed path: cancels a queued or running task of ${endpoint.path}. A queued task ends at once, a ` +
+        `Designed path: cancels a queued or running task of ${endpoint.path} (any of your tasks: the id ` +
+        'names it, as at the status path). A queued task ends at once, a ' +
         'running one is stopped where its engine stands and its outputs are never served. Answers the ' +
         `final status, ${failed} with error \`${CANCELLED_ERROR}\`; its webhook fires once. A task ` +
         'that already ended answers 409.',
@@ -792,10 +859,16 @@ function taskControl(endpoint: Endpoint): Endpoint[] {
       tag: endpoint.tag,
       summary: `Status events: ${endpoint.summary}`,
       description:
-        `Designed path: the status of a ${endpoint.path} task as Server-Sent Events. An event (\`id\` ` +
+        `Designed path: the status of a ${endpoint.path} task (or any of yours, as the status path ` +
+        'answers it) as Server-Sent Events. An event (`id` ' +
         'and `data`, the status body) at once and at every change of state or progress, the final status ' +
         'as the last event, then the stream ends; `: keep-alive` comments in between. Reconnect with ' +
-        '`Last-Event-ID` to get only newer events: 204 when the final one was already received.',
+        '`Last-Event-ID` to get only newer events: 204 when the final one was already received. With ' +
+        '`previews=true`, the picture as it forms too, where the engine sends one (ComfyUI started with ' +
+        'a preview method): `event: preview` events without an `id`, `data` ' +
+        '`{"content_type": "image/jpeg", "image": "<base64>"}`, about two a second at most, the latest ' +
+        'one at once to a stream that opens while the task runs.',
+      query: EventsQuery,
       responses: { 200: TaskEventStream, ...auth, 404: HTTPError },
       responseMedia: 'text/event-stream',
       headers: [LAST_EVENT_ID],

@@ -16,6 +16,8 @@ type OpenApiDocument = {
 };
 
 const SECURITY_SCHEME = 'APIKeyHeader';
+/** The same key as a Bearer token (`Authorization: Bearer <key>`), as OpenAI's and MCP clients send it. */
+const BEARER_SCHEME = 'HTTPBearer';
 
 const RESPONSE_WORDS: Record<number, string> = {
   200: 'Successful Response',
@@ -235,17 +237,24 @@ export function buildOpenApi(
       version: '1.0.0',
       description:
         'Image generation as asynchronous tasks: submit with POST, then poll the status path. ' +
-        "Authenticate with the `API-Key` header. Validation errors answer 422 in FastAPI's format.",
+        'Authenticate with the `API-Key` header (or `Authorization: Bearer <key>`). Validation errors ' +
+        "answer 422 in FastAPI's format.",
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: options.serverUrl ?? 'http://localhost:8000' }],
-    security: [{ [SECURITY_SCHEME]: [] }],
+    // Either scheme: one key, in whichever header the client sends.
+    security: [{ [SECURITY_SCHEME]: [] }, { [BEARER_SCHEME]: [] }],
     tags: TAGS.map((tag) => ({ ...tag })),
     paths,
     components: {
       schemas,
       securitySchemes: {
         [SECURITY_SCHEME]: { type: 'apiKey', in: 'header', name: 'API-Key' },
+        [BEARER_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The same API key, as a Bearer token.',
+        },
       },
     },
   };

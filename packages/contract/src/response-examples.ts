@@ -5,10 +5,26 @@ import { CANCELLED_ERROR } from './schemas/responses.ts';
 const url = (name: string) => `https://api.example.com/files/${name}.png`;
 const when = '2024-05-01T12:00:00Z';
 
+const subscription = {
+  user_id: 'u_123',
+  subscription_id: 'sub_1',
+  plan: 'EPBASIC',
+  pod_id: 'gpu-1',
+  pod_status: 'unknown',
+  period_start: when,
+  period_end: '2024-06-01T12:00:00Z',
+  subscription_status: 'active',
+};
+
 export const RESPONSE_EXAMPLES: Readonly<Record<string, unknown>> = {
   AcceptedResponse: { status: 'PENDING', id: 'b0f3c1d2-6a1e-4d3f-9a57-0c2f4e8b9d10' },
-  AsyncTaskSuccessResponse: { status: 'SUCCESS', download_urls: [url('out-1')] },
-  SyncTaskSuccessResponse: { status: 'SUCCESS', download_urls: [url('out-1')], image: null },
+  AsyncTaskSuccessResponse: { status: 'SUCCESS', download_urls: [url('out-1')], image_url: url('out-1') },
+  SyncTaskSuccessResponse: {
+    status: 'SUCCESS',
+    download_urls: [url('out-1')],
+    image_url: url('out-1'),
+    image: null,
+  },
   Image2PromptSuccessResponse: {
     status: 'SUCCESS',
     download_urls: null,
@@ -62,18 +78,16 @@ export const RESPONSE_EXAMPLES: Readonly<Record<string, unknown>> = {
     model_id: 'sdxl',
     backblaze_file_id: null,
     download_url: url('out-1'),
-    json: { prompt: 'a red fox in the snow' },
+    json: '{"prompt": "a red fox in the snow", "width": 1024, "height": 1024}',
     creation_timestamp: when,
   },
-  UserSubscription: {
+  UserSubscription: subscription,
+  UserSubscriptionList: [subscription],
+  UserAccount: {
     user_id: 'u_123',
-    subscription_id: 'sub_1',
+    api_key: 'ig_4f7C2a9E1b6D8f03A5c7E9b1D3f5A7c9',
     plan: 'EPBASIC',
-    pod_id: 'gpu-1',
-    pod_status: 'unknown',
-    period_start: when,
-    period_end: '2024-06-01T12:00:00Z',
-    subscription_status: 'active',
+    plan_expiry_date: '2024-06-01T12:00:00Z',
   },
   BatchTasks: {
     batch_id: 'launch-posters',

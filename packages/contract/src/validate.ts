@@ -1,13 +1,13 @@
 import type { ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { TSchema } from 'typebox';
-import { compileCoercion } from './coercion.ts';
+import { compileCoercion, locateAsSent } from './coercion.ts';
 import type { Endpoint, RequestPart, ValidationErrorEntry, ValidationResult } from './endpoint.ts';
 import { httpUrlProblem } from './http-url.ts';
 import { detailWithLongLists, LONG_LIST_ITEMS, longListFields } from './long-lists.ts';
 import { MISSING, toPydanticDetail } from './pydantic-errors.ts';
 import { modelInput } from './python-dict.ts';
-import { HTTP_URL_KEYWORD, IMAGE_KEYWORD } from './schemas/common.ts';
+import { EMPTY_IS_ABSENT_KEYWORD, HTTP_URL_KEYWORD, IMAGE_KEYWORD } from './schemas/common.ts';
 
 /**
  * One Ajv instance for every request schema (and one that stops at the first error, for bodies
@@ -39,6 +39,8 @@ function newAjv(allErrors: boolean): Ajv2020 {
     validate: (enabled: boolean, data: string) => !enabled || httpUrlProblem(data) === undefined,
   });
   ajv.addKeyword({ keyword: IMAGE_KEYWORD, schemaType: 'boolean' });
+  // Read by coercion.ts before Ajv sees the body: an annotation to Ajv.
+  ajv.addKeyword({ keyword: EMPTY_IS_ABSENT_KEYWORD, schemaType: 'boolean' });
   return ajv;
 }
 
@@ -116,10 +118,13 @@ function bodyValidator(schema: TSchema, longList = LONG_LIST_ITEMS): RequestVali
       validOrNot ??= firstFailure.compile(closed(schema));
       if (validOrNot(body)) return { ok: true, value: fields };
       const maxItems = (field: string) => largestMaxItems(propertyOf(schema, field));
-      return { ok: false, detail: detailWithLongLists(fields, longFields, validate, fieldOrder, maxItems) };
+      const detail = detailWithLongLists(fields, longFields, validate, fieldOrder, maxItems);
+      locateAsSent(detail, fields);
+      return { ok: false, detail };
     }
     if (validate(body)) return { ok: true, value: fields };
     const detail: ValidationErrorEntry[] = toPydanticDetail(validate.errors ?? [], fieldOrder);
+    locateAsSent(detail, fields);
     return { ok: false, detail };
   };
 }

@@ -127,13 +127,14 @@ describe('the OpenAPI document', () => {
     expect(JSON.stringify(t2i.responses['422'])).toContain('#/components/schemas/HTTPValidationError');
   });
 
-  it('declares the API-Key header and requires it everywhere', () => {
+  it('declares the API-Key header, or the key as a Bearer token, and requires one everywhere', () => {
     expect(doc.components.securitySchemes.APIKeyHeader).toEqual({
       type: 'apiKey',
       in: 'header',
       name: 'API-Key',
     });
-    expect(doc.security).toEqual([{ APIKeyHeader: [] }]);
+    expect(doc.components.securitySchemes.HTTPBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.security).toEqual([{ APIKeyHeader: [] }, { HTTPBearer: [] }]);
   });
 
   it('gives every operation an id, a summary, a description and an example', () => {

@@ -66,7 +66,7 @@ const OWN_SERVER = 'gpu-1';
 /** The shared ComfyUI server every other comfyui task runs on. */
 const SHARED_SERVER = 'gpu-0';
 
-interface Stage {
+export interface Stage {
   readonly pool: Pool;
   readonly apiKey: string;
   readonly web: StandIn;
@@ -109,7 +109,8 @@ export async function recordExchanges(pool: Pool, options: RecordOptions = {}): 
   }
 }
 
-async function startStage(pool: Pool): Promise<Stage> {
+/** The engines, fake ComfyUI servers, stand-in web and owner every recording runs on. */
+export async function startStage(pool: Pool): Promise<Stage> {
   const dir = await mkdtemp(path.join(tmpdir(), 'imagegen-docs-examples-'));
   const sharedModels = path.join(dir, 'models-shared');
   const ownModels = path.join(dir, 'models-gpu-1');
@@ -285,7 +286,7 @@ async function call(
   return { status: response.status, body: await response.json() };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+export async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
     const value = await probe();

@@ -5,6 +5,9 @@
  * bundled PostgreSQL in a temporary folder (or a fresh database on TEST_DATABASE_URL's server), so
  * no earlier task shows in the answers.
  *
+ * Then the exchanges of the other protocols the API speaks (record-protocols.mts) into
+ * examples/recorded-protocols/<name>.json.
+ *
  * `npm run --silent docs:examples -- /outpainting/v1 ...` records those endpoints only.
  */
 import { randomBytes } from 'node:crypto';
@@ -15,7 +18,8 @@ import { createPool, startEmbeddedCluster } from '@imagegen/db';
 import { migrate } from '@imagegen/server';
 import { recordingSlug } from '../src/components/recorded-exchange.ts';
 import { recordExchanges, recordedPaths } from './record-exchanges.mts';
-import { RECORDED_DIR, recordingText } from './recordings.mts';
+import { recordProtocols } from './record-protocols.mts';
+import { PROTOCOLS_DIR, RECORDED_DIR, recordingText } from './recordings.mts';
 
 const only = process.argv.slice(2);
 const unknown = only.filter((p) => !recordedPaths().includes(p));
@@ -50,6 +54,12 @@ try {
     const current = new Set(recordedPaths().map((p) => `${recordingSlug(p)}.json`));
     for (const file of await readdir(RECORDED_DIR)) {
       if (file.endsWith('.json') && !current.has(file)) await rm(path.join(RECORDED_DIR, file));
+    }
+  }
+  if (only.length === 0) {
+    await mkdir(PROTOCOLS_DIR, { recursive: true });
+    for (const recording of await recordProtocols(pool)) {
+      await writeFile(path.join(PROTOCOLS_DIR, `${recording.name}.json`), recordingText(recording));
     }
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);

@@ -83,6 +83,7 @@ export function heldAtTheDoor(registry: EngineRegistry): HeldRegistry {
     serverNames: () => registry.serverNames(),
     admit: (pipeline, input) => registry.admit(pipeline, input),
     start: () => registry.start(),
+    startup: () => registry.startup(),
     close: () => registry.close(),
     engineFor(pipeline) {
       const engine = registry.engineFor(pipeline);

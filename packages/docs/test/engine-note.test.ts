@@ -150,10 +150,13 @@ describe('the engine note', () => {
       else expect(text, pipeline).not.toContain('engine refuses');
     }
     // The pack pipelines name what they refuse.
+    // Its SDXL-Lightning and Turbo models' bounds too.
     expect(needs['/facelock/v2']?.refuses?.map((r) => r.field)).toEqual([
       'supp_image1',
       'id_mix',
       'model_id',
+      'num_inference_steps',
+      'guidance_scale',
     ]);
     expect(needs['/logo/v1']?.refuses?.map((r) => r.field)).toEqual(['logo_prompt']);
     for (const path of Object.keys(catalog.paths).filter((p) => !needs[p])) {

@@ -5,27 +5,43 @@
  *
  * An entry is `<key>=<file>`, the key one of
  * - `<model id>`: the file that id loads (`sd1.5`, `sdxl`, `sd3`, `sd3.5`, or an id of the operator's own);
- * - `<model id>:<family>` (`sd1.5` or `sdxl`): an id of the operator's own and its model family, so
- *   the API refuses it at submission where the pipeline's adapters fit the other family, and the
- *   SD graphs give it its own family's controlnets and adapters;
+ * - `<model id>:<family>` (`sd1.5`, `sdxl`, `sdxl-lightning`, `sdxl-turbo`, `sd3`, `sd3.5`): an id of
+ *   the operator's own and its model family, whose profile (model-profiles.ts: size, steps, cfg,
+ *   sampler, adapters) its graphs follow; the API refuses it at submission where the pipeline
+ *   cannot draw that family or its adapters fit another;
  * - `<model id or family>:<role>`: the file loaded in that role instead of the id's own: `inpainting`
  *   (`sd1.5`, `sdxl` or a mapped SD id; the inpainting paths and the repaint steps), `lightning`
- *   (`sdxl`; `/instamodel/v1`), `dev` and `schnell` (`flux`; `/generate/v3`). A role not mapped
- *   loads the id's own file, as before roles existed.
+ *   (`sdxl`; `/instamodel/v1`), `dev` and `schnell` (`flux`; `/generate/v3`), `lcm` (`sd1.5`,
+ *   `sdxl`: the LCM LoRA `scheduler: "LCMScheduler"` samples with, a file of `models/loras`). A
+ *   role not mapped loads the id's own file, as before roles existed; `lcm` has no such file, and
+ *   LCMScheduler is refused without it.
  */
 
-/** The model families a checkpoint of COMFYUI_CHECKPOINTS may declare (the contract's `base_model`s). */
-export type CheckpointFamily = 'sd1.5' | 'sdxl';
+/** The model families a checkpoint of COMFYUI_CHECKPOINTS may declare: the profiles of a checkpoint file. */
+export type CheckpointFamily = 'sd1.5' | 'sdxl' | 'sdxl-lightning' | 'sdxl-turbo' | 'sd3' | 'sd3.5';
 
-export const CHECKPOINT_FAMILIES: readonly CheckpointFamily[] = ['sd1.5', 'sdxl'];
+export const CHECKPOINT_FAMILIES: readonly CheckpointFamily[] = [
+  'sd1.5',
+  'sdxl',
+  'sdxl-lightning',
+  'sdxl-turbo',
+  'sd3',
+  'sd3.5',
+];
 
-/** The built-in model ids, each the base model of its family. */
+/**
+ * The built-in model ids, each its family's own model: a request may name them as `model_id`
+ * (the SD paths refuse those their graph cannot draw, at submission).
+ */
 export const BUILT_IN_FAMILIES: Readonly<Record<string, CheckpointFamily>> = {
   'sd1.5': 'sd1.5',
   sdxl: 'sdxl',
+  'sdxl-lightning': 'sdxl-lightning',
+  sd3: 'sd3',
+  'sd3.5': 'sd3.5',
 };
 
-export type CheckpointRole = 'inpainting' | 'lightning' | 'dev' | 'schnell';
+export type CheckpointRole = 'inpainting' | 'lightning' | 'dev' | 'schnell' | 'lcm';
 
 /**
  * Each role and whose it is: `ids` lists the keys it may follow (absent: `sd1.5`, `sdxl`, or an SD
@@ -40,6 +56,7 @@ export const CHECKPOINT_ROLES: Readonly<
   lightning: { ids: ['sdxl'], uses: '/instamodel/v1' },
   dev: { ids: ['flux'], uses: '/generate/v3 (Flux Dev instead of Schnell)' },
   schnell: { ids: ['flux'], uses: '/generate/v3' },
+  lcm: { ids: ['sd1.5', 'sdxl'], uses: 'scheduler LCMScheduler (the LCM LoRA, folder loras)' },
 };
 
 /**

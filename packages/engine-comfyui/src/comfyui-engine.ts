@@ -8,10 +8,13 @@ import {
   type InputImage,
   type OutputImage,
   type RunContext,
+  type SubmissionRefusal,
 } from '@imagegen/engines';
 import sharp, { type Metadata } from 'sharp';
 import type { CheckpointFamily } from './checkpoint-roles.ts';
+import { modelKind } from './client/rejection.ts';
 import {
+  type ApiPrompt,
   type ComfyClient,
   type CompileContext,
   type CompiledWorkflow,
@@ -21,11 +24,16 @@ import {
   PromptFailedError,
   PromptLostError,
   type PromptOutputs,
+  type PromptPreview,
   PromptRejectedError,
   PromptStalledError,
+  type PromptTiming,
+  ServerOutOfMemoryError,
   ServerUnavailableError,
 } from './contracts.ts';
 import { ModelListings } from './model-listings.ts';
+import { fetchManifest, type ManifestEntry } from './model-manifest.ts';
+import { modelFilePath } from './model-store.ts';
 import {
   ensureModelsOn,
   MODEL_TASK_PIPELINES,
@@ -34,8 +42,11 @@ import {
   storeTrainedModel,
   trainedModel,
 } from './model-tasks.ts';
+import { type NodePack, packOfClass } from './node-packs.ts';
 import { type ProgressFollower, samplingProgress } from './sampling-progress.ts';
+import { type GraphNeed, graphNeeds } from './server-capabilities.ts';
 import { type PoolOptions, type ServerLease, ServerPool, SLOTS_PER_SERVER } from './server-pool.ts';
+import { WARMUP_FAMILIES, type WarmupFamily, warmUp, warmupPrompt } from './warm-up.ts';
 
 /**
  * The comfyui engine: real diffusion on one or many ComfyUI servers. A job is compiled into a
@@ -44,8 +55,11 @@ import { type PoolOptions, type ServerLease, ServerPool, SLOTS_PER_SERVER } from
  * A server that dies mid-run is marked down and the job runs again on another; a prompt that
  * stalls (no progress for COMFYUI_STALL_SECONDS) is interrupted, its server marked suspect, and the
  * job runs once more on another server; a server that restarted and forgot the prompt gets it once more; a graph the server refuses, or one that
- * fails while it runs, fails the task with the server's reason in plain words. A training runs the
- * same way; its result is the LoRA the graph saved, stored as the owner's model.
+ * fails while it runs, fails the task with the server's reason in plain words. A prompt that runs
+ * out of memory frees the server's memory and runs once more, on another server when there is one.
+ * A job goes only to a server that has every node class and model file its graph needs (as the
+ * servers say, pool.ts). A training runs the same way; its result is the LoRA the graph saved,
+ * stored as the owner's model.
  */
 export interface ComfyuiEngineOptions {
   /** One client per server of COMFYUI_URLS (servers sharing a name form a group). */
@@ -63,6 +77,15 @@ export interface ComfyuiEngineOptions {
    * Absent: load and sync only register their rows, and another engine serves training.
    */
   readonly modelFiles?: ModelFileOptions;
+  /**
+   * COMFYUI_MODEL_MANIFEST: files fetched into COMFYUI_MODELS_DIR (`modelFiles`' folders) when the
+   * engine starts, before it takes work. Absent: none.
+   */
+  readonly manifest?: readonly ManifestEntry[];
+  /** COMFYUI_WARMUP: the families warmed up on each server when it first answers, and again when it comes back. */
+  readonly warmup?: readonly WarmupFamily[];
+  /** Where the engine's own lines go (the pool's log when absent). */
+  readonly log?: (line: string) => void;
 }
 
 /**
@@ -74,37 +97,97 @@ const JOBS_PER_SERVER = SLOTS_PER_SERVER + 1;
 
 export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
   const compilers = new Map(options.compilers.map((compiler) => [compiler.pipeline, compiler]));
-  const pool = new ServerPool(options.servers, options.pool);
+  const log = options.log ?? options.pool?.log ?? (() => {});
+  // What start() does now, for readiness; null once it is done.
+  let startup: string | null = null;
+  const closing = new AbortController();
+  const warmups = warmupPrompts(options, compilers, log);
+  // The warm-up running on each server, at most one each.
+  const warming = new Map<ComfyClient, Promise<void>>();
+  const warm = (client: ComfyClient) => {
+    if (warmups.length === 0 || warming.has(client) || closing.signal.aborted) return;
+    const running = warmUp(client, warmups, {
+      signal: closing.signal,
+      log,
+      onStatus: (family) => {
+        if (startup !== null) startup = `warming up ${client.name} (${family})`;
+      },
+    }).finally(() => warming.delete(client));
+    warming.set(client, running);
+  };
+  const { modelFiles } = options;
+  // A training stores its model in COMFYUI_MODELS_DIR: without it, another engine serves it.
+  const served = [...compilers.keys()].filter((pipeline) => modelFiles || !trains(pipeline));
+  const everyRequestNeeds = new Map(
+    served.map((pipeline) => [pipeline, everyRequestClasses(compilers.get(pipeline)!)] as const),
+  );
+  const pool = new ServerPool(options.servers, {
+    ...options.pool,
+    onUp: warm,
+    runnable: (capabilities) =>
+      served.filter((pipeline) => everyRequestNeeds.get(pipeline)!.every((node) => capabilities.has(node))),
+  });
   // Each server may fail once under a job before the attempt gives up (then the worker retries it).
   const tries = options.servers.length + 1;
   const listings = new ModelListings();
-  const { modelFiles } = options;
-
-  // A training stores its model in COMFYUI_MODELS_DIR: without it, another engine serves it.
-  const served = [...compilers.keys()].filter((pipeline) => modelFiles || !trains(pipeline));
   return {
     name: 'comfyui',
     pipelines: [...served, ...(modelFiles ? MODEL_TASK_PIPELINES : [])],
     capacity: options.servers.length * JOBS_PER_SERVER,
     servers: () => pool.status(),
-    start: () => pool.start(),
-    close: () => pool.close(),
+    startup: () => startup,
+    figures: () => (modelFiles?.budget ? { models: modelFiles.budget.figures() } : {}),
+    async start() {
+      startup = 'starting';
+      try {
+        if (options.manifest?.length && modelFiles) {
+          const outcome = await fetchManifest(options.manifest, {
+            folders: modelFiles.folders,
+            maxBytes: modelFiles.maxBytes,
+            fetch: modelFiles.fetch,
+            signal: closing.signal,
+            onStatus: (status) => {
+              startup = status;
+            },
+            log,
+          });
+          log(
+            `model manifest: ${outcome.ready.length} of ${options.manifest.length} file(s) in place` +
+              (outcome.failed.length ? `; not fetched: ${outcome.failed.map((f) => f.file).join(', ')}` : ''),
+          );
+        }
+        startup = 'checking the servers';
+        await modelFiles?.budget?.enforce();
+        await pool.start();
+        // The servers that answered are warming up (pool.ts calls onUp): the first job waits for none.
+        await Promise.all(warming.values());
+      } finally {
+        startup = null;
+      }
+    },
+    async close() {
+      closing.abort(new Error('the comfyui engine is closing'));
+      await pool.close();
+    },
 
     // What the settings alone decide of a request (a model of a family its adapters do not fit),
     // asked by the API before it queues the task; compile refuses the same when a task gets here.
     admit(pipeline, input) {
       const compiler = compilers.get(pipeline);
-      if (!compiler?.admit) return null;
-      return compiler.admit({
-        input,
+      if (!compiler) return null;
+      const settings = {
         checkpoints: options.checkpoints,
         ...(options.families ? { families: options.families } : {}),
-      });
+      };
+      return compiler.admit?.({ input, ...settings }) ?? capabilityRefusal(pool, compiler, input, settings);
     },
 
     async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
       if (modelFiles && (MODEL_TASK_PIPELINES as readonly string[]).includes(job.pipeline)) {
-        return runModelTask(job, ctx, modelFiles);
+        const result = await runModelTask(job, ctx, modelFiles);
+        // The servers list the new file now: what they can run is read again.
+        await pool.refreshCapabilities();
+        return result;
       }
       const compiler = compilers.get(job.pipeline);
       if (!compiler || (trains(job.pipeline) && !modelFiles))
@@ -130,19 +213,45 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
       const { checkpoint } = compiled;
       // One bar for the whole task, so a run again elsewhere never moves it back.
       const progress = samplingProgress(compiled, (fraction, message) => ctx.progress(fraction, message));
+      // What the graph needs of a server (the owner's model files aside: checked on the server it gets).
+      const ownFiles = new Set(Object.values(uses ?? {}).map((model) => modelFilePath(model).file));
+      const needs = graphNeeds(compiled.prompt, pool.reference?.objectInfo, (value) => ownFiles.has(value));
       // The server a prompt of this job stalled on: the job runs once more, elsewhere.
       let stalledOn: ComfyClient | undefined;
+      // The first out-of-memory of this job, and where: it runs once more, elsewhere when it can.
+      let outOfMemory: { on: ComfyClient; error: Error } | undefined;
       for (let attempt = 1; ; attempt++) {
+        const avoid = stalledOn ?? outOfMemory?.on;
         const lease = await pool.acquire({
           ...(checkpoint ? { checkpoint } : {}),
           ...(job.servers ? { servers: job.servers } : {}),
-          ...(stalledOn ? { avoid: stalledOn } : {}),
+          ...(avoid && pool.hasOther(avoid, job.servers) ? { avoid } : {}),
+          needs,
           signal: ctx.signal,
         });
+        // The owner's models it loads are the most recently used, and kept while it runs.
+        const releaseModels = await modelFiles?.budget?.use(Object.values(uses ?? {}));
         try {
-          await ensureModelsOn(lease.client, uses, listings, ctx.signal);
-          const ran = await runOn(lease, { ...task, signal: ctx.signal, progress });
-          const meta = { comfyui_server: lease.client.name, ...(checkpoint ? { checkpoint } : {}) };
+          // A model the budget evicted is fetched again here; its progress is not the task's.
+          await ensureModelsOn(
+            lease.client,
+            uses,
+            listings,
+            { signal: ctx.signal, progress: () => {} },
+            modelFiles,
+          );
+          const ran = await runOn(lease, {
+            ...task,
+            signal: ctx.signal,
+            progress,
+            ...(ctx.preview ? { preview: (image: PromptPreview) => ctx.preview?.(image) } : {}),
+          });
+          const meta = {
+            comfyui_server: lease.client.name,
+            ...(checkpoint ? { checkpoint } : {}),
+            ...timingMeta(ran),
+            ...(outOfMemory ? { comfyui_out_of_memory_on: outOfMemory.on.name } : {}),
+          };
           if (trained) {
             if (!ran.model) throw new Error(`the training graph of ${job.pipeline} saved no model file`);
             return await storeTrainedModel(trained, ran.model, ran.images, meta, ctx, modelFiles!);
@@ -153,6 +262,21 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
             meta,
           };
         } catch (error) {
+          if (error instanceof ServerOutOfMemoryError && !ctx.signal.aborted) {
+            lease.outOfMemory(error);
+            // ComfyUI unloads its models after an out-of-memory, but what it still holds (its cache,
+            // the allocator's reserve) is what the next prompt would run out of: free it all.
+            await lease.client.free(AbortSignal.timeout(FREE_TIMEOUT_MS)).catch((failure: Error) => {
+              log(`ComfyUI server ${lease.client.name}: POST /free failed: ${failure.message}`);
+            });
+            if (!outOfMemory) {
+              outOfMemory = { on: lease.client, error };
+              continue;
+            }
+            throw new EngineInputError(
+              `${outOfMemory.error.message}; run once more after freeing memory: ${error.message}`,
+            );
+          }
           if (error instanceof PromptStalledError && !ctx.signal.aborted) {
             lease.suspect(error);
             if (!stalledOn && pool.hasOther(lease.client, job.servers)) {
@@ -171,9 +295,146 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
             throw new EngineInputError(error.message);
           }
           throw error;
+        } finally {
+          releaseModels?.();
         }
       }
     },
+  };
+}
+
+/** Each warm-up family's graph, compiled once; a family whose compiler is not here is left out. */
+function warmupPrompts(
+  options: ComfyuiEngineOptions,
+  compilers: ReadonlyMap<string, PipelineCompiler>,
+  log: (line: string) => void,
+): { family: WarmupFamily; prompt: ApiPrompt }[] {
+  return (options.warmup ?? []).flatMap((family) => {
+    const compiler = compilers.get(WARMUP_FAMILIES[family].pipeline);
+    if (!compiler) return [];
+    try {
+      return [{ family, prompt: warmupPrompt(family, compiler, options.checkpoints) }];
+    } catch (error) {
+      log(`COMFYUI_WARMUP: no ${family} warm-up: ${(error as Error).message}`);
+      return [];
+    }
+  });
+}
+
+/**
+ * The node classes every request of a pipeline uses: its compiler's, but for those of the node
+ * packs only some request fields call for.
+ */
+function everyRequestClasses(compiler: PipelineCompiler): string[] {
+  const optional = new Set(
+    (compiler.requires.packs ?? []).filter((pack) => pack.when).map((pack) => pack.name as NodePack),
+  );
+  return compiler.requires.nodes.filter((node) => {
+    const pack = packOfClass(node);
+    return pack === undefined || !optional.has(pack);
+  });
+}
+
+/**
+ * The submission check of what the servers can run: the request's graph (compiled with stand-in
+ * upload names) against what each server the request may go to said it has, without I/O. A request
+ * none of them can run is refused at the field it comes from; where no field can be blamed (a file
+ * the settings name), the task is queued and fails at once when a worker takes it, in the same words.
+ */
+function capabilityRefusal(
+  pool: ServerPool,
+  compiler: PipelineCompiler,
+  input: Readonly<Record<string, unknown>>,
+  settings: Pick<CompileContext, 'checkpoints' | 'families'>,
+): SubmissionRefusal | null {
+  const reference = pool.reference;
+  if (!reference) return null;
+  let prompt: CompiledWorkflow['prompt'];
+  try {
+    const images = Object.fromEntries(
+      Object.entries(input)
+        .filter(([field]) => endpointByPath(compiler.pipeline)?.imageFields.includes(field))
+        .map(([field, value]) => [field, Array.isArray(value) ? value.map(() => 'input.png') : 'input.png']),
+    );
+    prompt = compiler.compile({
+      input,
+      seed: 0,
+      images,
+      filenamePrefix: 'imagegen/admit/img',
+      ...settings,
+    }).prompt;
+  } catch {
+    // Input the compiler refuses is refused by the worker, in the compiler's words.
+    return null;
+  }
+  // An owner's model (32 hex digits) is the worker's to resolve and check on the server it gets.
+  const needs = graphNeeds(prompt, reference.objectInfo, (value) => USER_MODEL_FILE.test(value));
+  const server =
+    typeof input.server_id === 'string' && pool.names.includes(input.server_id) ? input.server_id : undefined;
+  const lacking = pool.lacks(needs, server ? [server] : undefined);
+  if (!lacking) return null;
+  const field = blamedField(compiler, input, needs, pool, server);
+  return field ? { field, message: lacking, type: 'value_error.server_capability' } : null;
+}
+
+/** An owner's model file: its 32-hex-digit model id and an extension. */
+const USER_MODEL_FILE = /^[0-9a-f]{32}\.[a-z]+$/;
+
+/**
+ * The request field a missing need comes from, when every missing need comes from one: a node
+ * pack's class from the field that calls for the pack, a checkpoint from `model_id`, a file
+ * named after a value of the request from that field. Undefined when it cannot be told.
+ */
+function blamedField(
+  compiler: PipelineCompiler,
+  input: Readonly<Record<string, unknown>>,
+  needs: readonly GraphNeed[],
+  pool: ServerPool,
+  server: string | undefined,
+): string | undefined {
+  const missing = pool.missingNeeds(needs, server ? [server] : undefined);
+  const fields = new Set<string | undefined>();
+  for (const need of missing) {
+    if (need.kind === 'class') {
+      const pack = packOfClass(need.classType);
+      const when = compiler.requires.packs?.find((use) => use.name === pack)?.when;
+      fields.add(when ? /`([a-z_]+)/.exec(when)?.[1] : undefined);
+    } else if (modelKind(need.classType, need.input) === 'checkpoint' && 'model_id' in input) {
+      fields.add('model_id');
+    } else {
+      const stem = need.value.replace(/\.[^.]*$/, '');
+      fields.add(
+        Object.entries(input).find(([, value]) =>
+          [value].flat().some((item) => typeof item === 'string' && item !== '' && stem.includes(item)),
+        )?.[0],
+      );
+    }
+  }
+  const [only] = fields;
+  return fields.size === 1 ? only : undefined;
+}
+
+/** How long freeing a server's memory may take before the job goes on without it. */
+const FREE_TIMEOUT_MS = 10_000;
+
+/**
+ * The run's moments, recorded with the task (not shown to its owner): the server's stamps in its
+ * own clock, ours in this process's, all epoch milliseconds. The comfyui benchmark reads them.
+ */
+function timingMeta(ran: {
+  timing?: PromptTiming;
+  outputsAt: number;
+  promptId: string;
+}): Record<string, number | string> {
+  const timing = ran.timing;
+  if (!timing) return {};
+  return {
+    comfyui_prompt_id: ran.promptId,
+    comfyui_submitted_at: timing.submittedAt,
+    ...(timing.serverStartedAt === undefined ? {} : { comfyui_started_at: timing.serverStartedAt }),
+    ...(timing.serverEndedAt === undefined ? {} : { comfyui_ended_at: timing.serverEndedAt }),
+    comfyui_end_seen_at: timing.endSeenAt,
+    comfyui_outputs_at: ran.outputsAt,
   };
 }
 
@@ -195,6 +456,8 @@ interface TaskPlan {
 interface RunPlan extends TaskPlan {
   readonly signal: AbortSignal;
   readonly progress: ProgressFollower;
+  /** Where the sampler's previews go (the worker's `RunContext.preview`), when anywhere. */
+  readonly preview?: (image: PromptPreview) => void;
 }
 
 function compile(
@@ -232,10 +495,21 @@ function imageSizes(images: EngineJob['images']): CompileContext['imageSizes'] {
 async function runOn(
   lease: ServerLease,
   task: RunPlan,
-): Promise<{ images: OutputImage[]; texts: readonly string[]; model?: Buffer }> {
+): Promise<{
+  images: OutputImage[];
+  texts: readonly string[];
+  model?: Buffer;
+  promptId: string;
+  timing?: PromptTiming;
+  outputsAt: number;
+}> {
   const { client } = lease;
   const { signal } = task;
-  const submit = async (): Promise<{ outputs: PromptOutputs; workflow: CompiledWorkflow }> => {
+  const submit = async (): Promise<{
+    outputs: PromptOutputs;
+    workflow: CompiledWorkflow;
+    promptId: string;
+  }> => {
     const names =
       Object.keys(task.job.images).length === 0 ? requestedNames(task) : await upload(client, task, signal);
     // The prompt id names the submission: files no one reports go to a folder of its own.
@@ -248,11 +522,12 @@ async function runOn(
       signal,
       onProgress: task.progress.onProgress,
       onNodeStart: task.progress.onNodeStart,
+      ...(task.preview ? { onPreview: task.preview } : {}),
       // ComfyUI's training node reports no step until a later release: an hour-long training is
       // silent all along, which is no stall.
       ...(trains(task.job.pipeline) ? { stallMs: Number.POSITIVE_INFINITY } : {}),
     });
-    return { outputs, workflow };
+    return { outputs, workflow, promptId };
   };
   let ran: Awaited<ReturnType<typeof submit>>;
   try {
@@ -264,12 +539,19 @@ async function runOn(
     ran = await submit();
   }
   lease.completed();
-  const { outputs, workflow } = ran;
+  const { outputs, workflow, promptId } = ran;
   const [images, model] = await Promise.all([
     Promise.all(outputs.files.map(async (file) => decode(await client.view(file, signal), file))),
     workflow.modelFile ? client.view(workflow.modelFile, signal) : undefined,
   ]);
-  return { images, texts: outputs.texts, ...(model ? { model } : {}) };
+  return {
+    images,
+    texts: outputs.texts,
+    ...(model ? { model } : {}),
+    promptId,
+    ...(outputs.timing ? { timing: outputs.timing } : {}),
+    outputsAt: Date.now(),
+  };
 }
 
 /** The names asked for on upload: the task's key keeps them apart from every other task's. */

@@ -84,8 +84,7 @@ export interface CheckpointSettings {
   readonly families: Record<string, CheckpointFamily>;
 }
 
-const ENTRY_FORMS =
-  '<model id>=<checkpoint file> (or <model id>:<family>=<file>, family sd1.5 or sdxl, or <model id or family>:<role>=<file>)';
+const ENTRY_FORMS = `<model id>=<checkpoint file> (or <model id>:<family>=<file>, family ${CHECKPOINT_FAMILIES.join(', ')}, or <model id or family>:<role>=<file>)`;
 
 /**
  * COMFYUI_CHECKPOINTS: the files the API's model ids load on the servers, the families of the

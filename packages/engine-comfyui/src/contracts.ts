@@ -49,6 +49,22 @@ export type InputSpec = readonly [string | readonly unknown[], Readonly<Record<s
 export interface PromptOutputs {
   readonly files: FileRef[];
   readonly texts: string[];
+  /** When things happened, for the task's record and the benchmark's account of the gateway's time. */
+  readonly timing?: PromptTiming;
+}
+
+/**
+ * A prompt's moments: those of the server in its own clock (its messages' `timestamp`, epoch ms),
+ * the gateway's in this process's (epoch ms).
+ */
+export interface PromptTiming {
+  /** POST /prompt sent (gateway clock). */
+  readonly submittedAt: number;
+  /** `execution_start`, `execution_success` as the server stamped them; absent when not seen. */
+  readonly serverStartedAt?: number;
+  readonly serverEndedAt?: number;
+  /** The prompt's end was known here (gateway clock). */
+  readonly endSeenAt: number;
 }
 
 /** A file reference in a history entry's outputs (`/view` takes the same three fields). */
@@ -170,6 +186,12 @@ export interface PromptProgress {
   readonly max: number;
 }
 
+/** A preview frame of a running prompt: the picture its sampler holds. */
+export interface PromptPreview {
+  readonly data: Buffer;
+  readonly contentType: 'image/jpeg' | 'image/png';
+}
+
 /** A prompt ComfyUI refused (400 or non-empty node_errors): `message` is plain words for the owner. */
 export class PromptRejectedError extends Error {
   override readonly name = 'PromptRejectedError';
@@ -184,6 +206,15 @@ export class PromptFailedError extends Error {
   override readonly name = 'PromptFailedError';
 }
 
+/**
+ * A prompt that failed because its server ran out of memory (ComfyUI's out-of-memory error, or a
+ * CPU allocation PyTorch could not make): not the graph's fault alone, so the engine frees the
+ * server's memory and runs the job once more, on another server when there is one.
+ */
+export class ServerOutOfMemoryError extends Error {
+  override readonly name = 'ServerOutOfMemoryError';
+}
+
 /** A prompt the server no longer knows (restarted, history lost): the engine resubmits it once. */
 export class PromptLostError extends Error {
   override readonly name = 'PromptLostError';
@@ -191,7 +222,15 @@ export class PromptLostError extends Error {
 
 /** A server that does not answer: the pool marks it down and the task runs elsewhere. */
 export class ServerUnavailableError extends Error {
-  override readonly name = 'ServerUnavailableError';
+  override readonly name: string = 'ServerUnavailableError';
+}
+
+/**
+ * A server whose port refuses connections: no process listens there (it crashed, was killed, or
+ * is restarting). Certain at once, where a request that times out may only be slow.
+ */
+export class ServerRefusedError extends ServerUnavailableError {
+  override readonly name = 'ServerRefusedError';
 }
 
 /**
@@ -221,6 +260,14 @@ export interface ComfyClient {
   /** `/system_stats` and the queue length; throws ServerUnavailableError when the server is down. */
   stats(signal?: AbortSignal): Promise<ComfyServerStats>;
   objectInfo(signal?: AbortSignal): Promise<ObjectInfo>;
+  /** `POST /free`: unload every model and free the memory ComfyUI holds (after an out-of-memory). */
+  free(signal?: AbortSignal): Promise<void>;
+  /**
+   * Takes back the prompts given up on while the server did not answer (removed from its queue,
+   * interrupted if running), so a server that was only cut off does not run them after the job
+   * ran elsewhere. Called when the server answers again; answers how many it took back.
+   */
+  retake(signal?: AbortSignal): Promise<number>;
   /** File names in a model folder (`/models/{folder}`). */
   models(folder: string, signal?: AbortSignal): Promise<string[]>;
   /** Uploads an input image; answers the name the server gave it (use it, not the one asked for). */
@@ -229,7 +276,7 @@ export interface ComfyClient {
    * Submits the graph under our own prompt id and follows it to the end (WebSocket, with `/history`
    * polling when the socket is silent or drops). Answers the output files of the given nodes
    * (type output only) and the text of those that show text. Throws PromptRejectedError, PromptFailedError, PromptLostError,
-   * PromptStalledError or ServerUnavailableError;
+   * PromptStalledError, ServerOutOfMemoryError or ServerUnavailableError (ServerRefusedError: at once);
    * on abort it interrupts the prompt (targeted `/interrupt` and `/queue` delete) and rejects.
    */
   run(
@@ -241,6 +288,8 @@ export interface ComfyClient {
       readonly onProgress?: (progress: PromptProgress) => void;
       /** Told each node of the prompt as it starts (`executing`); cached nodes never start. */
       readonly onNodeStart?: (node: string) => void;
+      /** Told each preview frame of the prompt (a server started with `--preview-method`). */
+      readonly onPreview?: (preview: PromptPreview) => void;
       /** This prompt's stall bound instead of the client's; Infinity: never stalled. */
       readonly stallMs?: number;
     },

@@ -14,6 +14,9 @@ import {
   parseStallMs,
 } from './comfyui-settings.ts';
 import { COMPILERS } from './compilers/index.ts';
+import { ModelBudget, parseModelsBudget } from './model-budget.ts';
+import { readManifest } from './model-manifest.ts';
+import { parseWarmup } from './warm-up.ts';
 
 export { PROMPT_STYLES, type PromptStyle } from './chains/prompt-styles.ts';
 export {
@@ -43,7 +46,9 @@ export { ALL_NODE_PACKS, type NodePack } from './node-packs.ts';
 
 /**
  * The engine for the servers COMFYUI_URLS lists; throws, naming the setting, when a value is
- * malformed. With COMFYUI_MODELS_DIR it stores model files, downloaded through `fetchModel`.
+ * malformed. With COMFYUI_MODELS_DIR it stores model files, downloaded through `fetchModel`:
+ * the owners' (within COMFYUI_MODELS_BUDGET) and the operator's manifest (COMFYUI_MODEL_MANIFEST).
+ * COMFYUI_WARMUP says what each server runs first.
  */
 export function comfyuiEngineFromEnv(
   env: Readonly<Record<string, string | undefined>>,
@@ -57,11 +62,38 @@ export function comfyuiEngineFromEnv(
   const stallMs = parseStallMs(env.COMFYUI_STALL_SECONDS);
   if (folders && !fetchModel)
     throw new Error('COMFYUI_MODELS_DIR is set, but this process has no model fetcher');
+  const checkpointSettings = parseCheckpointSettings(env.COMFYUI_CHECKPOINTS);
+  const manifestFile = env.COMFYUI_MODEL_MANIFEST?.trim();
+  const manifest = manifestFile ? readManifest(manifestFile) : undefined;
+  if (manifest && !folders) {
+    throw new Error('COMFYUI_MODEL_MANIFEST is set, but COMFYUI_MODELS_DIR names no folder to fetch it into');
+  }
+  const budgetBytes = parseModelsBudget(env.COMFYUI_MODELS_BUDGET);
+  if (budgetBytes !== null && !folders) {
+    throw new Error('COMFYUI_MODELS_BUDGET is set, but COMFYUI_MODELS_DIR names no model folder');
+  }
+  const warmup = parseWarmup(env.COMFYUI_WARMUP, checkpointSettings.checkpoints);
+  // Never evicted: the manifest's files and the checkpoints the settings map.
+  const kept = new Set([
+    ...(manifest ?? []).map((entry) => `${entry.folder}/${entry.name}`),
+    ...Object.values(checkpointSettings.checkpoints).flatMap((file) => [
+      `checkpoints/${file}`,
+      `diffusion_models/${file}`,
+    ]),
+  ]);
+  const budget =
+    folders && budgetBytes !== null
+      ? new ModelBudget(folders, budgetBytes, kept, log ?? (() => {}))
+      : undefined;
   return createComfyuiEngine({
-    ...(folders && fetchModel ? { modelFiles: { folders, maxBytes, fetch: fetchModel } } : {}),
+    ...(folders && fetchModel
+      ? { modelFiles: { folders, maxBytes, fetch: fetchModel, ...(budget ? { budget } : {}) } }
+      : {}),
     servers: servers.map((server) => createComfyClient({ url: server.url, name: server.name, stallMs })),
     compilers: COMPILERS,
-    ...parseCheckpointSettings(env.COMFYUI_CHECKPOINTS),
-    ...(log ? { pool: { log } } : {}),
+    ...checkpointSettings,
+    ...(manifest ? { manifest } : {}),
+    warmup,
+    ...(log ? { pool: { log }, log } : {}),
   });
 }

@@ -11,6 +11,7 @@ import {
 } from '@imagegen/engines';
 import type { ModelFolders } from './comfyui-settings.ts';
 import type { ComfyClient } from './contracts.ts';
+import type { ModelBudget } from './model-budget.ts';
 import type { ModelListings } from './model-listings.ts';
 import {
   allModelDirs,
@@ -45,6 +46,8 @@ export interface ModelFileOptions {
   readonly fetch: ModelSource;
   /** Opens a temporary file for writing (tests inject a full disk); default `fs.createWriteStream`. */
   readonly openWrite?: (file: string) => Writable;
+  /** COMFYUI_MODELS_BUDGET: the owners' loaded models are kept within it. Absent: no budget. */
+  readonly budget?: ModelBudget;
 }
 
 export function runModelTask(
@@ -79,12 +82,46 @@ async function loadModel(model: JobModel, ctx: RunContext, options: ModelFileOpt
       'model_url: the comfyui engine stores model files downloaded from model_url; pretrained_model_path is not fetched',
     );
   }
-  const { length, body } = await options.fetch(model.url, ctx.signal);
-  const { written, meta } = await storeModel(model, body, length, ctx, options, {
+  const { written, meta } = await downloadModel(model, model.url, loadTargets(options.folders), ctx, options);
+  return { images: [], model: written, meta };
+}
+
+/**
+ * Downloads a model's file from its URL into these `models/` folders (streamed into the first,
+ * copied into the others), remembers the URL beside it so the budget may evict it, and keeps the
+ * budget with the new file spared.
+ */
+async function downloadModel(
+  model: JobModel,
+  url: string,
+  targets: readonly string[],
+  ctx: RunContext,
+  options: ModelFileOptions,
+): Promise<{ written: WrittenModel; meta: Record<string, unknown> }> {
+  const { length, body } = await options.fetch(url, ctx.signal);
+  const stored = await storeModel(model, body, length, ctx, options, targets, {
     maxBytes: options.maxBytes,
     ...(length ? { onBytes: (done: number) => ctx.progress(done / length, bytesDone(done, length)) } : {}),
   });
-  return { images: [], model: written, meta };
+  await keepWithinBudget(model, targets, options);
+  return stored;
+}
+
+/** Remembers where a loaded model came from in each folder, then evicts what the budget does not hold. */
+async function keepWithinBudget(
+  model: JobModel,
+  dirs: readonly string[],
+  options: ModelFileOptions,
+): Promise<void> {
+  const { budget } = options;
+  if (!budget) return;
+  for (const dir of dirs) await budget.remember(dir, model);
+  const done = await budget.use([model]);
+  try {
+    await budget.enforce();
+  } finally {
+    done();
+  }
 }
 
 /**
@@ -100,9 +137,17 @@ export async function storeTrainedModel(
   ctx: RunContext,
   options: ModelFileOptions,
 ): Promise<EngineResult> {
-  const stored = await storeModel(model, Readable.from(file), file.length, ctx, options, {
-    maxBytes: Number.MAX_SAFE_INTEGER,
-  });
+  const stored = await storeModel(
+    model,
+    Readable.from(file),
+    file.length,
+    ctx,
+    options,
+    loadTargets(options.folders),
+    {
+      maxBytes: Number.MAX_SAFE_INTEGER,
+    },
+  );
   // Cancelled as it was written: the model fails, so its file goes too.
   if (ctx.signal.aborted) {
     await removeModelFiles(options.folders, model);
@@ -112,8 +157,8 @@ export async function storeTrainedModel(
 }
 
 /**
- * Writes a model's file into the folders a load writes (model-store.ts loadTargets): streamed into
- * the first, copied into the others.
+ * Writes a model's file into `models/` folders (those a load writes, model-store.ts loadTargets,
+ * or a server's own): streamed into the first, copied into the others.
  */
 async function storeModel(
   model: JobModel,
@@ -121,10 +166,11 @@ async function storeModel(
   length: number | null,
   ctx: RunContext,
   options: ModelFileOptions,
+  targets: readonly string[],
   write: Pick<WriteOptions, 'maxBytes' | 'onBytes'>,
 ): Promise<{ written: WrittenModel; meta: Record<string, unknown> }> {
   const { folder, file } = modelFilePath(model);
-  const [first, ...rest] = loadTargets(options.folders);
+  const [first, ...rest] = targets;
   const written = await writeModelFile(path.join(first!, folder), file, source, {
     ...write,
     length,
@@ -172,6 +218,7 @@ async function syncModel(
     await copyTo(source, dir, folder, file, size, ctx, options);
     copied.push(dir);
   }
+  await keepWithinBudget(model, copied, options);
   return { images: [], meta: { model_file: `${folder}/${file}`, copied_to: copied.length } };
 }
 
@@ -202,18 +249,26 @@ function bytesDone(done: number, length: number): string {
  * `model 'x' is not loaded on server gpu-1`. Not routed elsewhere: a load writes the folder every
  * server without one of its own reads (or every server's own), so only a server with a folder of
  * its own that the model was never synced to lacks it; the remedy is `/sync_model/v1`, which
- * running the job on another server would hide.
+ * running the job on another server would hide. A loaded model the disk budget evicted from the
+ * server's folder is fetched again from its `model_url` first.
  */
 export async function ensureModelsOn(
   client: ComfyClient,
   models: EngineJob['models'],
   listings: ModelListings,
-  signal: AbortSignal,
+  ctx: RunContext,
+  files?: ModelFileOptions,
 ): Promise<void> {
   for (const model of Object.values(models ?? {})) {
     const { folder, file } = modelFilePath(model);
-    if (!(await listings.has(client, folder, file, signal))) {
-      throw new EngineInputError(`model '${model.modelId}' is not loaded on server ${client.name}`);
+    if (await listings.has(client, folder, file, ctx.signal)) continue;
+    // Only a file the budget evicted comes back by itself: one never synced to a server's own
+    // folder stays the owner's to sync.
+    const dir = files?.budget && model.url ? serverModelsDir(files.folders, client.name) : null;
+    if (dir && (await files!.budget!.evicted(dir, model)) && !(await findModelFile([dir], folder, file))) {
+      await downloadModel(model, model.url!, [dir], ctx, files!);
+      if (await listings.has(client, folder, file, ctx.signal)) continue;
     }
+    throw new EngineInputError(`model '${model.modelId}' is not loaded on server ${client.name}`);
   }
 }

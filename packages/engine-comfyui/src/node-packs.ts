@@ -19,6 +19,36 @@ export const NODE_PACKS = {
 
 export type NodePack = keyof typeof NODE_PACKS;
 
+/**
+ * The classes the compilers use from each pack (workflow/node-types.ts types them; a test holds
+ * this list to the packs' definitions): a server that lists none of a pack's lacks the pack.
+ */
+export const NODE_PACK_CLASSES: Readonly<Record<NodePack, readonly string[]>> = {
+  ComfyUI_IPAdapter_plus: [
+    'IPAdapterModelLoader',
+    'IPAdapterAdvanced',
+    'IPAdapterInsightFaceLoader',
+    'IPAdapterFaceID',
+  ],
+  'ComfyUI-ReActor': ['ReActorFaceSwap'],
+  'ComfyUI-IC-Light': ['LoadAndApplyICLightUnet', 'ICLightConditioning', 'LightSource'],
+  comfyui_controlnet_aux: ['OpenposePreprocessor', 'MiDaS-DepthMapPreprocessor'],
+  'ComfyUI-Florence2': ['DownloadAndLoadFlorence2Model', 'Florence2Run'],
+  PuLID_ComfyUI: ['PulidModelLoader', 'PulidInsightFaceLoader', 'PulidEvaClipLoader', 'ApplyPulid'],
+  comfyui_jankhidiffusion: ['ApplyRAUNetSimple', 'ApplyMSWMSAAttentionSimple'],
+  ComfyUI_InstantID: ['InstantIDModelLoader', 'InstantIDFaceAnalysis', 'ApplyInstantID'],
+  'ComfyUI-RMBG': ['RMBG', 'ClothesSegment', 'AILab_LamaRemover'],
+  ComfyUI_CatVTON_Wrapper: ['CatVTONWrapper'],
+  'ComfyUI-segment-anything-2': ['DownloadAndLoadSAM2Model', 'Sam2Segmentation'],
+};
+
+/** The pack a class the compilers use comes from; undefined for a core class. */
+export function packOfClass(classType: string): NodePack | undefined {
+  return (Object.keys(NODE_PACK_CLASSES) as NodePack[]).find((pack) =>
+    NODE_PACK_CLASSES[pack].includes(classType),
+  );
+}
+
 export const ALL_NODE_PACKS = Object.keys(NODE_PACKS) as NodePack[];
 
 /** A pack only some requests use, and which request fields need it. */

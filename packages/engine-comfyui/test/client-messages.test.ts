@@ -1,5 +1,6 @@
 import { readCapture } from '@imagegen/comfyui-fake';
 import { describe, expect, it } from 'vitest';
+import { parsePreview } from '../src/client/comfy-socket.ts';
 import { type HistoryEntry, readHistoryEntry } from '../src/client/history-entry.ts';
 import { describeRejection, type RejectionBody } from '../src/client/rejection.ts';
 
@@ -130,5 +131,52 @@ describe('history entries read into outcomes', () => {
       kind: 'failed',
       message: 'KSampler (node 3) was interrupted on server gpu-1',
     });
+  });
+});
+
+describe('preview frames read', () => {
+  const frame = (event: number, ...parts: Buffer[]) => {
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(event);
+    return Buffer.concat([header, ...parts]);
+  };
+  const word = (n: number) => {
+    const bytes = Buffer.alloc(4);
+    bytes.writeUInt32BE(n);
+    return bytes;
+  };
+  const image = Buffer.from([0xff, 0xd8, 0xff, 0xe0]);
+  const withMetadata = (metadata: string) =>
+    frame(4, word(Buffer.byteLength(metadata)), Buffer.from(metadata), image);
+
+  it('takes the prompt from the metadata of event 4, else the prompt running', () => {
+    const named = withMetadata(JSON.stringify({ prompt_id: 'p-1', image_type: 'image/jpeg' }));
+    expect(parsePreview(named, 'p-2')).toEqual({ promptId: 'p-1', data: image, contentType: 'image/jpeg' });
+    const unnamed = withMetadata(JSON.stringify({ image_type: 'image/png' }));
+    expect(parsePreview(unnamed, 'p-2')).toEqual({ promptId: 'p-2', data: image, contentType: 'image/png' });
+  });
+
+  it('reads event 1 as JPEG (format 1) or PNG (format 2) of the prompt running', () => {
+    expect(parsePreview(frame(1, word(1), image), 'p-3')).toEqual({
+      promptId: 'p-3',
+      data: image,
+      contentType: 'image/jpeg',
+    });
+    expect(parsePreview(frame(1, word(2), image), undefined)?.contentType).toBe('image/png');
+  });
+
+  it('reads nothing from other events, frames cut short, unknown formats or unreadable metadata', () => {
+    for (const bad of [
+      Buffer.alloc(3),
+      frame(1, word(1)),
+      frame(1, word(3), image),
+      frame(3, word(1), image),
+      frame(4, word(100), Buffer.from('{}')),
+      withMetadata('{not json'),
+      withMetadata(JSON.stringify({ prompt_id: 'p-1', image_type: 'image/webp' })),
+      withMetadata(JSON.stringify({ prompt_id: 'p-1', image_type: 'image/jpeg' })).subarray(0, 8 + 41),
+    ]) {
+      expect(parsePreview(bad, 'p-1')).toBeUndefined();
+    }
   });
 });

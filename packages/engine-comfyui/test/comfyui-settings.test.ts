@@ -83,6 +83,21 @@ describe('COMFYUI_CHECKPOINTS', () => {
     });
     // An undeclared id has no family: it is not refused before its graph runs.
     expect(settings.families).toEqual({ 'my-xl': 'sdxl' });
+    // Any family of the profiles may be declared, and each SD family's LCM LoRA mapped.
+    expect(
+      parseCheckpointSettings(
+        'my-turbo:sdxl-turbo=t.safetensors,my-light:sdxl-lightning=l.safetensors,my-3:sd3=s.safetensors,sd1.5:lcm=lcm15.safetensors,sdxl:lcm=lcmxl.safetensors',
+      ),
+    ).toEqual({
+      checkpoints: {
+        'my-turbo': 't.safetensors',
+        'my-light': 'l.safetensors',
+        'my-3': 's.safetensors',
+        'sd1.5:lcm': 'lcm15.safetensors',
+        'sdxl:lcm': 'lcmxl.safetensors',
+      },
+      families: { 'my-turbo': 'sdxl-turbo', 'my-light': 'sdxl-lightning', 'my-3': 'sd3' },
+    });
     // A built-in id may say its own family; the values of earlier releases mean what they meant.
     expect(parseCheckpointSettings('sdxl:sdxl=a.safetensors')).toEqual({
       checkpoints: { sdxl: 'a.safetensors' },
@@ -99,7 +114,7 @@ describe('COMFYUI_CHECKPOINTS', () => {
 
   it('refuses an unknown role or family, a role of the wrong id, and a role or id given twice', () => {
     expect(() => parseCheckpoints('sdxl:inpaint=x.safetensors')).toThrow(
-      'COMFYUI_CHECKPOINTS: "sdxl:inpaint=x.safetensors": "inpaint" is neither a model family (sd1.5, sdxl) nor a role (inpainting, lightning, dev, schnell)',
+      'COMFYUI_CHECKPOINTS: "sdxl:inpaint=x.safetensors": "inpaint" is neither a model family (sd1.5, sdxl, sdxl-lightning, sdxl-turbo, sd3, sd3.5) nor a role (inpainting, lightning, dev, schnell, lcm)',
     );
     expect(() => parseCheckpoints('sd1.5:lightning=x.safetensors')).toThrow(
       'the lightning role (/instamodel/v1) is one of sdxl, not of "sd1.5"',
@@ -111,7 +126,13 @@ describe('COMFYUI_CHECKPOINTS', () => {
     expect(() => parseCheckpoints('sdxl:sd1.5=x.safetensors')).toThrow(
       'COMFYUI_CHECKPOINTS: "sdxl:sd1.5=x.safetensors": model id "sdxl" is the built-in sdxl model',
     );
-    expect(() => parseCheckpoints('sd3:sdxl=x.safetensors')).toThrow("is a pipeline's own model");
+    expect(() => parseCheckpoints('sd3:sdxl=x.safetensors')).toThrow(
+      'model id "sd3" is the built-in sd3 model',
+    );
+    expect(() => parseCheckpoints('sd3.5:sd3.5=x.safetensors')).toThrow("is a pipeline's own model");
+    expect(() => parseCheckpoints('flux:lcm=x.safetensors')).toThrow(
+      'the lcm role (scheduler LCMScheduler (the LCM LoRA, folder loras)) is one of sd1.5, sdxl, not of "flux"',
+    );
     expect(() => parseCheckpoints(':inpainting=x.safetensors')).toThrow(
       'is not <model id>=<checkpoint file>',
     );

@@ -152,6 +152,12 @@ export const MINIMAL_REQUESTS: Readonly<Record<string, Record<string, unknown>>>
 export const TEST_LORAS = ['detail-tweaker.safetensors', 'film-grain.safetensors'];
 export const UPLOADS = ['init.png', 'mask.png', 'control-0.png', 'control-1.png'];
 
+/** The LCM LoRAs LCMScheduler samples with (COMFYUI_CHECKPOINTS' `lcm` roles), as the equipped server lists them. */
+export const LCM_LORAS: Readonly<Record<string, string>> = {
+  'sd1.5:lcm': 'lcm-lora-sdv1-5.safetensors',
+  'sdxl:lcm': 'lcm-lora-sdxl.safetensors',
+};
+
 /**
  * The recorded object_info, with every node pack's definitions, and the files a fully equipped
  * server would list in its COMBO lists.
@@ -170,7 +176,7 @@ export const equippedServer = objectInfoWithFiles(
         INSTAMODEL_CHECKPOINT.file,
       ],
     },
-    LoraLoader: { lora_name: TEST_LORAS },
+    LoraLoader: { lora_name: [...TEST_LORAS, ...Object.values(LCM_LORAS)] },
     LoraLoaderModelOnly: { lora_name: [...TEST_LORAS, FACEID_FILES.lora] },
     ControlNetLoader: {
       control_net_name: [

@@ -1,13 +1,15 @@
 import { validatePrompt } from '@imagegen/comfyui-fake';
+import { endpointByPath } from '@imagegen/contract';
 import { EngineInputError } from '@imagegen/engines';
 import { describe, expect, it } from 'vitest';
 import { IP_ADAPTER_FILES } from '../src/chains/ip-adapter.ts';
 import { COMPILERS } from '../src/compilers/index.ts';
-import type { CompiledWorkflow, PipelineCompiler } from '../src/contracts.ts';
+import type { CompiledWorkflow, ImageSize, PipelineCompiler } from '../src/contracts.ts';
 import {
   type CompileOptions,
   compileRequest,
   equippedServer,
+  LCM_LORAS,
   MINIMAL_REQUESTS,
   requestProperties,
   TEST_LORAS,
@@ -55,6 +57,7 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
   if (has['width'] && has['height']) {
     const [, wide] = bounds(has['width']);
     out['an odd size'] = { width: 333, height: 77 };
+    out['a size past one pass'] = { width: wide, height: Math.round(wide * 0.75) };
     out['the largest size, every sample'] = {
       width: wide,
       height: wide,
@@ -66,6 +69,7 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
   if (has['lora_models']) out['loras at weight 1'] = { lora_models: ['detail-tweaker'] };
   if (has['embeddings']) out.embeddings = { embeddings: ['easynegative', 'bad-hands-5'] };
   if (has['hires']) out.hires = { hires: true, width: 520, height: 776 };
+  if (has['hires'] && has['init_image']) out['hires at a low strength'] = { hires: true, strength: 0.3 };
   if (has['upscale']) {
     for (const upscale of ['2x', '4x', '1.5x', '1x']) out[`upscale ${upscale}`] = { upscale };
     out['hires and upscale'] = { hires: true, upscale: '2x', samples: 2 };
@@ -154,6 +158,11 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
     out['merge step at the last step'] = { start_merge_step: 9, num_inference_steps: 10 };
     out['merge step past the last step'] = { start_merge_step: 30, num_inference_steps: 5 };
     out['trigger word before a comma'] = { prompt: 'a woman img, smiling' };
+    out['LCM at its steps and guidance'] = {
+      scheduler: 'LCMScheduler',
+      num_inference_steps: 6,
+      guidance_scale: 1.5,
+    };
   }
   if (pipeline === '/facelock/v1') {
     out['two faces mixed'] = { supp_image1: url('control-1.png'), id_mix: true };
@@ -175,6 +184,9 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
     out['no validation prompt'] = { validation_prompt: '' };
     out['an empty instance prompt'] = { instance_prompt: '' };
   }
+  if (Object.values(MINIMAL_REQUESTS[pipeline] ?? {}).some((v) => String(v).startsWith('https://'))) {
+    out['picture sizes unknown'] = {};
+  }
   if (pipeline === '/upscaler/v1') {
     out.deblur = { type: 'deblur' };
     out.variation = { type: 'variation' };
@@ -195,7 +207,21 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
 function checkpointsOf(pipeline: string, name: string): Record<string, string> {
   return pipeline === '/generate/v3' && name.startsWith('dev: ')
     ? { 'flux-dev': 'flux1-dev.safetensors' }
-    : {};
+    : LCM_LORAS;
+}
+
+/** A 3:2 photo for each picture of a request, as the engine knows their sizes (one variant does not). */
+function pictureSizes(pipeline: string, name: string, extra: Record<string, unknown>): CompileOptions {
+  if (name === 'picture sizes unknown') return {};
+  const input = { ...MINIMAL_REQUESTS[pipeline], ...extra };
+  const photo = { width: 1200, height: 800 };
+  const sizes: Record<string, ImageSize | ImageSize[]> = {};
+  for (const field of endpointByPath(pipeline)?.imageFields ?? []) {
+    const value = input[field];
+    if (typeof value === 'string') sizes[field] = photo;
+    else if (Array.isArray(value)) sizes[field] = value.map(() => photo);
+  }
+  return { imageSizes: sizes };
 }
 
 /** Variants whose graphs follow the sizes of their input pictures, with those sizes. */
@@ -269,6 +295,7 @@ describe('every compiled graph passes ComfyUI validation against the recorded no
       for (const [name, extra] of cases) {
         it(`compiles ${name} to a graph ComfyUI accepts without node errors`, () => {
           const options = {
+            ...pictureSizes(compiler.pipeline, name, extra),
             ...(INPUT_SIZES[compiler.pipeline]?.[name] ?? {}),
             checkpoints: checkpointsOf(compiler.pipeline, name),
           };

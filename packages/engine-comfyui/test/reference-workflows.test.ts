@@ -1,9 +1,10 @@
+import { readFile } from 'node:fs/promises';
 import { EngineInputError } from '@imagegen/engines';
 import { describe, expect, it } from 'vitest';
 import { CONTROLNET_FILES } from '../src/chains/controlnet-stack.ts';
 import { FACE_RESTORER } from '../src/chains/face-swap.ts';
 import { tilesOf } from '../src/chains/tiles.ts';
-import { compilerFor } from '../src/compilers/index.ts';
+import { COMPILERS, compilerFor } from '../src/compilers/index.ts';
 import { INSTAMODEL_CHECKPOINT } from '../src/compilers/instamodel.ts';
 import type { CompiledWorkflow } from '../src/contracts.ts';
 import { compileRequest, nodesOf } from './compile-request.ts';
@@ -102,7 +103,8 @@ describe('clip_skip', () => {
     );
 
   it('reads layer -n on SD1.5, as A1111 and ComfyUI count', () => {
-    expect(layer('/sd/text2image/v1', 1)).toEqual([-1]);
+    // 1 is SD1.5's own last layer: nothing to change.
+    expect(layer('/sd/text2image/v1', 1)).toEqual([]);
     expect(layer('/sd/text2image/v1', 2)).toEqual([-2]);
     expect(layer('/sd/image2image/v1', 4)).toEqual([-4]);
   });
@@ -124,30 +126,44 @@ describe('a picture to start from', () => {
       .inputs;
   }
 
-  it('keeps its framing: its proportions over the requested area, on the latent grid', () => {
+  it('keeps its framing: its proportions over the requested area, sampled on the latent grid', () => {
     const workflow = compileRequest('/sd/image2image/v1', { width: 512, height: 512 }, landscape);
     const scaled = initScale(workflow);
-    expect(scaled).toMatchObject({ width: 624, height: 416 });
-    expect((scaled['width'] as number) / (scaled['height'] as number)).toBeCloseTo(1.5, 1);
-    // The answer is that framing: nothing scales the decoded picture to a square.
+    expect(scaled).toMatchObject({ width: 624, height: 416, crop: 'disabled' });
+    // The answer is that framing, 627 x 418 exactly: never the requested square.
     const [save] = nodesOf(workflow, 'SaveImage');
-    expect(source(workflow, save!.inputs['images']).class_type).toBe('VAEDecode');
+    const answer = source(workflow, save!.inputs['images']);
+    expect(answer.inputs).toMatchObject({ width: 627, height: 418, crop: 'disabled' });
+    expect(source(workflow, answer.inputs['image']).class_type).toBe('VAEDecode');
   });
 
-  it('frames the mask of an inpainting as its picture', () => {
+  it('inpaints at the framed working size and lays the painting over the original at its own size', () => {
+    const portrait = { init_image: { width: 800, height: 1200 }, mask_image: { width: 800, height: 1200 } };
     const workflow = compileRequest(
       '/sdxl/inpainting/v1',
       { width: 1024, height: 1024 },
-      { imageSizes: { init_image: { width: 800, height: 1200 }, mask_image: { width: 800, height: 1200 } } },
+      { imageSizes: portrait },
     );
     const sizes = nodesOf(workflow, 'ImageScale').map((node) => [
       node.inputs['width'],
       node.inputs['height'],
     ]);
+    // The picture to the working size, then the painting back to the picture's own.
     expect(sizes).toEqual([
       [840, 1256],
-      [840, 1256],
+      [800, 1200],
     ]);
+    const [save] = nodesOf(workflow, 'SaveImage');
+    const composite = source(workflow, save!.inputs['images']);
+    expect(composite.class_type).toBe('ImageCompositeMasked');
+    const [loaded] = nodesOf(workflow, 'LoadImage').filter((node) => node.inputs['image'] === 'init.png');
+    expect(composite.inputs['destination']).toEqual([loaded!.id, 0]);
+    // The mask is grown past its edge and feathered, for the sampler and the composite alike.
+    const blur = source(workflow, composite.inputs['mask']);
+    expect(source(workflow, blur.inputs['image']).class_type).toBe('ImageBlur');
+    const [conditioning] = nodesOf(workflow, 'InpaintModelConditioning');
+    expect(conditioning!.inputs['mask']).toEqual(composite.inputs['mask']);
+    expect(nodesOf(workflow, 'GrowMask')[0]?.inputs).toMatchObject({ expand: 9 });
   });
 
   it('is never changed more than strength allows, hires pass included', () => {
@@ -229,8 +245,10 @@ describe('outpainting', () => {
         (node) => node.inputs['megapixels'],
       );
     expect(megapixels({})).toEqual([1]);
-    expect(megapixels({ resolution: 512 })).toEqual([0.25]);
-    expect(megapixels({ resolution: 64 })).toEqual([0.01]);
+    expect(megapixels({ resolution: 896 })).toEqual([0.7656]);
+    // Below SDXL's range, its smallest area (768 squared), not a quarter of its megapixel.
+    expect(megapixels({ resolution: 512 })).toEqual([0.5625]);
+    expect(megapixels({ resolution: 64 })).toEqual([0.5625]);
   });
 
   it('answers exactly the grown canvas, the old picture laid back through the mask, one per sample', () => {
@@ -294,8 +312,9 @@ describe('instamodel', () => {
     expect(nodesOf(workflow, 'CheckpointLoaderSimple')[0]?.inputs['ckpt_name']).toBe(
       INSTAMODEL_CHECKPOINT.file,
     );
+    // The API's default 9 steps stand for the 8 the checkpoint is distilled for.
     expect(nodesOf(workflow, 'KSampler')[0]?.inputs).toMatchObject({
-      steps: 9,
+      steps: 8,
       cfg: 1,
       sampler_name: 'euler',
       scheduler: 'sgm_uniform',
@@ -382,24 +401,60 @@ describe('relight', () => {
     expect(cut).toBeDefined();
     const [grey] = nodesOf(workflow, 'EmptyImage');
     expect(grey?.inputs).toMatchObject({ width: 1024, height: 1024, color: 0x7f7f7f });
+    // The answer over the demo's 1.5 is past SD1.5's range: its own 512 px.
     expect(nodesOf(workflow, 'LightSource')[0]?.inputs).toMatchObject({
       light_position: 'Right Light',
-      width: 704,
-      height: 704,
+      width: 512,
+      height: 512,
     });
     const samplers = nodesOf(workflow, 'KSampler').map((node) => node.inputs);
-    expect(samplers.map((inputs) => [inputs['steps'], inputs['denoise']])).toEqual([
-      [25, 0.9],
-      [25, 0.5],
+    // The demo's 25 steps, 0.9 then 0.5, at its cfg 2 for the API's default guidance.
+    expect(samplers.map((inputs) => [inputs['steps'], inputs['denoise'], inputs['cfg']])).toEqual([
+      [25, 0.9, 2],
+      [25, 0.5, 2],
     ]);
+    const sent = nodesOf(compileRequest('/relight/v1', { guidance_scale: 3 }), 'KSampler');
+    expect(sent.map((node) => node.inputs['cfg'])).toEqual([3, 3]);
     // Each pass is conditioned on the cut-out subject at its own size.
     const foregroundSizes = nodesOf(workflow, 'ICLightConditioning').map((node) => {
       const encoded = source(workflow, node.inputs['foreground']);
       const pixels = source(workflow, encoded.inputs['pixels']);
       return pixels.class_type === 'ImageScale' ? [pixels.inputs['width'], pixels.inputs['height']] : 'full';
     });
-    expect(foregroundSizes).toEqual([[704, 704], 'full']);
+    expect(foregroundSizes).toEqual([[512, 512], 'full']);
     const second = source(workflow, samplers[1]!['latent_image']);
     expect(source(workflow, second.inputs['pixels']).inputs).toMatchObject({ width: 1024, height: 1024 });
+  });
+
+  it('answers the photo in its own framing, never cropped to the requested square', () => {
+    const workflow = compileRequest(
+      '/relight/v1',
+      { width: 1024, height: 1024 },
+      { imageSizes: { init_image: { width: 1200, height: 800 } } },
+    );
+    for (const scale of nodesOf(workflow, 'ImageScale')) expect(scale.inputs['crop']).toBe('disabled');
+    const [save] = nodesOf(workflow, 'SaveImage');
+    expect(source(workflow, save!.inputs['images']).inputs).toMatchObject({ width: 1254, height: 836 });
+    expect(nodesOf(workflow, 'EmptyImage')[0]?.inputs).toMatchObject({ width: 1256, height: 840 });
+  });
+});
+
+describe('the reference table', () => {
+  it('names every pipeline the engine compiles, each with a reference and its differences', async () => {
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Reference workflows'),
+      readme.indexOf('## The engine and'),
+    );
+    const rows = section.split('\n').filter((line) => line.startsWith('| `'));
+    const named = new Set(
+      rows.flatMap((row) => [...row.split(' | ')[0]!.matchAll(/`(\/[^`\s]+)`/g)].map((m) => m[1])),
+    );
+    for (const compiler of COMPILERS) expect(named, compiler.pipeline).toContain(compiler.pipeline);
+    for (const row of rows) {
+      const [, reference, differences] = row.split(' | ');
+      expect(reference?.length, row).toBeGreaterThan(10);
+      expect(differences?.length, row).toBeGreaterThan(30);
+    }
   });
 });

@@ -1,12 +1,19 @@
 import { EngineInputError } from '@imagegen/engines';
 import { describe, expect, it } from 'vitest';
-import { HIRES_FIX } from '../src/chains/hires-fix.ts';
 import { PROMPT_STYLES } from '../src/chains/prompt-styles.ts';
+import { HIRES_DENOISE } from '../src/chains/sampling-passes.ts';
 import { SCHEDULER_SAMPLING } from '../src/chains/schedulers.ts';
 import { COMPILERS } from '../src/compilers/index.ts';
 import type { CompiledWorkflow } from '../src/contracts.ts';
 import { NODE_TYPES } from '../src/workflow/node-types.ts';
-import { compileRequest, MINIMAL_REQUESTS, nodesOf, requestProperties, url } from './compile-request.ts';
+import {
+  compileRequest,
+  LCM_LORAS,
+  MINIMAL_REQUESTS,
+  nodesOf,
+  requestProperties,
+  url,
+} from './compile-request.ts';
 
 /**
  * Every request field that changes the picture reaches the graph, or the task fails naming it;
@@ -128,7 +135,11 @@ describe('the graph of a request', () => {
     const contract = requestProperties<Schema>('/sd/text2image/v1')['scheduler']?.enum;
     expect(Object.keys(SCHEDULER_SAMPLING).sort()).toEqual([...(contract as string[])].sort());
     for (const [scheduler, sampling] of Object.entries(SCHEDULER_SAMPLING)) {
-      const [sampler] = nodesOf(compileRequest('/sd/text2image/v1', { scheduler }), 'KSampler');
+      // LCM samples with its LoRA, which the checkpoint map names.
+      const [sampler] = nodesOf(
+        compileRequest('/sd/text2image/v1', { scheduler }, { checkpoints: LCM_LORAS }),
+        'KSampler',
+      );
       expect(sampler?.inputs).toMatchObject(sampling);
     }
     expect(SCHEDULER_SAMPLING['DDIMScheduler']).toEqual({ sampler_name: 'ddim', scheduler: 'ddim_uniform' });
@@ -140,8 +151,8 @@ describe('the graph of a request', () => {
       {
         num_inference_steps: 12,
         guidance_scale: 3.5,
-        width: 768,
-        height: 512,
+        width: 1152,
+        height: 896,
         samples: 3,
         prompt: 'a fox',
         negative_prompt: 'rain',
@@ -151,8 +162,8 @@ describe('the graph of a request', () => {
     const [sampler] = nodesOf(workflow, 'KSampler');
     expect(sampler?.inputs).toMatchObject({ steps: 12, cfg: 3.5, seed: 987654321, denoise: 1 });
     expect(nodesOf(workflow, 'EmptyLatentImage')[0]?.inputs).toEqual({
-      width: 768,
-      height: 512,
+      width: 1152,
+      height: 896,
       batch_size: 3,
     });
     expect(nodesOf(workflow, 'CLIPTextEncode').map((n) => n.inputs['text'])).toEqual(['a fox', 'rain']);
@@ -178,7 +189,7 @@ describe('the graph of a request', () => {
       compileRequest('/sd/text2image/v1', { model_id: 'nope' }, { checkpoints: { mine: 'm.safetensors' } }),
     ).toThrow(
       new EngineInputError(
-        "model_id: unknown model id 'nope'; this server knows 'mine', 'sd1.5', 'sdxl' (COMFYUI_CHECKPOINTS maps model ids to checkpoint files)",
+        "model_id: unknown model id 'nope'; this server knows 'mine', 'sd1.5', 'sdxl', 'sdxl-lightning' (COMFYUI_CHECKPOINTS maps model ids to checkpoint files)",
       ),
     );
   });
@@ -336,15 +347,21 @@ describe('the graph of a request', () => {
     ).toThrow(/^starting_control_steps: /);
   });
 
-  it('samples at the latent grid and scales to exactly the size asked', () => {
+  it("samples on the latent grid within the model's budget and scales to exactly the size asked", () => {
+    // 1 x 333 is past any ratio SD1.5 draws: its most extreme one (its 64 to 1024 px sides).
     const workflow = compileRequest('/sd/text2image/v1', { width: 1, height: 333 });
-    expect(nodesOf(workflow, 'EmptyLatentImage')[0]?.inputs).toMatchObject({ width: 16, height: 336 });
+    expect(nodesOf(workflow, 'EmptyLatentImage')[0]?.inputs).toMatchObject({ width: 64, height: 1024 });
     expect(nodesOf(workflow, 'ImageScale')[0]?.inputs).toMatchObject({ width: 1, height: 333 });
     expect(nodesOf(compileRequest('/sd/text2image/v1', { width: 512, height: 512 }), 'ImageScale')).toEqual(
       [],
     );
+    // 520 x 392 is inside SD1.5's range: sampled as asked, on the grid, then scaled to 520 x 392.
+    const inside = compileRequest('/sd/text2image/v1', { width: 520, height: 390 });
+    expect(nodesOf(inside, 'EmptyLatentImage')[0]?.inputs).toMatchObject({ width: 520, height: 392 });
+    expect(nodesOf(inside, 'ImageScale')[0]?.inputs).toMatchObject({ width: 520, height: 390 });
+    // Flux draws 0.25 to 2 megapixels: 100 x 1000 is sampled at its megapixel, its longest side 2048.
     const flux = compileRequest('/generate/v3', { width: 100, height: 1000 });
-    expect(nodesOf(flux, 'EmptySD3LatentImage')[0]?.inputs).toMatchObject({ width: 96, height: 1008 });
+    expect(nodesOf(flux, 'EmptySD3LatentImage')[0]?.inputs).toMatchObject({ width: 208, height: 2048 });
     expect(nodesOf(flux, 'ImageScale')[0]?.inputs).toMatchObject({ width: 100, height: 1000 });
   });
 
@@ -356,8 +373,13 @@ describe('the graph of a request', () => {
       height: 512,
     });
     const samplers = nodesOf(workflow, 'KSampler');
-    expect(samplers.map((s) => s.inputs['denoise'])).toEqual([1, HIRES_FIX.denoise]);
-    expect(nodesOf(workflow, 'LatentUpscaleBy')[0]?.inputs['scale_by']).toBe(HIRES_FIX.scale);
+    expect(samplers.map((s) => s.inputs['denoise'])).toEqual([1, HIRES_DENOISE]);
+    expect(nodesOf(workflow, 'LatentUpscale')[0]?.inputs).toMatchObject({
+      upscale_method: 'nearest-exact',
+      width: 768,
+      height: 768,
+      crop: 'disabled',
+    });
     expect(workflow.samplingSteps.map((s) => s.steps)).toEqual([10, 10]);
     expect(nodesOf(workflow, 'ImageScale')).toEqual([]);
     // 520 x 1.5 = 780 px is not whole latent blocks: the decoded 784 px are scaled to 780.
@@ -422,7 +444,7 @@ describe('the graph of a request', () => {
     expect(nodesOf(two, 'KSampler')[0]?.inputs['steps']).toBe(2);
   });
 
-  it('runs Flux Dev once COMFYUI_CHECKPOINTS maps flux-dev, the default guidance_scale becoming its 3.5', () => {
+  it("runs Flux Dev once COMFYUI_CHECKPOINTS maps flux-dev: guidance_scale is its guidance, the API's default its 3.5", () => {
     const dev = { checkpoints: { 'flux-dev': 'flux1-dev.safetensors' } };
     const workflow = compileRequest('/generate/v3', {}, dev);
     expect(nodesOf(workflow, 'UNETLoader')[0]?.inputs['unet_name']).toBe('flux1-dev.safetensors');
@@ -435,8 +457,18 @@ describe('the graph of a request', () => {
       positive: [nodesOf(workflow, 'FluxGuidance')[0]?.id, 0],
     });
     expect(workflow.checkpoint).toBe('flux1-dev.safetensors');
-    const strong = compileRequest('/generate/v3', { guidance_scale: 15 }, dev);
-    expect(nodesOf(strong, 'FluxGuidance')[0]?.inputs['guidance']).toBe(7);
+    // A value sent is Dev's own guidance: 3.5 is Dev's 3.5, not the API's default scaled down.
+    for (const guidance of [3.5, 2, 15]) {
+      const sent = compileRequest('/generate/v3', { guidance_scale: guidance }, dev);
+      expect(nodesOf(sent, 'FluxGuidance')[0]?.inputs['guidance']).toBe(guidance);
+    }
+    // ModelSamplingFlux's shift follows the sampled size, as the dev example sets it.
+    expect(nodesOf(workflow, 'ModelSamplingFlux')[0]?.inputs).toMatchObject({
+      max_shift: 1.15,
+      base_shift: 0.5,
+      width: 1024,
+      height: 1024,
+    });
     const mapped = compileRequest('/generate/v3', {}, { checkpoints: { 'flux-dev': 'my-dev.safetensors' } });
     expect(nodesOf(mapped, 'UNETLoader')[0]?.inputs['unet_name']).toBe('my-dev.safetensors');
     const schnell = compileRequest(
@@ -452,8 +484,9 @@ describe('the graph of a request', () => {
     const texts = (workflow: CompiledWorkflow) =>
       nodesOf(workflow, 'CLIPTextEncode').map((node) => node.inputs['text']);
     const portrait = PROMPT_STYLES['realistic_portrait']!;
-    expect(texts(compileRequest('/generate/v3'))).toEqual([`a lighthouse at dusk, ${portrait.positive}`, '']);
-    expect(texts(compileRequest('/generate/v3', { style: null }))).toEqual(['a lighthouse at dusk', '']);
+    // Flux reads no negative prompt: it is the prompt's conditioning zeroed, not a T5 pass.
+    expect(texts(compileRequest('/generate/v3'))).toEqual([`a lighthouse at dusk, ${portrait.positive}`]);
+    expect(texts(compileRequest('/generate/v3', { style: null }))).toEqual(['a lighthouse at dusk']);
     expect(texts(compileRequest('/generate/v3', { style: 'ghibli' }))[0]).toBe(
       `a lighthouse at dusk, ${PROMPT_STYLES['ghibli']!.positive}`,
     );
@@ -600,9 +633,19 @@ describe('the graph of a request', () => {
         .filter(([, value]) => value === true)
         .map(([name]) => name)
         .sort();
-    expect(classes('/fashion_upper/v1')).toEqual(['Upper-clothes']);
-    expect(classes('/fashion_lower/v1')).toEqual(['Pants', 'Skirt']);
-    expect(classes('/fashion_dress/v1')).toEqual(['Dress', 'Pants', 'Skirt', 'Upper-clothes']);
+    // CatVTON's masker: the clothes that may be replaced and the body under them (arms, legs).
+    expect(classes('/fashion_upper/v1')).toEqual(['Dress', 'Left-arm', 'Right-arm', 'Upper-clothes']);
+    expect(classes('/fashion_lower/v1')).toEqual(['Dress', 'Left-leg', 'Pants', 'Right-leg', 'Skirt']);
+    expect(classes('/fashion_dress/v1')).toEqual([
+      'Dress',
+      'Left-arm',
+      'Left-leg',
+      'Pants',
+      'Right-arm',
+      'Right-leg',
+      'Skirt',
+      'Upper-clothes',
+    ]);
     const runs = nodesOf(compileRequest('/fashion_dress/v1', { samples: 3 }, { seed: 7 }), 'CatVTONWrapper');
     expect(runs.map((run) => run.inputs['seed'])).toEqual([7, 8, 9]);
   });

@@ -25,6 +25,8 @@ export function standInClient(name: string, overrides: Partial<ComfyClient> = {}
       return { comfyuiVersion: '0.3.64', queueRemaining: client.queueRemaining };
     },
     objectInfo: unexpected('objectInfo'),
+    free: unexpected('free'),
+    retake: async () => 0,
     models: unexpected('models'),
     upload: unexpected('upload'),
     run: unexpected('run'),

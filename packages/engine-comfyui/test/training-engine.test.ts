@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createComfyClient } from '../src/client/index.ts';
 import { createComfyuiEngine } from '../src/comfyui-engine.ts';
 import { COMPILERS } from '../src/compilers/index.ts';
-import { VALIDATION_DRAWING } from '../src/compilers/train-model.ts';
+import { MODEL_PROFILES } from '../src/model-profiles.ts';
 
 /**
  * `/train_model/v1` on the comfyui engine against the fake ComfyUI: the LoRA SaveLoRANode wrote,
@@ -107,7 +107,7 @@ describe('training on the comfyui engine', () => {
     // The server lists it, as it would any LoRA in its folder.
     expect(await (await fetch(`${fake.url}/models/loras`)).json()).toContain(`${modelIdOf(job)}.safetensors`);
     // 0.3.64 reports no training step: the start of training is the first report, then the sample's steps.
-    const total = STEPS + VALIDATION_DRAWING.steps;
+    const total = STEPS + MODEL_PROFILES['sd1.5'].sampling.steps;
     expect(seen[0]).toEqual([0, `step 0 of ${total} (pass 1 of 2)`]);
     expect(seen.slice(1).every(([fraction]) => fraction > STEPS / total)).toBe(true);
     expect(seen.at(-1)).toEqual([1, `step ${total} of ${total} (pass 2 of 2)`]);
@@ -117,7 +117,7 @@ describe('training on the comfyui engine', () => {
     const { engine } = await setUp({ trainingStepProgress: true });
     const { seen, progress } = progressLog();
     await engine.run(await caseJob(TRAINING), { signal: new AbortController().signal, progress });
-    const total = STEPS + VALIDATION_DRAWING.steps;
+    const total = STEPS + MODEL_PROFILES['sd1.5'].sampling.steps;
     expect(seen.slice(0, STEPS + 1)).toEqual([
       [0, `step 0 of ${total} (pass 1 of 2)`],
       ...Array.from({ length: STEPS }, (_, n) => [
@@ -132,14 +132,14 @@ describe('training on the comfyui engine', () => {
     fake.faults.failNode({
       classType: 'TrainLoraNode',
       atStep: 1,
-      exceptionType: 'torch.OutOfMemoryError',
-      message: 'CUDA out of memory. Tried to allocate 20.00 MiB',
+      exceptionType: 'RuntimeError',
+      message: 'expected scalar type Float but found BFloat16',
     });
     const job = await caseJob(TRAINING);
     await expect(
       engine.run(job, { signal: new AbortController().signal, progress: () => {} }),
     ).rejects.toThrow(
-      /^TrainLoraNode \(node \d+\) failed on server gpu-1: torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate 20\.00 MiB$/,
+      /^TrainLoraNode \(node \d+\) failed on server gpu-1: RuntimeError: expected scalar type Float but found BFloat16$/,
     );
     expect(fake.executions.at(-1)!.status).toBe('error');
     expect(await filesUnder(modelsDir)).toEqual([]);

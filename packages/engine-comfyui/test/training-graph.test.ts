@@ -1,12 +1,8 @@
 import { validatePrompt } from '@imagegen/comfyui-fake';
 import { describe, expect, it } from 'vitest';
-import {
-  TRAINING_SETTINGS,
-  TRAINING_SIDES,
-  trainingSide,
-  VALIDATION_DRAWING,
-} from '../src/compilers/train-model.ts';
+import { TRAINING_PROFILES, TRAINING_SETTINGS, trainingSide } from '../src/compilers/train-model.ts';
 import type { CompiledWorkflow } from '../src/contracts.ts';
+import { MODEL_PROFILES } from '../src/model-profiles.ts';
 import { type CompileOptions, compileRequest, equippedServer, nodesOf } from './compile-request.ts';
 
 /**
@@ -35,6 +31,9 @@ function from(workflow: CompiledWorkflow, link: unknown) {
 }
 
 const trainerOf = (workflow: CompiledWorkflow) => nodesOf(workflow, 'TrainLoraNode')[0]!;
+
+/** How the validation prompt is drawn: the base model's own sampling (SD1.5's, the default). */
+const VALIDATION_DRAWING = MODEL_PROFILES['sd1.5'].sampling;
 
 describe('the training graph', () => {
   it("trains max_train_steps steps on the base model's checkpoint with the task's seed, every photo captioned by instance_prompt", () => {
@@ -88,7 +87,8 @@ describe('the training graph', () => {
   });
 
   it("never enlarges a photo: trains at the smallest shorter side on whole 64 px blocks, at most the base model's own size", () => {
-    expect(TRAINING_SIDES).toEqual({ 'sd1.5': 512, sdxl: 1024 });
+    expect(TRAINING_PROFILES['sd1.5']!.pixels.side).toBe(512);
+    expect(TRAINING_PROFILES['sdxl']!.pixels.side).toBe(1024);
     expect(trainingSide(512, [])).toBe(512);
     expect(trainingSide(512, [{ width: 2000, height: 3000 }])).toBe(512);
     expect(trainingSide(1024, [{ width: 2000, height: 3000 }])).toBe(1024);
@@ -105,11 +105,12 @@ describe('the training graph', () => {
       [192, 192],
       [192, 192],
       [192, 192],
+      // The sample, drawn at SDXL's own size, answered at the training size.
+      [192, 192],
     ]);
-    // The sample is drawn at the training size.
     expect(nodesOf(small, 'EmptyLatentImage')[0]!.inputs).toMatchObject({
-      width: 192,
-      height: 192,
+      width: 1024,
+      height: 1024,
       batch_size: 1,
     });
   });
@@ -120,13 +121,14 @@ describe('the training graph', () => {
     const [save] = workflow.outputNodes.map((id) => ({ id, ...workflow.prompt[id]! }));
     expect(workflow.outputNodes).toHaveLength(1);
     expect(save!.class_type).toBe('SaveImage');
+    // At the base model's own size, the training size here: nothing to scale.
     const decoded = from(workflow, save!.inputs.images);
     const sampler = from(workflow, decoded.inputs.samples);
     expect(sampler.class_type).toBe('KSampler');
     expect(sampler.inputs).toMatchObject({
       steps: VALIDATION_DRAWING.steps,
       cfg: VALIDATION_DRAWING.cfg,
-      sampler_name: 'euler',
+      sampler_name: VALIDATION_DRAWING.sampler_name,
       seed: 5,
       denoise: 1,
     });

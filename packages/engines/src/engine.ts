@@ -130,6 +130,18 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** Reports progress in [0, 1]; cheap to call often (the worker throttles what it stores). */
   progress(fraction: number, message?: string): void;
+  /**
+   * Shows the picture as it forms (a sampler's step preview, as ComfyUI sends it when started with
+   * a preview method). Cheap to call at every step: the worker keeps the newest and hands on at
+   * most a few a second. Absent where nobody can see them; an engine with none never calls it.
+   */
+  preview?(image: PreviewImage): void;
+}
+
+/** A picture of a task while it runs: not an output, never stored with the task. */
+export interface PreviewImage {
+  readonly data: Buffer;
+  readonly contentType: 'image/jpeg' | 'image/png';
 }
 
 /**
@@ -161,6 +173,28 @@ export interface EngineServer {
    * a prompt completes on it again.
    */
   readonly suspect?: string;
+  /** Prompts that ran out of memory there since this process started. */
+  readonly outOfMemory?: number;
+  /**
+   * The pipelines it can run, as it last said what it has (every request of the pipeline aside
+   * from the node packs only some fields use, and the model files requests name). Absent until
+   * read.
+   */
+  readonly runs?: readonly string[];
+  /** How many node classes it has installed, as it last said. */
+  readonly nodeClasses?: number;
+}
+
+/** Figures an engine reports for `/metrics`. */
+export interface EngineFigures {
+  /** The owners' models an engine stores and evicts within a disk budget (COMFYUI_MODELS_BUDGET). */
+  readonly models?: {
+    /** Their bytes now (the fullest model folder's). */
+    readonly bytes: number;
+    readonly budgetBytes: number;
+    /** Files removed for the budget since the process started. */
+    readonly evictions: number;
+  };
 }
 
 /**
@@ -202,6 +236,13 @@ export interface Engine {
   admit?(pipeline: Pipeline, input: Readonly<Record<string, unknown>>): SubmissionRefusal | null;
   /** Loads models once; called before the first `run`. Idempotent. */
   start?(): Promise<void>;
+  /**
+   * What `start` is doing now, in a few words (`fetching models (2 of 5: …)`), for the worker's
+   * readiness; null when it is not starting. Absent: nothing to say.
+   */
+  startup?(): string | null;
+  /** The engine's own figures for `/metrics` (comfyui: its model folders' disk budget). */
+  figures?(): EngineFigures;
   run(job: EngineJob, ctx: RunContext): Promise<EngineResult>;
   /** Releases models and worker threads. */
   close?(): Promise<void>;

@@ -1,5 +1,5 @@
 import { endpointByPath } from '@imagegen/contract';
-import type { Engine, EngineServer, Pipeline, SubmissionRefusal } from './engine.ts';
+import type { Engine, EngineFigures, EngineServer, Pipeline, SubmissionRefusal } from './engine.ts';
 
 /**
  * Which engine serves which pipeline: the one decision, for the worker, `/health` and the docs'
@@ -76,6 +76,8 @@ export interface EngineDescription {
   name: string;
   pipelines: string[];
   servers?: EngineServer[];
+  /** The engine's own figures (for `/metrics`), when it has any. */
+  figures?: EngineFigures;
 }
 
 /** Which engine serves which pipeline in this process: built from configuration. */
@@ -95,6 +97,8 @@ export interface EngineRegistry {
   serverNames(): string[];
   /** Starts every engine (loads models); called by the worker before its first claim. */
   start(): Promise<void>;
+  /** What the engines still starting are doing (`comfyui: fetching models (…)`), or null. */
+  startup(): string | null;
   close(): Promise<void>;
 }
 
@@ -126,6 +130,7 @@ export function createEngineRegistry(available: readonly Engine[], config: Engin
         name: engine.name,
         pipelines: engine.pipelines.filter((pipeline) => engineFor(pipeline) === engine),
         ...(engine.servers ? { servers: [...engine.servers()] } : {}),
+        ...(engine.figures ? { figures: engine.figures() } : {}),
       })),
     capacity: () => enabled.reduce((sum, engine) => sum + (engine.capacity ?? 0), 0),
     serverNames: () => [
@@ -134,6 +139,13 @@ export function createEngineRegistry(available: readonly Engine[], config: Engin
     start() {
       started ??= Promise.all(enabled.map((engine) => engine.start?.())).then(() => {});
       return started;
+    },
+    startup() {
+      const doing = enabled.flatMap((engine) => {
+        const now = engine.startup?.();
+        return now ? [`${engine.name}: ${now}`] : [];
+      });
+      return doing.length > 0 ? doing.join('; ') : null;
     },
     async close() {
       await Promise.all(enabled.map((engine) => engine.close?.()));

@@ -82,6 +82,26 @@ describe('the engine registry', () => {
     expect(calls).toEqual(['start sandbox', 'close sandbox']);
   });
 
+  it('says what the engines still starting are doing (readiness shows it), and their figures', () => {
+    let comfyui: string | null = 'fetching models (1 of 2: loras/a.safetensors)';
+    const registry = createEngineRegistry(
+      [
+        {
+          ...namedEngine('comfyui', ['/sd/text2image/v1']),
+          startup: () => comfyui,
+          figures: () => ({ models: { bytes: 5, budgetBytes: 9, evictions: 1 } }),
+        },
+        { ...cpu, startup: () => null },
+        sandbox,
+      ],
+      engineConfigFromEnv({ IMAGEGEN_ENGINES: 'comfyui,cpu,sandbox' }, DEFAULTS),
+    );
+    expect(registry.startup()).toBe('comfyui: fetching models (1 of 2: loras/a.safetensors)');
+    expect(registry.describe()[0]!.figures).toEqual({ models: { bytes: 5, budgetBytes: 9, evictions: 1 } });
+    comfyui = null;
+    expect(registry.startup()).toBeNull();
+  });
+
   it('takes the default order only when IMAGEGEN_ENGINES names no engine', () => {
     const defaults = ['comfyui', 'cpu', 'sandbox'];
     expect(engineConfigFromEnv({}, defaults).enabled).toEqual(defaults);

@@ -14,16 +14,22 @@ export { migrate, PRODUCT_MIGRATIONS } from './db/migrate.ts';
 export { createImageFetcher, imageFetcherFromEnv } from './fetch/image-fetcher.ts';
 export { createModelFetcher, modelFetcherFromEnv } from './fetch/model-fetcher.ts';
 export { withStoredFiles } from './fetch/stored-files.ts';
-export { type ApiOptions, buildApi } from './http/api-app.ts';
-export { authFailureLimitsFromEnv } from './http/api-key-auth.ts';
+export type { ApiOptions } from './http/api-app.ts';
+export { type ApiParts, type ApiRole, type ApiSettings, buildApiRole } from './http/api-role.ts';
 export { buildHealthApp } from './http/health-app.ts';
 export { HOT_PATH_BUDGET_US, HOT_PATH_HOOKS } from './http/hot-path.ts';
 export { OFF_LOOP_BODY_BYTES } from './http/large-bodies.ts';
 export { endStalledConnectionsOnClose, type OpenConnections } from './http/open-connections.ts';
-export { type Readiness, registerHealthRoutes } from './http/routes/health.ts';
+export type { Readiness } from './http/routes/health.ts';
 export { lineLog, loggerFromEnv } from './observability/logger.ts';
 export { metricsFromEnv } from './observability/metrics.ts';
 export { metricsHandler, mountMetrics } from './observability/metrics-endpoint.ts';
+export {
+  DEFAULT_OPENAI_MODELS,
+  type OpenAiModelTable,
+  openAiModels,
+  openAiSettingsFromEnv,
+} from './openai/model-table.ts';
 export { type RetentionPolicy, runRetentionSweeper, sweepExpired } from './retention/sweeper.ts';
 export type { BlobStore } from './storage/blob-store.ts';
 export { blobStoreFromEnv } from './storage/blob-store-from-env.ts';

@@ -97,6 +97,7 @@ ${[
   row('imagegen webhook verify --secret ...', "check a webhook's signature", COMMAND_COLUMN),
   row('imagegen webhook deliveries [--task-id ...]', 'your webhook calls and their attempts', COMMAND_COLUMN),
   row('imagegen webhook redeliver <id>', 'send a webhook call again', COMMAND_COLUMN),
+  row('imagegen mcp', "the API's pipelines as MCP tools, over stdio (desktop agents)", COMMAND_COLUMN),
   row('imagegen help [command]', "this text, or a command's (also: <command> --help)", COMMAND_COLUMN),
 ].join('\n')}
 
@@ -218,5 +219,21 @@ export function webhookHelp(): string {
 Checks a webhook delivery per Standard Webhooks and prints its body. The body is read from --body,
 or from stdin; the secret may come from IMAGEGEN_WEBHOOK_SECRET instead (your secret:
 GET /webhook_secret/v1). Exits 0 when the signature holds, 1 when it does not.
+`;
+}
+
+export function mcpHelp(): string {
+  return `Usage: imagegen mcp [--base-url <url>]
+
+Serves the API's MCP tools over stdio, for desktop agents that start their MCP servers as
+programs: one tool per pipeline (its fields as the tool's input schema) and task_status. Each
+request goes to the API's /mcp with your key, and each answer and progress notification comes
+back, so the tools are those of the API it talks to. stdout carries the protocol only; messages
+go to stderr. It runs until the agent closes stdin; exit 4 when the API does not answer or
+refuses the key.
+
+A desktop agent's configuration (Claude Desktop's claude_desktop_config.json, for one):
+  {"mcpServers": {"imagegen": {"command": "npx", "args": ["imagegen", "mcp"],
+    "env": {"IMAGEGEN_API_KEY": "<your key>", "IMAGEGEN_BASE_URL": "${DEFAULT_BASE_URL}"}}}}
 `;
 }

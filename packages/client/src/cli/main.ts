@@ -22,6 +22,8 @@ const COMMANDS: Readonly<Record<string, (argv: readonly string[], context: CliCo
     models: modelsCommand,
     usage: usageCommand,
     webhook: webhookCommand,
+    // Loaded when used: the MCP SDK is no weight on the other commands' start.
+    mcp: async (argv, context) => (await import('./commands/mcp.ts')).mcpCommand(argv, context),
   };
 
 export const VERSION: string = packageJson.version;

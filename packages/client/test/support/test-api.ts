@@ -1,11 +1,12 @@
 /**
  * The real API for the client's tests, as `npm start` wires it: a test database, the sandbox
- * engine (placeholder images, with simulated work and progress when `delayMs` is set), one
- * in-process worker, an owner with a key, and a loopback server of input images.
+ * engine (placeholder images, with simulated work and progress when `delayMs` is set, previews
+ * with `previews`), one in-process worker, an owner with a key, and a loopback server of input
+ * images.
  */
 
 import { createSandboxEngine } from '@imagegen/engine-sandbox/engine';
-import { createEngineRegistry } from '@imagegen/engines';
+import { createEngineRegistry, type Engine } from '@imagegen/engines';
 import { createOwner, enqueueWebhook } from '@imagegen/server';
 import {
   createTestDatabase,
@@ -35,6 +36,29 @@ export interface TestApiOptions {
   readonly webhooks?: boolean;
   /** false: no worker, so tasks stay queued (default true). */
   readonly worker?: boolean;
+  /**
+   * The engine sends a preview (a 16 × 8 JPEG) with each progress report, as the comfyui engine
+   * does for a ComfyUI started with a preview method (the API's own tests run that one).
+   */
+  readonly previews?: boolean;
+}
+
+/** `engine`, sending a small JPEG preview each time it reports progress. */
+async function withPreviews(engine: Engine): Promise<Engine> {
+  const data = await sharp({ create: { width: 16, height: 8, channels: 3, background: '#c07030' } })
+    .jpeg()
+    .toBuffer();
+  return {
+    ...engine,
+    run: (job, ctx) =>
+      engine.run(job, {
+        ...ctx,
+        progress(fraction, message) {
+          ctx.progress(fraction, message);
+          ctx.preview?.({ data, contentType: 'image/jpeg' });
+        },
+      }),
+  };
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -44,7 +68,8 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     .png()
     .toBuffer();
   const images: FileServer = await serveFiles({ '/photo.png': ['image/png', photo] });
-  const engine = createSandboxEngine(options.delayMs ? { delayMs: options.delayMs } : {});
+  const sandbox = createSandboxEngine(options.delayMs ? { delayMs: options.delayMs } : {});
+  const engine = options.previews ? await withPreviews(sandbox) : sandbox;
   const engines = createEngineRegistry([engine], { enabled: [engine.name], pinned: {} });
   const api: LoopbackApi = await startLoopbackApi({
     pool: db.pool,

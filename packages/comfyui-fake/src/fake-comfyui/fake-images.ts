@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import type { Picture } from './graph-shapes.ts';
 
@@ -27,12 +28,31 @@ function pixels(picture: Picture, index: number, width: number, height: number):
   return raw;
 }
 
-/** The PNG of one image of a batch, at the picture's size. */
-export function renderPng(picture: Picture, index: number): Promise<Buffer> {
+/**
+ * The PNG of one image of a batch, at the picture's size, with `text` as tEXt chunks after its
+ * header, as ComfyUI's SaveImage writes its graph (`prompt`, and the client's `workflow`).
+ */
+export async function renderPng(
+  picture: Picture,
+  index: number,
+  text: Readonly<Record<string, string>> = {},
+): Promise<Buffer> {
   const { width, height } = picture;
-  return sharp(pixels(picture, index, width, height), { raw: { width, height, channels: 3 } })
+  const png = await sharp(pixels(picture, index, width, height), { raw: { width, height, channels: 3 } })
     .png({ compressionLevel: 1 })
     .toBuffer();
+  const chunks = Object.entries(text).map(([keyword, value]) => textChunk(keyword, value));
+  // After the signature (8 bytes) and IHDR (25): where PIL's PngInfo puts them.
+  return chunks.length === 0 ? png : Buffer.concat([png.subarray(0, 33), ...chunks, png.subarray(33)]);
+}
+
+function textChunk(keyword: string, value: string): Buffer {
+  const body = Buffer.concat([Buffer.from(`tEXt${keyword}\0`, 'latin1'), Buffer.from(value, 'latin1')]);
+  const chunk = Buffer.alloc(body.length + 8);
+  chunk.writeUInt32BE(body.length - 4, 0);
+  body.copy(chunk, 4);
+  chunk.writeUInt32BE(crc32(body), body.length + 4);
+  return chunk;
 }
 
 /** A sampler's step preview: a JPEG at latent size (an eighth), as ComfyUI's fast previews are. */

@@ -19,7 +19,13 @@ type Stored =
       readonly size: { width: number; height: number } | undefined;
       readonly hash: string;
     }
-  | { readonly picture: Picture; readonly index: number; png?: Promise<Buffer> };
+  | {
+      readonly picture: Picture;
+      readonly index: number;
+      /** The text SaveImage writes into the PNG (ComfyUI's graph). */
+      readonly text: Readonly<Record<string, string>>;
+      png?: Promise<Buffer>;
+    };
 
 export class FileStore {
   private readonly files = new Map<string, Stored>();
@@ -83,7 +89,12 @@ export class FileStore {
    * SaveImage / PreviewImage: one file per image of the batch, named `<prefix>_00001_.png` with the
    * counter after the highest one already in the folder; a prefix `a/b/img` saves into `a/b`.
    */
-  save(folder: 'output' | 'temp', prefix: string, picture: Picture): FileRef[] {
+  save(
+    folder: 'output' | 'temp',
+    prefix: string,
+    picture: Picture,
+    text: Readonly<Record<string, string>> = {},
+  ): FileRef[] {
     const normal = path.normalize(folder === 'temp' ? `${prefix}${randomLetters()}` : prefix);
     const subfolder = path.dirname(normal) === '.' ? '' : path.dirname(normal);
     const base = path.basename(normal);
@@ -93,7 +104,7 @@ export class FileStore {
       const counter = (this.counters.get(counterKey) ?? 0) + 1;
       this.counters.set(counterKey, counter);
       const filename = `${base}_${String(counter).padStart(5, '0')}_.png`;
-      this.files.set(key(folder, subfolder, filename), { picture, index });
+      this.files.set(key(folder, subfolder, filename), { picture, index, text });
       files.push({ filename, subfolder, type: folder });
     }
     return files;
@@ -134,7 +145,7 @@ export class FileStore {
     const stored = this.files.get(key(folder, subfolder, filename));
     if (!stored) return undefined;
     if ('bytes' in stored) return Promise.resolve(stored.bytes);
-    stored.png ??= renderPng(stored.picture, stored.index);
+    stored.png ??= renderPng(stored.picture, stored.index, stored.text);
     return stored.png;
   }
 }

@@ -23,6 +23,8 @@ export class RuntimeFailure extends Error {
   constructor(
     readonly exceptionType: string,
     message: string,
+    /** What ComfyUI adds after the exception's text (its out-of-memory tips); empty for any other. */
+    readonly tips = '',
   ) {
     super(message);
   }

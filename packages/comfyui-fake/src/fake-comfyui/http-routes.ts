@@ -109,7 +109,18 @@ const ROUTES: Readonly<Record<string, Readonly<Record<string, Handler>>>> = {
       return empty();
     },
   },
-  '/free': { POST: (_state, request) => (isDict(jsonBody(request)) ? empty() : raised) },
+  '/free': {
+    POST: (state, request) => {
+      const body = jsonBody(request);
+      if (!isDict(body)) return raised;
+      // server.py sets the prompt queue's flags; the prompt worker acts on them at once when idle.
+      state.executor.free({
+        unloadModels: Boolean(body['unload_models']),
+        freeMemory: Boolean(body['free_memory']),
+      });
+      return empty();
+    },
+  },
   '/history': {
     GET: (state, request) => {
       state.counts.historyReads += 1;
@@ -264,6 +275,8 @@ export async function answer(
   const url = new URL(incoming.url ?? '/', 'http://fake');
   const chunks: Buffer[] = [];
   for await (const chunk of incoming) chunks.push(chunk as Buffer);
+  // While the prompt worker collects garbage the whole process waits (Python's lock).
+  while (state.executor.held) await state.executor.held;
   const request: Request = {
     method: incoming.method ?? 'GET',
     path: url.pathname.replace(/^\/api(?=\/)/, ''),

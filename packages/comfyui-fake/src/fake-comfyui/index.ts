@@ -15,6 +15,7 @@ import { FileStore } from './file-store.ts';
 import { answer, type FakeCounts, type RouteState } from './http-routes.ts';
 import { LEGACY_MODEL_FOLDERS, withModelLists } from './model-lists.ts';
 import { listModelsDir } from './models-dir.ts';
+import { outOfMemoryFailure } from './out-of-memory.ts';
 import {
   type ExecutionFaults,
   type ExecutionRecord,
@@ -62,8 +63,12 @@ export interface FakeComfyOptions {
   readonly modelsDir?: string;
   /** Time per sampler step (default 5 ms); 0 runs prompts in no time. */
   readonly stepDelayMs?: number;
-  /** Send a preview frame after each sampler step (a server started with `--preview-method`). */
-  readonly previews?: boolean;
+  /**
+   * Send a preview frame after each sampler step (a server started with `--preview-method`): with
+   * its metadata (event 4) to a client that asked for it, as 0.3.64 does; `without-metadata`: as
+   * an older server, a plain frame (event 1) whatever the client asked.
+   */
+  readonly previews?: boolean | 'without-metadata';
   /**
    * TrainLoraNode reports each training step as a `progress` message and stops at an interrupt
    * there, as ComfyUI releases after 0.3.64 do. Default: 0.3.64's training, which reports no step
@@ -94,7 +99,7 @@ export interface FakeFaults {
   refuse(body?: unknown): void;
   /**
    * Makes a node (by id or class) raise when it runs, or after `atStep` of its steps (a sampler's,
-   * a training's): an `execution_error`; undefined stops.
+   * a training's): an `execution_error`; undefined stops. `times`: only that many times.
    */
   failNode(match?: {
     node?: string;
@@ -102,7 +107,29 @@ export interface FakeFaults {
     atStep?: number;
     exceptionType?: string;
     message?: string;
+    times?: number;
   }): void;
+  /**
+   * Runs out of memory in a node (default: the first sampler, KSampler) the way ComfyUI 0.3.64
+   * reports it (out-of-memory.ts): a CUDA out-of-memory with its tips, or (`device: 'cpu'`) a
+   * CPU allocator failure. It goes on until `POST /free` unloads the models (`untilFreed`, the
+   * default), or `times` times; false stops.
+   */
+  outOfMemory(
+    options?: { node?: string; classType?: string; device?: 'cuda' | 'cpu'; times?: number } | false,
+  ): void;
+  /**
+   * ComfyUI's garbage collection after a prompt (at most every `everyMs`, default 10 s as main.py):
+   * for `pauseMs` the server answers nothing and starts no prompt; false stops.
+   */
+  collectGarbage(options: { pauseMs: number; everyMs?: number } | false): void;
+  /**
+   * `kill -9`: the port refuses connections, every open connection and socket is cut, and the
+   * queue, history and cache are gone. `revive()` starts it again on the same port.
+   */
+  kill(): Promise<void>;
+  /** Starts a killed server again on its port, empty (as a process that restarted). */
+  revive(): Promise<void>;
 }
 
 export interface FakeCounters extends FakeCounts {
@@ -112,6 +139,8 @@ export interface FakeCounters extends FakeCounts {
   /** Sockets open now. */
   readonly openSockets: number;
   readonly restarts: number;
+  /** `POST /free` calls that unloaded models or freed memory. */
+  readonly frees: number;
 }
 
 export interface FakeComfyUI {
@@ -156,8 +185,10 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
     trainingStepProgress: options.trainingStepProgress ?? false,
     afterStep: undefined,
     failNode: undefined,
+    collection: undefined,
   };
   let dead = false;
+  let killed = false;
   let restarts = 0;
   // What a dead server leaves hanging, cut when it restarts or closes.
   const hung = new Set<{ destroy(): void }>();
@@ -297,6 +328,39 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
         message: match.message ?? 'the fake was told to fail here',
       };
     },
+    outOfMemory: (options) => {
+      if (options === false) {
+        executionFaults.failNode = undefined;
+        return;
+      }
+      const failure = outOfMemoryFailure(options?.device ?? 'cuda');
+      executionFaults.failNode = {
+        ...(options?.node ? { node: options.node } : { classType: options?.classType ?? 'KSampler' }),
+        ...failure,
+        ...(options?.times === undefined ? { untilFreed: true } : { times: options.times }),
+      };
+    },
+    collectGarbage: (options) => {
+      executionFaults.collection = options === false ? undefined : { everyMs: 10_000, ...options };
+    },
+    kill: async () => {
+      killed = true;
+      restart();
+      killed = true;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    revive: async () => {
+      if (!killed) return;
+      killed = false;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    },
   };
 
   return {
@@ -310,6 +374,7 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
         socketConnections: hub.connections,
         openSockets: hub.open,
         restarts,
+        frees: executor.frees,
       };
     },
     executions: executor.records,
@@ -317,6 +382,7 @@ export async function startFakeComfyUI(options: FakeComfyOptions = {}): Promise<
       return executor.stalled;
     },
     async close() {
+      if (killed) return;
       dead = true;
       executor.reset();
       hub.close();

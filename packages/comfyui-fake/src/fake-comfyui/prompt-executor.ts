@@ -34,14 +34,34 @@ export type StepAction = 'drop-websocket' | 'silence' | 'restart' | 'die' | 'sta
 /** The switches the executor reads (set through the fake's `faults`). */
 export interface ExecutionFaults {
   stepDelayMs: number;
-  previews: boolean;
+  /** Preview frames after each sampler step; `without-metadata`: never event 4 (an older server). */
+  previews: boolean | 'without-metadata';
   /** TrainLoraNode reports each step (a later ComfyUI) instead of none (0.3.64). */
   trainingStepProgress: boolean;
   afterStep: { step: number; action: StepAction } | undefined;
   /** The node raises as it starts, or after `atStep` of its steps (a training that fails midway). */
-  failNode:
-    | { classType?: string; node?: string; atStep?: number; exceptionType: string; message: string }
-    | undefined;
+  failNode: NodeFailure | undefined;
+  /**
+   * ComfyUI's garbage collection after a prompt (main.py's prompt_worker: `gc.collect()` at most
+   * every `everyMs`, holding Python's lock): for `pauseMs` the server answers nothing and starts no
+   * prompt. Absent: none.
+   */
+  collection: { pauseMs: number; everyMs: number } | undefined;
+}
+
+/** A node that raises when it runs (the fake's execution_error). */
+export interface NodeFailure {
+  readonly classType?: string;
+  readonly node?: string;
+  readonly atStep?: number;
+  readonly exceptionType: string;
+  readonly message: string;
+  /** What ComfyUI appends to the exception's text (execution.py: its out-of-memory tips). */
+  readonly tips?: string;
+  /** Fails this many times, then no more; absent: until switched off. */
+  times?: number;
+  /** Fails until `POST /free` frees the memory (an out-of-memory the server never recovers from alone). */
+  readonly untilFreed?: boolean;
 }
 
 export interface ExecutionRecord {
@@ -77,6 +97,13 @@ export class PromptExecutor {
   private wakeOnInterrupt = true;
   private generation = 0;
   private busy = false;
+  /** `POST /free` calls that freed something. */
+  frees = 0;
+  /** While the server collects garbage: what every request waits for. */
+  held: Promise<void> | undefined;
+  /** Each garbage collection, when it began (performance.now()) and how long it held the server. */
+  readonly collections: { startedAt: number; pauseMs: number }[] = [];
+  private collectedAt: number | undefined;
 
   constructor(
     private readonly queue: PromptQueue,
@@ -100,7 +127,7 @@ export class PromptExecutor {
       if (!item) return;
       const generation = this.generation;
       void this.execute(item, generation).then(
-        () => this.pump(),
+        () => this.collect().then(() => this.pump()),
         (error: unknown) => {
           if (!(error instanceof Abandoned)) throw error;
         },
@@ -175,7 +202,7 @@ export class PromptExecutor {
             'execution_error',
             {
               ...node,
-              exception_message: `${failure.message}\n`,
+              exception_message: `${failure.message}\n${failure.tips}`,
               exception_type: failure.exceptionType,
               traceback: [`  File "fake-comfyui", in ${prompt[id]!.class_type}\n`],
               current_inputs: Object.fromEntries(
@@ -250,9 +277,7 @@ export class PromptExecutor {
     const failure = this.faults.failNode;
     const failing =
       failure && (failure.node === id || failure.classType === node.class_type) ? failure : undefined;
-    if (failing && failing.atStep === undefined) {
-      throw new RuntimeFailure(failing.exceptionType, failing.message);
-    }
+    if (failing && failing.atStep === undefined) throw this.raise(failing);
     shapes.outputs(id);
 
     const steps = samplerSteps(prompt, id);
@@ -263,12 +288,13 @@ export class PromptExecutor {
         this.checkInterrupt();
         run.progressState(id, { value: step, max: steps, state: 'running' });
         const preview = this.faults.previews ? await this.preview(shapes, id, step, generation) : undefined;
-        const withMetadata = this.hub.wantsPreviewMetadata(run.sid);
+        const withMetadata =
+          this.faults.previews !== 'without-metadata' && this.hub.wantsPreviewMetadata(run.sid);
         if (preview && withMetadata) run.previewWithMetadata(id, preview);
         run.send('progress', { value: step, max: steps, prompt_id: run.item.promptId, node: id });
         if (preview && !withMetadata) run.preview(preview);
       }
-      if (failing?.atStep === step) throw new RuntimeFailure(failing.exceptionType, failing.message);
+      if (failing?.atStep === step) throw this.raise(failing);
       const trigger = this.faults.afterStep;
       if (trigger && trigger.step === step) {
         this.faults.afterStep = undefined;
@@ -292,7 +318,7 @@ export class PromptExecutor {
     else if (definition?.output_node) {
       const images = shapes.input(id, 'images');
       const ui = images
-        ? { images: this.saveImages(node.class_type, node.inputs['filename_prefix'], images) }
+        ? { images: this.saveImages(node.class_type, node.inputs['filename_prefix'], images, run.pngText) }
         : node.class_type === 'PreviewAny'
           ? { text: [describedText(shapes, node.inputs['source'])] }
           : undefined;
@@ -309,6 +335,43 @@ export class PromptExecutor {
     this.cache.set(signature, entry);
   }
 
+  /** The failure a node raises now; one of a counted few uses one up. */
+  private raise(failure: NodeFailure): RuntimeFailure {
+    if (failure.times !== undefined && --failure.times <= 0) this.faults.failNode = undefined;
+    return new RuntimeFailure(failure.exceptionType, failure.message, failure.tips);
+  }
+
+  /**
+   * `POST /free`: models unloaded, memory freed (`free_memory` also drops the output cache, as
+   * `PromptExecutor.reset` does); an out-of-memory that waited for it ends.
+   */
+  free(flags: { unloadModels: boolean; freeMemory: boolean }): void {
+    if (!flags.unloadModels && !flags.freeMemory) return;
+    this.frees += 1;
+    if (this.faults.failNode?.untilFreed) this.faults.failNode = undefined;
+    if (flags.freeMemory) this.cache.clear();
+  }
+
+  /**
+   * After a prompt, main.py's garbage collection when it is due (`collection`): the server holds
+   * every answer and the next prompt for its pause, as `gc.collect()` holds Python's lock.
+   */
+  private async collect(): Promise<void> {
+    const collection = this.faults.collection;
+    if (!collection) return;
+    const now = performance.now();
+    if (this.collectedAt !== undefined && now - this.collectedAt <= collection.everyMs) return;
+    this.collectedAt = now;
+    let release = () => {};
+    this.held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.collections.push({ startedAt: now, pauseMs: collection.pauseMs });
+    await new Promise((resolve) => setTimeout(resolve, collection.pauseMs));
+    this.held = undefined;
+    release();
+  }
+
   /** SaveLoRANode: the trained LoRA into the output folder; it answers no `ui`, so no one is told. */
   private saveLora(run: PromptRun, node: ApiPrompt[string]): void {
     const trainer = linkSource(node.inputs['lora']);
@@ -319,9 +382,15 @@ export class PromptExecutor {
     this.files.saveModel(String(node.inputs['prefix']), steps, lora);
   }
 
-  private saveImages(classType: string, prefix: unknown, images: Picture): FileRef[] {
-    if (classType === 'SaveImage') return this.files.save('output', String(prefix ?? 'ComfyUI'), images);
-    return this.files.save('temp', 'ComfyUI_temp_', images);
+  private saveImages(
+    classType: string,
+    prefix: unknown,
+    images: Picture,
+    text: Readonly<Record<string, string>>,
+  ): FileRef[] {
+    if (classType === 'SaveImage')
+      return this.files.save('output', String(prefix ?? 'ComfyUI'), images, text);
+    return this.files.save('temp', 'ComfyUI_temp_', images, text);
   }
 
   private async preview(shapes: GraphShapes, id: string, step: number, generation: number) {
@@ -360,6 +429,19 @@ export class PromptExecutor {
 /** The messages of one prompt: sent to its client, and kept for its history entry. */
 class PromptRun {
   readonly messages: (readonly [string, unknown])[] = [];
+  /**
+   * What SaveImage writes into its PNGs (nodes_images.py, unless --disable-metadata): the graph as
+   * `prompt`, and each key of the client's `extra_pnginfo` (the UI's `workflow`).
+   */
+  get pngText(): Record<string, string> {
+    const extra = this.item.extraData['extra_pnginfo'];
+    return {
+      prompt: asciiJson(this.item.prompt),
+      ...(extra && typeof extra === 'object'
+        ? Object.fromEntries(Object.entries(extra).map(([key, value]) => [key, asciiJson(value)]))
+        : {}),
+    };
+  }
   private readonly progress: Record<string, { value: number; max: number; state: string }> = {};
 
   constructor(
@@ -499,4 +581,12 @@ function describedText(shapes: GraphShapes, source: unknown): string {
   const picture = shapes.firstInputPicture(from);
   const seen = picture ? ` of a ${picture.width}x${picture.height} picture` : '';
   return `a description by ${shapes.classOf(from)}${seen}`;
+}
+
+/** JSON as Python's `json.dumps` writes it by default: every character past ASCII escaped. */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[\u007f-\uffff]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -3,11 +3,12 @@ import {
   Bool,
   CommonFields,
   HEX_COLOUR_PATTERN,
-  ImageUrl,
   Int,
   List,
+  ListSkippingEmpty,
   Nullable,
   Num,
+  OptionalImageUrl,
   SafetyCheckerField,
 } from './common.ts';
 
@@ -64,13 +65,13 @@ export const StylePrompt = Type.Object(
     ),
     enhance_prompt: opt(Bool(false, 'Let the service rewrite the prompt before generating.')),
     palette: opt(
-      List(Type.String({ pattern: HEX_COLOUR_PATTERN }), {
+      ListSkippingEmpty(Type.String({ pattern: HEX_COLOUR_PATTERN }), {
         maxItems: 5,
         description: 'Up to 5 hex colours (#RGB or #RRGGBB).',
       }),
     ),
-    init_image: opt(ImageUrl),
-    mask_image: opt(ImageUrl),
+    init_image: opt(OptionalImageUrl),
+    mask_image: opt(OptionalImageUrl),
     lora_models: opt(Nullable(List(Type.String()))),
     lora_weights: opt(Nullable(List(Num({ gt: -10, le: 10 })))),
     num_inference_steps: opt(Int({ gt: 0, lt: 41, default: 30 })),

@@ -1,4 +1,5 @@
 import Type, {
+  type Static,
   type TArray,
   type TInteger,
   type TNumber,
@@ -136,6 +137,21 @@ const URL_MAX_LENGTH = 2083;
 /** Annotation on ImageUrl: the worker fetches fields carrying it (Endpoint.imageFields). */
 export const IMAGE_KEYWORD = 'x-image';
 
+/**
+ * The annotation on an optional field, or on a list's items, whose empty string means "not given":
+ * the request is read as if the field were left out, or the item not in the list (coercion.ts
+ * does it before validation). Forms send `""` for a choice left empty: the original service's
+ * frontend sends `style_image: ""` when no background image is chosen, and its palette picker
+ * five colours padded with `""`. Never on a required field: its empty value stays refused.
+ */
+export const EMPTY_IS_ABSENT_KEYWORD = 'x-empty-is-absent';
+
+/** The sentence the docs print after the description of a field that takes `""` as left out. */
+export const EMPTY_FIELD_SENTENCE = 'Empty (`""`) is the same as leaving it out.';
+
+/** The sentence the docs print after the description of a list whose `""` items are left out. */
+export const EMPTY_ITEMS_SENTENCE = 'Empty entries (`""`) are left out.';
+
 /** A public image URL: http or https only, at most 2083 characters once stripped of whitespace. */
 export const ImageUrl = Type.Unsafe<string>({
   type: 'string',
@@ -147,6 +163,12 @@ export const ImageUrl = Type.Unsafe<string>({
   description: 'Public http(s) URL of an image.',
 });
 
+/**
+ * The URL of an image a request may do without: `""` (or only spaces, which a URL loses) is the
+ * same as leaving it out. Every optional image field is one; a required one is `ImageUrl`.
+ */
+export const OptionalImageUrl = emptyIsAbsent(ImageUrl);
+
 /** An http(s) URL that is not an image (webhook, model file). */
 export const HttpUrl = Type.Unsafe<string>({
   type: 'string',
@@ -155,6 +177,34 @@ export const HttpUrl = Type.Unsafe<string>({
   maxLength: URL_MAX_LENGTH,
   [HTTP_URL_KEYWORD]: true,
 });
+
+/**
+ * `schema`, with an empty string read as left out (EMPTY_IS_ABSENT_KEYWORD): on an optional
+ * field, and on the items of a list whose items stand alone (a `""` item of a list that pairs
+ * with another by position would shift the pairs, so those keep refusing it). The description
+ * says so, for the docs.
+ */
+export function emptyIsAbsent<T extends TSchema>(schema: T, description?: string): T {
+  const said = description ?? (schema as { description?: string }).description;
+  return Type.Unsafe<Static<T>>({
+    ...schema,
+    [EMPTY_IS_ABSENT_KEYWORD]: true,
+    description: said === undefined ? EMPTY_FIELD_SENTENCE : `${said} ${EMPTY_FIELD_SENTENCE}`,
+  }) as unknown as T;
+}
+
+/** A list of `item` whose empty-string items are left out, as a form pads unused slots. */
+export function ListSkippingEmpty<T extends TSchema>(
+  item: T,
+  options: { maxItems?: number; description?: string } = {},
+) {
+  const { description, ...rest } = options;
+  const items = Type.Unsafe<Static<T>>({ ...item, [EMPTY_IS_ABSENT_KEYWORD]: true }) as unknown as T;
+  return Type.Array(items, {
+    ...rest,
+    description: description === undefined ? EMPTY_ITEMS_SENTENCE : `${description} ${EMPTY_ITEMS_SENTENCE}`,
+  });
+}
 
 export function ImageUrlList(description?: string) {
   return Type.Array(ImageUrl, description === undefined ? {} : { description });
@@ -209,9 +259,7 @@ export const WEBHOOK_EVENTS = ['start', 'progress', 'completed'] as const;
 
 /** Fields "most generation requests" carry, in the API reference's words. `base64` is added per schema. */
 export const CommonFields = {
-  webhook: Type.Optional(
-    Type.Unsafe<string>({ ...HttpUrl, description: 'URL that receives a signed POST when the task ends.' }),
-  ),
+  webhook: Type.Optional(emptyIsAbsent(HttpUrl, 'URL that receives a signed POST when the task ends.')),
   // An extension. It has no `default` keyword on purpose: validation would write it into every
   // stored request, and a client that never sends it must see its tasks exactly as before.
   webhook_events_filter: Type.Optional(

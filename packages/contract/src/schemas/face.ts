@@ -8,6 +8,7 @@ import {
   Int,
   List,
   Num,
+  OptionalImageUrl,
   SafetyCheckerField,
   Scheduler,
 } from './common.ts';
@@ -25,7 +26,7 @@ export const FaceLockPrompt = Type.Object(
     num_inference_steps: Int({ gt: 0, lt: 41 }),
     samples: Int({ gt: 0, le: 4 }),
     guidance_scale: Num({ gt: 0, le: 20 }),
-    supp_image1: opt(ImageUrl),
+    supp_image1: opt(OptionalImageUrl),
     id_mix: opt(Bool(undefined, 'Mix the identity of input_face and supp_image1.')),
     id_scale: opt(Num({ gt: 0, le: 1, default: 0.8 })),
     height: opt(Int({ gt: 0, le: 1536, default: 768 })),

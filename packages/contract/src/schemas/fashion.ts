@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { CommonFields, ImageUrl, Int, Num, SafetyCheckerField } from './common.ts';
+import { CommonFields, ImageUrl, Int, Num, OptionalImageUrl, SafetyCheckerField } from './common.ts';
 
 /** Fashion: model switch and the three virtual try-on prompts. */
 
@@ -9,7 +9,7 @@ export const ModelswitchPrompt = Type.Object(
   {
     input_image: ImageUrl,
     prompt: Type.String({ description: 'Describes the new model wearing the same clothes.' }),
-    input_face: opt(ImageUrl),
+    input_face: opt(OptionalImageUrl),
     ...SafetyCheckerField,
     ...CommonFields,
   },

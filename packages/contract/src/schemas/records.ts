@@ -93,7 +93,11 @@ export const ImageInfo = Type.Object(
     model_id: Nullable(Type.String()),
     backblaze_file_id: Nullable(Type.String({ description: 'Storage key of the file.' })),
     download_url: Type.String(),
-    json: Type.Object({}, { additionalProperties: true, description: 'The request that made the image.' }),
+    json: Type.String({
+      description:
+        'The request that made the image, as JSON text (as the API validated it: defaults filled in, ' +
+        'a seed of -1 replaced by the one drawn). Parse it to read `prompt`, `width`, `height`, ...',
+    }),
     creation_timestamp: timestamp,
   },
   { title: 'ImageInfo' },
@@ -112,6 +116,31 @@ export const UserSubscription = Type.Object(
   },
   { title: 'UserSubscription' },
 );
+
+/**
+ * The account as the original service's frontend reads it at `GET /user/{id}`: the API reference
+ * names no such record, so it has the fields that frontend reads which this API keeps (no e-mail,
+ * no token or training allowances: plans here cap how many tasks run at once, nothing else).
+ */
+export const UserAccount = Type.Object(
+  {
+    user_id: Type.String(),
+    api_key: Type.String({
+      description:
+        'The key this request was sent with (keys are stored as hashes only, so this is the one the API can show).',
+    }),
+    plan: Nullable(Enum(PLANS), { description: 'The plan of your active subscription; null without one.' }),
+    plan_expiry_date: Nullable(
+      Type.String({
+        format: 'date-time',
+        description: 'When that subscription ends; null when it has no end (or there is none).',
+      }),
+    ),
+  },
+  { title: 'UserAccount' },
+);
+
+export const UserSubscriptionList = Type.Array(UserSubscription, { title: 'UserSubscriptionList' });
 
 export const UserModelList = Type.Array(UserModelInfo, { title: 'UserModelList' });
 

@@ -55,10 +55,19 @@ export const PendingResponse = Type.Object(
   { title: 'PendingResponse' },
 );
 
+/**
+ * The first output's link again, under the name the original service's frontend reads when a task
+ * succeeds (its upscaler and model-switch cards wait for it); absent when there is no output link.
+ */
+const firstLink = opt(
+  Type.String({ description: 'The first of `download_urls`, for clients that read one link.' }),
+);
+
 export const AsyncSuccessResponse = Type.Object(
   {
     status: Type.Literal('SUCCESS', { default: 'SUCCESS' }),
     download_urls: Nullable(Type.Array(Type.String())),
+    image_url: firstLink,
   },
   { title: 'AsyncTaskSuccessResponse' },
 );
@@ -67,6 +76,7 @@ export const SyncSuccessResponse = Type.Object(
   {
     status: Type.Literal('SUCCESS', { default: 'SUCCESS' }),
     download_urls: Nullable(Type.Array(Type.String())),
+    image_url: firstLink,
     image: Nullable(Type.String({ description: 'Base64 PNG of the single output when base64 was true.' })),
   },
   { title: 'SyncTaskSuccessResponse' },
@@ -158,5 +168,6 @@ export const TaskEventStream = Type.String({
   title: 'TaskEventStream',
   description:
     'Server-Sent Events: `id: <n>` and `data: <status body as JSON>` per change, `: keep-alive` ' +
-    'comments between them; the final status is the last event.',
+    'comments between them; the final status is the last event. With `previews=true`, also ' +
+    '`event: preview` events (no `id`) whose `data` is `{"content_type", "image"}`, the image in base64.',
 });

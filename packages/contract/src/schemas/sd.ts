@@ -7,9 +7,11 @@ import {
   ImageUrlList,
   Int,
   List,
+  ListSkippingEmpty,
   ModelHash,
   Nullable,
   Num,
+  OptionalImageUrl,
   SafetyCheckerField,
   Scheduler,
 } from './common.ts';
@@ -67,7 +69,10 @@ const ipAdapterSd = Type.Union([Enum(IP_ADAPTERS_SD15), ModelHash], {
 function diffusionFields<F extends Family, N extends boolean = false>(family: F, o: DiffusionOptions<N>) {
   const f = FAMILY[family];
   const maybeNull = <T extends TSchema>(s: T) => (o.nullableLists ? Nullable(s) : s) as OrNull<N, T>;
-  const ipImage = byFamily(family, { sd: ImageUrl, sdxl: Type.Union([ImageUrl, ImageUrlList()]) });
+  const ipImage = byFamily(family, {
+    sd: OptionalImageUrl,
+    sdxl: Type.Union([OptionalImageUrl, ImageUrlList()]),
+  });
   const ipAdapter = byFamily(family, { sd: ipAdapterSd, sdxl: Enum(IP_ADAPTERS_SDXL) });
   return {
     model_id: opt(Type.String({ default: f.modelId, description: `Model id; default ${f.modelId}.` })),
@@ -92,7 +97,7 @@ function diffusionFields<F extends Family, N extends boolean = false>(family: F,
     lora_weights: opt(maybeNull(List(Num({ gt: -10, le: 10 })))),
     embeddings: opt(
       maybeNull(
-        List(Type.String(), {
+        ListSkippingEmpty(Type.String(), {
           description:
             'Textual inversions; each acts where its name is written, in prompt or negative_prompt (one written in neither is added at the end of prompt).',
         }),
@@ -104,7 +109,7 @@ function diffusionFields<F extends Family, N extends boolean = false>(family: F,
       sdxl: {},
     }),
     scheduler: opt(Scheduler(o.scheduler)),
-    ip_adapter_style_images: opt(maybeNull(ImageUrlList())),
+    ip_adapter_style_images: opt(maybeNull(ListSkippingEmpty(ImageUrl))),
     ip_adapter_image: opt(maybeNull(ipImage)),
     ...byFamily(family, { sd: {}, sdxl: { ip_adapter_mask_images: opt(maybeNull(ImageUrlList())) } }),
     ip_adapter: opt(maybeNull(List(ipAdapter))),
@@ -112,7 +117,7 @@ function diffusionFields<F extends Family, N extends boolean = false>(family: F,
     hires: opt(Bool(false)),
     hidiffusion: opt(Bool(false)),
     controlnets: opt(List(Enum(CONTROLNETS))),
-    control_image: opt(ImageUrl),
+    control_image: opt(OptionalImageUrl),
     controlnet_weights: opt(List(Num({ ge: 0, le: familyValue(family, 'controlnetWeightMax') }))),
     starting_control_steps: opt(List(Num({ ge: 0, le: 1 }))),
     ending_control_steps: opt(List(Num({ ge: 0, le: 1 }))),

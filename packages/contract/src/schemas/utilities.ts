@@ -9,6 +9,7 @@ import {
   List,
   ModelHash,
   Num,
+  OptionalImageUrl,
   SafetyCheckerField,
 } from './common.ts';
 import { SUPERRESOLUTION_MODELS } from './superresolution-models.ts';
@@ -118,7 +119,7 @@ export const BgChangerPrompt = Type.Object(
     init_image: ImageUrl,
     prompt: Type.String(),
     negative_prompt: Type.String(),
-    style_image: opt(ImageUrl),
+    style_image: opt(OptionalImageUrl),
     ...Base64Field,
     ...SafetyCheckerField,
     ...CommonFields,

@@ -9,7 +9,8 @@ import type { Size } from './image-size.ts';
 export const IMAGE_NODES = {
   load: ['LoadImage'],
   sized: ['LoadImage', 'ImageScale'],
-  mask: ['LoadImage', 'ImageScale', 'ImageToMask'],
+  mask: ['LoadImage', 'ImageToMask'],
+  sizedMask: ['LoadImage', 'ImageScale', 'ImageToMask'],
   encode: ['VAEEncode', 'RepeatLatentBatch'],
   batch: ['LoadImage', 'ImageBatch'],
   sizedBatch: ['LoadImage', 'ImageScale', 'ImageBatch'],
@@ -27,11 +28,18 @@ export function loadImageBatch(w: Workflow, uploaded: readonly string[]): Link<'
   );
 }
 
-/** Several uploaded pictures, each at `size` (centre crop), as one batch in order. */
-export function loadImageBatchAt(w: Workflow, uploaded: readonly string[], size: Size): Link<'IMAGE'> {
+/**
+ * Several uploaded pictures as one batch of `size` squares (centre crop): the training batch, whose
+ * pictures must share one size; no generation path crops a picture.
+ */
+export function loadSquareBatch(w: Workflow, uploaded: readonly string[], size: Size): Link<'IMAGE'> {
   return batchOf(
     w,
-    uploaded.map((name) => loadImageAt(w, name, size)),
+    uploaded.map((name) =>
+      w
+        .node('ImageScale', { image: loadImage(w, name), upscale_method: 'lanczos', ...size, crop: 'center' })
+        .out(0),
+    ),
   );
 }
 
@@ -41,23 +49,28 @@ function batchOf(w: Workflow, images: readonly Link<'IMAGE'>[]): Link<'IMAGE'> {
   return rest.reduce((batch, next) => w.node('ImageBatch', { image1: batch, image2: next }).out(0), first);
 }
 
-/**
- * An input picture at the sampling size (centre crop, so its proportions survive; image to image
- * asks for a size of the picture's own proportions, so nothing is cut there).
- */
+/** A picture scaled to `size`, never cropped: callers ask for a size of its own proportions. */
+export function scaleImage(w: Workflow, image: Link<'IMAGE'>, size: Size): Link<'IMAGE'> {
+  return w.node('ImageScale', { image, upscale_method: 'lanczos', ...size, crop: 'disabled' }).out(0);
+}
+
+/** An uploaded picture at `size` (of its own proportions, or a mask's frame: never cropped). */
 export function loadImageAt(w: Workflow, uploaded: string, size: Size): Link<'IMAGE'> {
-  const image = loadImage(w, uploaded);
-  return w.node('ImageScale', { image, upscale_method: 'lanczos', ...size, crop: 'center' }).out(0);
+  return scaleImage(w, loadImage(w, uploaded), size);
 }
 
 /**
- * A black-and-white mask picture (white: repaint) as a MASK at the sampling size, cropped as its
- * image is. Its red channel is read: a mask picture is grey, and LoadImage's own MASK output is the
- * alpha channel, which mask pictures seldom carry.
+ * A black-and-white mask picture (white: repaint) as a MASK, at its own size. Its red channel is
+ * read: a mask picture is grey, and LoadImage's own MASK output is the alpha channel, which mask
+ * pictures seldom carry.
  */
+export function loadMask(w: Workflow, uploaded: string): Link<'MASK'> {
+  return w.node('ImageToMask', { image: loadImage(w, uploaded), channel: 'red' }).out(0);
+}
+
+/** A mask picture as a MASK over a frame of `size` (IP-Adapter's region of the sampled picture). */
 export function loadMaskAt(w: Workflow, uploaded: string, size: Size): Link<'MASK'> {
-  const image = loadImageAt(w, uploaded, size);
-  return w.node('ImageToMask', { image, channel: 'red' }).out(0);
+  return w.node('ImageToMask', { image: loadImageAt(w, uploaded, size), channel: 'red' }).out(0);
 }
 
 /** `samples` copies of one latent (an encoded picture is a batch of one). */

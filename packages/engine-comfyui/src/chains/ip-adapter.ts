@@ -54,7 +54,7 @@ export const IP_ADAPTER_FILES: Readonly<
 export function ipAdapterNodes(family: Family): readonly NodeClass[] {
   return nodeClasses(
     ['IPAdapterModelLoader', 'CLIPVisionLoader', 'IPAdapterAdvanced', 'ImageBatch'],
-    family === 'sdxl' ? IMAGE_NODES.mask : IMAGE_NODES.load,
+    family === 'sdxl' ? IMAGE_NODES.sizedMask : IMAGE_NODES.load,
   );
 }
 

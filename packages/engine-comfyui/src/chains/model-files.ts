@@ -1,11 +1,13 @@
-import { EngineInputError, type SubmissionRefusal } from '@imagegen/engines';
-import {
-  BUILT_IN_FAMILIES,
-  type CheckpointFamily,
-  type CheckpointRole,
-  roleKey,
-} from '../checkpoint-roles.ts';
+import { EngineInputError, type SubmissionRefusal, USER_MODEL_ID } from '@imagegen/engines';
+import { BUILT_IN_FAMILIES, type CheckpointRole, roleKey } from '../checkpoint-roles.ts';
 import type { AdmitContext, CompileContext, Refusal } from '../contracts.ts';
+import {
+  inpaintingVariant,
+  MODEL_PROFILES,
+  type ModelProfile,
+  type ProfileId,
+  profileOfFamily,
+} from '../model-profiles.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
@@ -25,29 +27,70 @@ import { ownerModelFile } from './user-models.ts';
 export const DEFAULT_CHECKPOINTS: Readonly<Record<string, string>> = {
   'sd1.5': 'v1-5-pruned-emaonly.safetensors',
   sdxl: 'sd_xl_base_1.0.safetensors',
+  // SDXL's lightning role (`sdxl:lightning`), kept under its older id: ByteDance's 8-step file.
+  'sdxl-lightning': 'sdxl_lightning_8step.safetensors',
 };
 
-/** The graphs' family of each model family of the settings. */
-const FAMILY_OF_BASE: Readonly<Record<CheckpointFamily, Family>> = { 'sd1.5': 'sd', sdxl: 'sdxl' };
+/** What a model's profile may be read from: the settings and, in a worker, the owner's models. */
+export type ProfileContext = Pick<CompileContext, 'checkpoints' | 'families' | 'models'>;
+
+/** The profile of each base model an owner's checkpoint may have (`base_model`). */
+const PROFILE_OF_BASE_MODEL: Readonly<Record<string, ProfileId>> = {
+  'sd1.5': 'sd1.5',
+  sdxl: 'sdxl',
+  flux: 'flux-dev',
+};
 
 /**
- * The family of a model id where the settings know it: a built-in id's, or the one
- * COMFYUI_CHECKPOINTS declares for an id of the operator's (`families`); undefined for any other
- * id (an undeclared mapping, an owner's model), whose family is known only when its file is.
+ * The profile of the checkpoint a model id loads, where what is known says it: one of the owner's
+ * checkpoints (by its base model), an id COMFYUI_CHECKPOINTS declares a family for, or a built-in
+ * id; undefined for any other id (an undeclared mapping; an owner's model before the worker
+ * resolved it), whose family only its file could tell.
  */
-export function familyOfModel(
-  modelId: string,
-  families?: Readonly<Record<string, CheckpointFamily>>,
-): Family | undefined {
-  const base = Object.hasOwn(BUILT_IN_FAMILIES, modelId)
-    ? BUILT_IN_FAMILIES[modelId]
-    : families && Object.hasOwn(families, modelId)
-      ? families[modelId]
-      : undefined;
-  return base && FAMILY_OF_BASE[base];
+export function knownProfile(ctx: ProfileContext, modelId: string): ModelProfile | undefined {
+  const owned = ctx.models?.[modelId];
+  if (owned?.modelType === 'checkpoint') {
+    const base = PROFILE_OF_BASE_MODEL[owned.baseModel];
+    return base ? MODEL_PROFILES[base] : undefined;
+  }
+  if (ctx.families && Object.hasOwn(ctx.families, modelId)) return profileOfFamily(ctx.families[modelId]!);
+  if (Object.hasOwn(BUILT_IN_FAMILIES, modelId)) return profileOfFamily(BUILT_IN_FAMILIES[modelId]!);
+  if (Object.hasOwn(FLUX_IDS, modelId)) return MODEL_PROFILES[FLUX_IDS[modelId]!];
+  return undefined;
 }
 
-const FAMILY_NAMES: Readonly<Record<Family, string>> = { sd: 'SD1.5', sdxl: 'SDXL' };
+/** Flux's ids (kept as model ids of their roles): no checkpoint family, but a request may name them. */
+const FLUX_IDS: Readonly<Record<string, ProfileId>> = {
+  'flux-dev': 'flux-dev',
+  'flux-schnell': 'flux-schnell',
+};
+
+/**
+ * The profile a graph draws a model id with: its known one, else `fallback` (the path's family: an
+ * undeclared id is taken for it, as it always was). With the inpainting role, the inpainting
+ * variant where COMFYUI_CHECKPOINTS maps that role for the id, since that checkpoint is what loads.
+ */
+export function profileOf(
+  ctx: ProfileContext,
+  modelId: string,
+  fallback: ProfileId,
+  role?: CheckpointRole,
+): ModelProfile {
+  const profile = knownProfile(ctx, modelId) ?? MODEL_PROFILES[fallback];
+  if (role === 'inpainting' && !ctx.models?.[modelId] && roleFile(ctx, modelId, role) !== undefined) {
+    return inpaintingVariant(profile);
+  }
+  return profile;
+}
+
+/**
+ * Whether what is known decides the profile a model id draws with: not for an owner's model that
+ * is not resolved (at submission, where only the worker can read its base model), whose family
+ * the path's may not be.
+ */
+export function profileDecided(ctx: ProfileContext, modelId: string): boolean {
+  return !USER_MODEL_ID.test(modelId) || ctx.models?.[modelId] !== undefined;
+}
 
 /** The adapters of a graph that fit one family, and where a model of the other is served. */
 export interface FamilyAdapters {
@@ -58,23 +101,27 @@ export interface FamilyAdapters {
   readonly instead: string;
 }
 
+const FAMILY_NAMES: Readonly<Record<Family, string>> = { sd: 'SD1.5', sdxl: 'SDXL' };
+
 /** The pydantic-style type of a family refusal at submission. */
 export const MODEL_FAMILY_ERROR = 'value_error.model_family';
 
 /**
- * The refusal of a `model_id` whose known family (built-in, or declared in COMFYUI_CHECKPOINTS)
- * the graph's adapters do not fit, so one family's adapter never runs on the other's model; null
- * when it fits or its family is not known before its file is (the owner's models, whose base
- * model is checked where their file is looked up). The API answers it at submission (`admit`);
- * `compile` fails with the same words.
+ * The refusal of a `model_id` whose known profile (built-in, declared in COMFYUI_CHECKPOINTS, or
+ * an owner's model the worker resolved) the graph's adapters do not fit, so one family's adapter
+ * never runs on another's model; null when it fits or its family is not known before its file is.
+ * The API answers it at submission (`admit`); `compile` fails with the same words.
  */
-export function otherFamilyRefusal(ctx: AdmitContext, fit: FamilyAdapters): SubmissionRefusal | null {
+export function otherFamilyRefusal(
+  ctx: AdmitContext & Pick<CompileContext, 'models'>,
+  fit: FamilyAdapters,
+): SubmissionRefusal | null {
   const id = typeof ctx.input.model_id === 'string' ? ctx.input.model_id : '';
-  const modelFamily = familyOfModel(id, ctx.families);
-  if (modelFamily === undefined || modelFamily === fit.family) return null;
+  const profile = knownProfile(ctx, id);
+  if (profile === undefined || profile.adapters === fit.family) return null;
   return {
     field: 'model_id',
-    message: `'${id}' is an ${FAMILY_NAMES[modelFamily]} model, and ${familyRefusal(fit.family, fit.adapters).why}; ${fit.instead}`,
+    message: `'${id}' is an ${profile.name} model, and ${familyRefusal(fit.family, fit.adapters).why}; ${fit.instead}`,
     type: MODEL_FAMILY_ERROR,
   };
 }
@@ -82,7 +129,7 @@ export function otherFamilyRefusal(ctx: AdmitContext, fit: FamilyAdapters): Subm
 /** Fails the compile with otherFamilyRefusal's words, naming `model_id`. */
 export function refuseOtherFamily(
   fields: RequestFields<{ readonly model_id: string | undefined }>,
-  ctx: AdmitContext,
+  ctx: CompileContext,
   fit: FamilyAdapters,
 ): void {
   const refusal = otherFamilyRefusal(ctx, fit);

@@ -39,16 +39,20 @@ export function outpaintPadding(
 
 export const OUTPAINT_NODES: readonly NodeClass[] = ['ImagePadForOutpaint'];
 
-/** The picture on a larger canvas, and the mask of the new part (to be painted). */
+/**
+ * The picture on a larger canvas, and the mask of the new part (to be painted), `feathering` px of
+ * the old picture's edge blending into it.
+ */
 export function padForOutpaint(
   w: Workflow,
   fields: RequestFields<OutpaintFields>,
   image: Link<'IMAGE'>,
+  feathering: number = OUTPAINT_FEATHERING,
 ): { pixels: Link<'IMAGE'>; mask: Link<'MASK'> } {
   const [pixels, mask] = w.node('ImagePadForOutpaint', {
     image,
     ...outpaintPadding(fields),
-    feathering: OUTPAINT_FEATHERING,
+    feathering,
   }).outputs;
   return { pixels, mask };
 }

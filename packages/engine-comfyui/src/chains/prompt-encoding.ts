@@ -1,7 +1,6 @@
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import type { Workflow } from '../workflow/workflow.ts';
-import type { Family } from './controlnet-stack.ts';
 import type { RequestFields } from './request-fields.ts';
 import { ownerModelFile } from './user-models.ts';
 
@@ -93,21 +92,18 @@ export const CLIP_SKIP_NODES: readonly NodeClass[] = ['CLIPSetLastLayer'];
  * layer, 2 the one before it. SD1.5 reads the last layer by default, so n is CLIPSetLastLayer -n.
  * SDXL's text encoders already read the penultimate layer (ComfyUI's SDXL CLIP, diffusers and A1111
  * alike), and CLIPSetLastLayer -1 would move them to the last one, which SDXL was not trained on:
- * there 1 and 2 keep the model's own layer and n from 3 reads layer -n. Absent: the model's own.
+ * there 1 and 2 keep the model's own layer and n from 3 reads layer -n. The model's own layer is
+ * its profile's (`clipLayer`). Absent: the model's own.
  */
 export function skipClipLayers(
   w: Workflow,
   clip: Link<'CLIP'>,
   clipSkip: number | undefined,
-  family: Family,
+  ownLayer: number,
 ): Link<'CLIP'> {
-  if (clipSkip === undefined) return clip;
-  if (family === 'sdxl' && clipSkip <= SDXL_OWN_LAYER) return clip;
+  if (clipSkip === undefined || clipSkip <= ownLayer) return clip;
   return w.node('CLIPSetLastLayer', { clip, stop_at_clip_layer: -clipSkip }).out(0);
 }
-
-/** The layer, counted from the end, SDXL's text encoders read by default (the penultimate). */
-export const SDXL_OWN_LAYER = 2;
 
 export interface Conditioning {
   readonly positive: Link<'CONDITIONING'>;

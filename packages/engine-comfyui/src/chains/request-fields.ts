@@ -50,7 +50,7 @@ export class RequestFields<out T extends object> {
 
   constructor(
     readonly pipeline: Pipeline,
-    private readonly ctx: CompileContext,
+    private readonly ctx: RequestContext,
   ) {
     const properties = (
       endpointByPath(pipeline)?.request as { properties?: Record<string, { default?: unknown }> }
@@ -114,7 +114,7 @@ export class RequestFields<out T extends object> {
 
   /** The name the ComfyUI server gave the uploaded image of a request field. */
   image(name: NamesOf<T, string>): string {
-    const uploaded = this.ctx.images[name];
+    const uploaded = this.ctx.images?.[name];
     if (typeof uploaded !== 'string')
       throw new Error(`${this.pipeline}: the image of ${name} was not uploaded`);
     return uploaded;
@@ -122,7 +122,7 @@ export class RequestFields<out T extends object> {
 
   /** The uploaded images of a list field, in request order. */
   images(name: NamesOf<T, string | readonly string[]>): readonly string[] {
-    const uploaded = this.ctx.images[name] ?? [];
+    const uploaded = this.ctx.images?.[name] ?? [];
     return typeof uploaded === 'string' ? [uploaded] : uploaded;
   }
 
@@ -131,10 +131,25 @@ export class RequestFields<out T extends object> {
   }
 }
 
+/** The field names of a pipeline's request schema. */
+export function requestFieldNames(pipeline: Pipeline): string[] {
+  const properties = (endpointByPath(pipeline)?.request as { properties?: Record<string, unknown> })
+    ?.properties;
+  if (!properties) throw new Error(`${pipeline} is not a request endpoint of the contract`);
+  return Object.keys(properties);
+}
+
+/**
+ * What a request is read from: the validated input, and where a graph is compiled, its uploaded
+ * pictures and the owner's models (a submission check has neither).
+ */
+export type RequestContext = Pick<CompileContext, 'input'> &
+  Partial<Pick<CompileContext, 'images' | 'models'>>;
+
 /** The fields of a pipeline's request, typed by its schema in the contract. */
 export function requestFields<P extends RequestPath>(
   pipeline: P,
-  ctx: CompileContext,
+  ctx: RequestContext,
 ): RequestFields<FieldsOf<P>> {
   return new RequestFields(pipeline, ctx);
 }

@@ -6,10 +6,12 @@ import type {
   PipelineCompiler,
   ServerRequirements,
 } from '../contracts.ts';
+import type { ModelProfile } from '../model-profiles.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
+import { COMPOSITE_NODES, compositeOver, SOFT_MASK_NODES, softenMask } from './composite.ts';
 import {
   applyControlnets,
   CONTROLNET_FILES,
@@ -20,10 +22,18 @@ import {
   type Family,
 } from './controlnet-stack.ts';
 import { applyHidiffusion, HIDIFFUSION_NODES } from './hidiffusion.ts';
-import { HIRES_FIX, HIRES_NODES, hiresPass } from './hires-fix.ts';
-import { EXACT_SIZE_NODES, framedSize, inputSize, SD_GRID, samplingSize, scaleTo } from './image-size.ts';
+import {
+  EXACT_SIZE_NODES,
+  framedSize,
+  HIRES_SCALE,
+  inputSize,
+  planSizes,
+  type Size,
+  scaleTo,
+  timesSize,
+} from './image-size.ts';
 import { INPAINT_NODES, inpaint } from './inpainting.ts';
-import { encodeImage, IMAGE_NODES, loadImageAt, loadMaskAt } from './input-images.ts';
+import { encodeImage, IMAGE_NODES, loadImage, loadMask, scaleImage } from './input-images.ts';
 import {
   applyIpAdapters,
   IP_ADAPTER_FILES,
@@ -37,10 +47,13 @@ import {
   CHECKPOINT_DIFFUSION_NODES,
   checkpointFile,
   DEFAULT_CHECKPOINTS,
-  familyOfModel,
+  knownProfile,
   loadCheckpoint,
   MODEL_FAMILY_ERROR,
+  profileDecided,
+  profileOf,
 } from './model-files.ts';
+import { applyLcm, LCM_NODES, modelSettings, settingsRefusal, settingsRefusals } from './model-settings.ts';
 import {
   CLIP_SKIP_NODES,
   type EmbeddingFields,
@@ -49,15 +62,24 @@ import {
   withEmbeddings,
 } from './prompt-encoding.ts';
 import { type StyleFields, styledPrompts } from './prompt-styles.ts';
-import { type PipelinesReading, RequestFields, refusals } from './request-fields.ts';
-import { samplingFor } from './schedulers.ts';
+import { type PipelinesReading, RequestFields, refusals, requestFieldNames } from './request-fields.ts';
+import {
+  HIRES_DENOISE,
+  MASKED_SECOND_PASS_NODES,
+  PASS_NODES,
+  SECOND_PASS_NODES,
+  SECOND_PASS_UPSCALER_NEED,
+  samplePasses,
+} from './sampling-passes.ts';
 import { applyUpscaleField, GENERAL_UPSCALER, UPSCALE_NODES, type UpscaleFields } from './upscaling.ts';
 
 /**
  * The Stable Diffusion 1.5 and SDXL pipelines (text2image, image2image, inpainting, controlnet and
  * the one-call generators) share one request shape and one graph: checkpoint, clip_skip, LoRAs,
- * prompts with embeddings, a starting latent per mode, controlnets, the sampler, hires, exact
- * size, upscale.
+ * prompts with embeddings, a starting latent per mode, controlnets, the sampler, a second pass,
+ * exact size, upscale. Every setting the model decides (size, steps, guidance, sampler, CLIP
+ * layer, adapters) follows the profile of the checkpoint that loads, not the path: an SDXL model
+ * on an /sd/ path is drawn as SDXL, SDXL-Lightning with its own 8 steps.
  */
 export type SdMode = 'text2image' | 'image2image' | 'inpainting' | 'controlnet';
 
@@ -106,8 +128,8 @@ export interface SdRequest
 /** The pipelines the SD graph serves: those whose request fits SdRequest. */
 export type SdPipeline = PipelinesReading<SdRequest>;
 
-/** The sampler of a body without `scheduler`: the text2image default. */
-const DEFAULT_SCHEDULER = 'EulerDiscreteScheduler';
+/** The path's family: the profile of an id whose own family is not known. */
+export type SdPathFamily = 'sd1.5' | 'sdxl';
 
 const NODE_PACK = (what: string, pack: string) =>
   `needs ${what} from a ComfyUI node pack (${pack}), which this engine does not use yet`;
@@ -125,41 +147,99 @@ function notServed(options: SdOptions): Partial<typeof NOT_SERVED> {
   return options.presetStyle ? {} : NOT_SERVED;
 }
 
-/** The contract's `base_model` of each family's graphs. */
-const BASE_MODEL_OF_FAMILY: Readonly<Record<Family, string>> = { sd: 'sd1.5', sdxl: 'sdxl' };
-
 const NO_INIT_IMAGE =
   'applies to image2image and inpainting; this pipeline starts from noise, not from a picture';
 
+/** Why a model of a family these graphs cannot draw is refused. */
+const NOT_SD =
+  'is not a model these paths draw: they draw SD1.5 and SDXL checkpoints (Lightning and Turbo included)';
+
+/** Where each other architecture is served. */
+const SERVED_AT: Readonly<Record<string, string>> = {
+  sd3: 'use /sd3/v1 or /sd3_5/v1',
+  flux: 'use /generate/v3',
+};
+
+/** The contract's `base_model` of each SD architecture: what the owner's LoRAs must be of. */
+const BASE_MODEL: Readonly<Record<Family, string>> = { sd: 'sd1.5', sdxl: 'sdxl' };
+
+function fromPicture(mode: SdMode): boolean {
+  return mode === 'image2image' || mode === 'inpainting';
+}
+
+/**
+ * The profile the graph draws with, or a refusal: the model's where what is known says it (its
+ * inpainting checkpoint's on the inpainting paths), else the path's; a model no SD graph draws
+ * (SD3, Flux) is refused naming `model_id`.
+ */
+function sdProfile(
+  ctx: AdmitContext & Pick<CompileContext, 'models'>,
+  pathFamily: SdPathFamily,
+  mode: SdMode,
+): { profile: ModelProfile } | { refusal: SubmissionRefusal } {
+  const id = typeof ctx.input.model_id === 'string' ? ctx.input.model_id : '';
+  const known = knownProfile(ctx, id);
+  if (known && known.adapters === null) {
+    const where = SERVED_AT[known.architecture];
+    return {
+      refusal: {
+        field: 'model_id',
+        message: `'${id}' ${NOT_SD}; it is an ${known.name} model${where ? `: ${where}` : ''}`,
+        type: MODEL_FAMILY_ERROR,
+      },
+    };
+  }
+  return { profile: profileOf(ctx, id, pathFamily, mode === 'inpainting' ? 'inpainting' : undefined) };
+}
+
+/** The adapters' family of an SD profile (never null: sdProfile refuses the others). */
+function familyOf(profile: ModelProfile): Family {
+  return profile.adapters ?? 'sd';
+}
+
+/** The picture that frames the answer: the one started from, or the first control picture. */
+function framingPicture(
+  ctx: CompileContext,
+  fields: RequestFields<SdRequest>,
+  mode: SdMode,
+): Size | undefined {
+  if (fromPicture(mode)) return inputSize(ctx, 'init_image');
+  if (fields.list('controlnets').length === 0) return undefined;
+  const field = mode === 'controlnet' ? 'init_images' : 'control_image';
+  const sizes = ctx.imageSizes?.[field];
+  const first = Array.isArray(sizes) ? sizes[0] : sizes;
+  return first && 'width' in first ? (first as Size) : undefined;
+}
+
 export function compileStableDiffusion(
   pipeline: SdPipeline,
-  pipelineFamily: Family,
+  pathFamily: SdPathFamily,
   mode: SdMode,
   ctx: CompileContext,
   options: SdOptions = {},
 ): CompiledWorkflow {
   const fields = new RequestFields<SdRequest>(pipeline, ctx);
   fields.refuseUnlessDefault(notServed(options));
-  const fromPicture = mode === 'image2image' || mode === 'inpainting';
-  if (!fromPicture) fields.refuseUnlessDefault({ strength: NO_INIT_IMAGE });
+  const picture = fromPicture(mode);
+  if (!picture) fields.refuseUnlessDefault({ strength: NO_INIT_IMAGE });
+  // What the API refuses at submission, refused first and in the same order and words.
+  const refusal = sdRefusal(ctx, pipeline, pathFamily, mode);
+  if (refusal) fields.refuse(refusal.field as keyof SdRequest & string, refusal.message);
+  const chosen = sdProfile(ctx, pathFamily, mode);
+  if ('refusal' in chosen) return fields.refuse('model_id', chosen.refusal.message);
+  const { profile } = chosen;
+  const family = familyOf(profile);
+  const base = BASE_MODEL[family];
+  const settings = modelSettings(profile, fields, ctx);
 
   const w = new Workflow(ctx.filenamePrefix);
-  // A built-in model id of the other family (`model_id: "sdxl"` on an /sd/ path) brings its own
-  // family's controlnets, adapters and CLIP layers: one family's adapters on the other's model
-  // draw nothing useful. The owner's models the request names must be of the graph's base model.
-  // The same holds for an id of the operator's whose family COMFYUI_CHECKPOINTS declares.
-  const family = modelFamily(ctx, pipelineFamily);
-  const base = BASE_MODEL_OF_FAMILY[family];
-  // Inpainting loads the model's inpainting checkpoint where COMFYUI_CHECKPOINTS maps one.
-  const role = mode === 'inpainting' ? 'inpainting' : undefined;
-  const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), base, role));
-  const clipSkip = fields.optionalNumber('clip_skip');
-  const { model, clip } = applyLoras(
+  const checkpoint = loadCheckpoint(
     w,
-    fields,
-    { model: checkpoint.model, clip: skipClipLayers(w, checkpoint.clip, clipSkip, family) },
-    base,
+    checkpointFile(ctx, fields.string('model_id'), base, mode === 'inpainting' ? 'inpainting' : undefined),
   );
+  const clip = skipClipLayers(w, checkpoint.clip, fields.optionalNumber('clip_skip'), profile.clipLayer ?? 1);
+  const lora = applyLoras(w, fields, { model: checkpoint.model, clip }, base);
+  const { model, clip: encoder } = applyLcm(w, settings, lora);
   const prompts = withEmbeddings(
     fields,
     options.presetStyle
@@ -167,14 +247,19 @@ export function compileStableDiffusion(
       : { positive: fields.string('prompt'), negative: fields.string('negative_prompt') },
     base,
   );
-  let conditioning = encodePrompts(w, clip, prompts.positive, prompts.negative);
+  let conditioning = encodePrompts(w, encoder, prompts.positive, prompts.negative);
 
+  // A picture to start from, or one that guides, frames the answer: its proportions over the
+  // requested area, never cropped to the requested shape.
   const requested = { width: fields.number('width'), height: fields.number('height') };
-  // A picture to start from keeps its framing: its proportions over the requested area.
-  const target = fromPicture ? framedSize(inputSize(ctx, 'init_image'), requested, SD_GRID) : requested;
-  const size = samplingSize(target, SD_GRID);
-  let patched = applyIpAdapters(w, fields, family, model, size);
-  if (fields.bool('hidiffusion')) patched = applyHidiffusion(w, family, patched, target);
+  const target = framedSize(framingPicture(ctx, fields, mode), requested);
+  const hires = fields.bool('hires');
+  const hidiffusion = fields.bool('hidiffusion');
+  const answer = hires ? timesSize(target, HIRES_SCALE) : target;
+  const plan = planSizes(profile, target, answer, { hires, direct: hidiffusion });
+
+  let patched = applyIpAdapters(w, fields, family, model, plan.first);
+  if (hidiffusion) patched = applyHidiffusion(w, family, patched, plan.first);
   const samples = fields.number('samples');
   const controls =
     mode === 'controlnet'
@@ -188,92 +273,112 @@ export function compileStableDiffusion(
   conditioning = applyControlnets(w, conditioning, checkpoint.vae, controls);
 
   let latent: Link<'LATENT'>;
+  let original: Link<'IMAGE'> | undefined;
+  let mask: Link<'MASK'> | undefined;
+  const originalSize = inputSize(ctx, 'init_image');
   if (mode === 'image2image') {
-    latent = encodeImage(w, loadImageAt(w, fields.image('init_image'), size), checkpoint.vae, samples);
+    const pixels = scaleImage(w, loadImage(w, fields.image('init_image')), plan.first);
+    latent = encodeImage(w, pixels, checkpoint.vae, samples);
   } else if (mode === 'inpainting') {
-    const pixels = loadImageAt(w, fields.image('init_image'), size);
-    const mask = loadMaskAt(w, fields.image('mask_image'), size);
+    original = loadImage(w, fields.image('init_image'));
+    mask = softenMask(w, loadMask(w, fields.image('mask_image')), originalSize);
+    const pixels = scaleImage(w, original, plan.first);
     ({ latent, ...conditioning } = inpaint(w, conditioning, checkpoint.vae, pixels, mask, samples));
   } else {
-    latent = w.node('EmptyLatentImage', { ...size, batch_size: samples }).out(0);
+    latent = w.node('EmptyLatentImage', { ...plan.first, batch_size: samples }).out(0);
   }
 
-  const sampler = {
-    model: patched,
-    seed: ctx.seed,
-    steps: fields.number('num_inference_steps'),
-    cfg: fields.number('guidance_scale'),
-    ...samplingFor(fields.string('scheduler') || DEFAULT_SCHEDULER),
-    ...conditioning,
-  };
-  latent = w.sample({
-    ...sampler,
-    latent_image: latent,
-    denoise: fromPicture ? fields.number('strength') : 1,
+  // A second pass never changes a started-from picture more than `strength` allows.
+  const strength = picture ? fields.number('strength') : 1;
+  const { image, size } = samplePasses(w, {
+    sampler: {
+      model: patched,
+      seed: ctx.seed,
+      steps: settings.steps,
+      cfg: settings.cfg,
+      sampler_name: settings.sampler_name,
+      scheduler: settings.scheduler,
+      ...conditioning,
+    },
+    vae: checkpoint.vae,
+    latent,
+    denoise: strength,
+    plan,
+    secondDenoise: Math.min(HIRES_DENOISE, strength),
+    ...(mask ? { mask } : {}),
   });
-  let sampled = size;
-  let answer = target;
-  if (fields.bool('hires')) {
-    // The second pass never changes a started-from picture more than `strength` allows.
-    const denoise = fromPicture ? Math.min(HIRES_FIX.denoise, fields.number('strength')) : HIRES_FIX.denoise;
-    ({ latent, size: sampled } = hiresPass(w, sampler, latent, size, denoise));
-    answer = {
-      width: Math.round(target.width * HIRES_FIX.scale),
-      height: Math.round(target.height * HIRES_FIX.scale),
-    };
-  }
-  const decoded = w.node('VAEDecode', { samples: latent, vae: checkpoint.vae }).out(0);
-  w.save(applyUpscaleField(w, fields, scaleTo(w, decoded, sampled, answer)));
+  const answered =
+    original && mask
+      ? compositeOver(w, { original, originalSize, painted: image, paintedSize: size, mask, samples })
+      : scaleTo(w, image, size, answer);
+  w.save(applyUpscaleField(w, fields, answered));
   return w.compiled();
 }
 
-/** The family the graph follows: the model's where the settings know it, else the pipeline's. */
-function modelFamily(ctx: AdmitContext, pipelineFamily: Family): Family {
-  const id = typeof ctx.input.model_id === 'string' ? ctx.input.model_id : '';
-  return familyOfModel(id, ctx.families) ?? pipelineFamily;
-}
-
 /**
- * What the SD pipelines refuse at submission: an `ip_adapter` made for another family than the
- * model's, where that family is known (a built-in id, or one COMFYUI_CHECKPOINTS declares). A
- * model of the other family is not refused: it brings its own family's controlnets and adapters.
+ * What the SD pipelines refuse at submission, in the compile's words: a model these graphs cannot
+ * draw (SD3, Flux), an `ip_adapter` made for another family than the model's, and settings past
+ * what a distilled model (Lightning, Turbo, the LCM LoRA) samples, where the settings or the
+ * request say which model loads. A model of the other SD family is not refused: it brings its own
+ * family's controlnets and adapters.
  */
-export function admitStableDiffusion(ctx: AdmitContext, pipelineFamily: Family): SubmissionRefusal | null {
+export function sdRefusal(
+  ctx: AdmitContext & Pick<CompileContext, 'models'>,
+  pipeline: SdPipeline,
+  pathFamily: SdPathFamily,
+  mode: SdMode,
+): SubmissionRefusal | null {
+  const chosen = sdProfile(ctx, pathFamily, mode);
+  if ('refusal' in chosen) return chosen.refusal;
   const names = Array.isArray(ctx.input.ip_adapter) ? (ctx.input.ip_adapter as unknown[]) : [];
   const why = otherFamilyAdapter(
     names.filter((name): name is string => typeof name === 'string'),
-    modelFamily(ctx, pipelineFamily),
+    familyOf(chosen.profile),
   );
-  return why ? { field: 'ip_adapter', message: why, type: MODEL_FAMILY_ERROR } : null;
+  if (why) return { field: 'ip_adapter', message: why, type: MODEL_FAMILY_ERROR };
+  // An owner's model the submission cannot see is drawn with its own family's settings: its
+  // compile decides.
+  if (!profileDecided(ctx, typeof ctx.input.model_id === 'string' ? ctx.input.model_id : '')) return null;
+  return settingsRefusal(chosen.profile, new RequestFields<SdRequest>(pipeline, ctx), ctx);
 }
 
 /** What the SD pipelines of one family and mode need on the server. */
 export function stableDiffusionRequirements(
-  family: Family,
+  pipeline: SdPipeline,
+  pathFamily: SdPathFamily,
   mode: SdMode,
   options: SdOptions = {},
 ): ServerRequirements {
-  const defaultModel = family === 'sd' ? 'sd1.5' : 'sdxl';
   const full = !options.presetStyle;
   const start = {
     text2image: ['EmptyLatentImage'],
     controlnet: ['EmptyLatentImage'],
     image2image: nodeClasses(IMAGE_NODES.sized, IMAGE_NODES.encode),
-    inpainting: nodeClasses(IMAGE_NODES.mask, INPAINT_NODES),
+    inpainting: nodeClasses(IMAGE_NODES.mask, SOFT_MASK_NODES, INPAINT_NODES, COMPOSITE_NODES),
   } as const satisfies Record<SdMode, readonly NodeClass[]>;
+  // A model of either family may run on either path: both families' adapters may load.
   const nodes = nodeClasses(
     CHECKPOINT_DIFFUSION_NODES,
     CLIP_SKIP_NODES,
     LORA_NODES,
+    full ? LCM_NODES : [],
     full ? CONTROLNET_NODES : [],
-    full ? ipAdapterNodes(family) : [],
+    // The request's shape decides the adapters' nodes (only SDXL requests carry masks).
+    full ? ipAdapterNodes(pathFamily === 'sd1.5' ? 'sd' : 'sdxl') : [],
     full ? HIDIFFUSION_NODES : [],
     start[mode],
-    full ? HIRES_NODES : [],
+    PASS_NODES,
+    // A started-from picture's second pass may run below the latent upscale's strength.
+    mode === 'inpainting'
+      ? MASKED_SECOND_PASS_NODES
+      : mode === 'image2image'
+        ? SECOND_PASS_NODES
+        : ['LatentUpscale'],
     EXACT_SIZE_NODES,
-    family === 'sd' ? UPSCALE_NODES : [],
+    pathFamily === 'sd1.5' ? UPSCALE_NODES : [],
   );
-  const fromPicture = mode === 'image2image' || mode === 'inpainting';
+  const defaultModel = pathFamily;
+  const fields = requestFieldNames(pipeline);
   return {
     nodes,
     ...(full
@@ -287,7 +392,9 @@ export function stableDiffusionRequirements(
       : {}),
     refuses: [
       ...refusals(notServed(options)),
-      ...(fromPicture ? [] : refusals({ strength: NO_INIT_IMAGE })),
+      ...(fromPicture(mode) ? [] : refusals({ strength: NO_INIT_IMAGE })),
+      { field: 'model_id', why: NOT_SD },
+      ...settingsRefusals('steps', 'cfg', ...(fields.includes('scheduler') ? (['lcm'] as const) : [])),
       ...(full ? [...IP_ADAPTER_REFUSALS, ...CONTROLNET_REFUSALS] : []),
     ],
     models: [
@@ -301,34 +408,39 @@ export function stableDiffusionRequirements(
       },
       {
         folder: 'loras',
-        what: 'each file `lora_models` names (`.safetensors` added to a name without extension)',
+        what:
+          'each file `lora_models` names (`.safetensors` added to a name without extension)' +
+          (full
+            ? '; with `scheduler: "LCMScheduler"`, the LCM LoRA `COMFYUI_CHECKPOINTS` maps (`sd1.5:lcm`, `sdxl:lcm`)'
+            : ''),
       },
       { folder: 'embeddings', what: 'each textual inversion `embeddings` names' },
       ...(full
         ? [
             {
               folder: 'controlnet',
-              what: Object.entries(CONTROLNET_FILES[family])
+              what: Object.entries(CONTROLNET_FILES[pathFamily === 'sd1.5' ? 'sd' : 'sdxl'])
                 .map(([name, file]) => `\`${file}\` for \`controlnets: ["${name}"]\``)
                 .join(', '),
             },
             {
               folder: 'ipadapter',
-              what: `the adapter \`ip_adapter\` names: ${ipAdapterFiles(family, 'file')}`,
+              what: `the adapter \`ip_adapter\` names: ${ipAdapterFiles(pathFamily, 'file')}`,
             },
-            { folder: 'clip_vision', what: `its image encoder: ${ipAdapterFiles(family, 'clipVision')}` },
+            { folder: 'clip_vision', what: `its image encoder: ${ipAdapterFiles(pathFamily, 'clipVision')}` },
           ]
         : []),
-      ...(family === 'sd'
+      ...(pathFamily === 'sd1.5'
         ? [{ folder: 'upscale_models', what: `\`${GENERAL_UPSCALER.file}\` for \`upscale\`` }]
         : []),
+      ...(fromPicture(mode) ? [SECOND_PASS_UPSCALER_NEED] : []),
     ],
   };
 }
 
 /** The adapter (or encoder) files of a family's IP-Adapters, for the requirements. */
-function ipAdapterFiles(family: Family, which: 'file' | 'clipVision'): string {
-  const tag = family === 'sd' ? 'sd15' : 'sdxl';
+function ipAdapterFiles(family: SdPathFamily, which: 'file' | 'clipVision'): string {
+  const tag = family === 'sd1.5' ? 'sd15' : 'sdxl';
   const files = Object.entries(IP_ADAPTER_FILES)
     .filter(([name]) => name.includes(tag))
     .map(([, files]) => `\`${files[which]}\``);
@@ -338,14 +450,14 @@ function ipAdapterFiles(family: Family, which: 'file' | 'clipVision'): string {
 /** The compiler of one SD pipeline: its family, its mode, and the one graph they share. */
 export function stableDiffusionCompiler(
   pipeline: SdPipeline,
-  family: Family,
+  family: SdPathFamily,
   mode: SdMode,
   options: SdOptions = {},
 ): PipelineCompiler {
   return {
     pipeline,
-    requires: stableDiffusionRequirements(family, mode, options),
-    admit: (ctx) => admitStableDiffusion(ctx, family),
+    requires: stableDiffusionRequirements(pipeline, family, mode, options),
+    admit: (ctx) => sdRefusal(ctx, pipeline, family, mode),
     compile: (ctx) => compileStableDiffusion(pipeline, family, mode, ctx, options),
   };
 }

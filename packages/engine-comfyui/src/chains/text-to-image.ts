@@ -1,14 +1,18 @@
+import type { CompileContext } from '../contracts.ts';
+import type { ModelProfile } from '../model-profiles.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, SAMPLE_NODES, SAVE_NODES, type Workflow } from '../workflow/workflow.ts';
-import { EXACT_SIZE_NODES, SD_GRID, type Size, samplingSize, scaleTo } from './image-size.ts';
+import { EXACT_SIZE_NODES, planSizes, type Size, type SizePlan, scaleTo } from './image-size.ts';
+import { type ModelSettings, modelSettings, type SettingsFields } from './model-settings.ts';
 import type { Conditioning } from './prompt-encoding.ts';
 import type { RequestFields } from './request-fields.ts';
-import { type Sampling, samplingFor } from './schedulers.ts';
+import { HIRES_DENOISE, samplePasses } from './sampling-passes.ts';
 
 /**
- * The end of every SD1.5 / SDXL text-to-image graph: an empty latent of the request's size (on the
- * latent grid), sampled, decoded and saved at exactly the size asked for.
+ * The end of every SD1.5 / SDXL text-to-image graph: an empty latent near the model's budget at the
+ * requested proportions, sampled (a second pass for a size beyond what one pass draws well),
+ * decoded and saved at exactly the size asked for.
  */
 
 export const TEXT_TO_IMAGE_NODES: readonly NodeClass[] = nodeClasses(
@@ -18,58 +22,51 @@ export const TEXT_TO_IMAGE_NODES: readonly NodeClass[] = nodeClasses(
   EXACT_SIZE_NODES,
 );
 
-/** `samples` empty latents at the grid size nearest `target`. */
-export function emptyLatent(
-  w: Workflow,
-  target: Size,
-  samples: number,
-): { latent: Link<'LATENT'>; size: Size } {
-  const size = samplingSize(target, SD_GRID);
-  return { latent: w.node('EmptyLatentImage', { ...size, batch_size: samples }).out(0), size };
-}
-
-/** Decodes sampled latents of `size` and saves them at `target`. */
-export function decodeAndSave(
-  w: Workflow,
-  latent: Link<'LATENT'>,
-  vae: Link<'VAE'>,
-  size: Size,
-  target: Size,
-): void {
-  const decoded = w.node('VAEDecode', { samples: latent, vae }).out(0);
-  w.save(scaleTo(w, decoded, size, target));
-}
+/** The second pass of a text to image whose sizes reach past the model's one-pass range. */
+export const LARGE_TEXT_TO_IMAGE_NODES: readonly NodeClass[] = nodeClasses(TEXT_TO_IMAGE_NODES, [
+  'LatentUpscale',
+]);
 
 export interface Drawing extends Conditioning {
   readonly model: Link<'MODEL'>;
   readonly vae: Link<'VAE'>;
-  readonly sampling: Sampling;
+  readonly profile: ModelProfile;
+  readonly settings: Pick<ModelSettings, 'steps' | 'cfg' | 'sampler_name' | 'scheduler'>;
   readonly seed: number;
-  readonly steps: number;
-  readonly cfg: number;
   readonly target: Size;
   readonly samples: number;
+  /** The plan where the caller made its own (InstantID's sizes). */
+  readonly plan?: SizePlan;
+  /** The empty latent of the model's VAE: SD's 4 channels, or SD3's and Flux's 16. */
+  readonly latent?: 'EmptyLatentImage' | 'EmptySD3LatentImage';
 }
 
 /** Text to image: `samples` pictures of `target`, sampled from noise with the given conditioning. */
 export function drawAtSize(w: Workflow, d: Drawing): void {
-  const { latent, size } = emptyLatent(w, d.target, d.samples);
-  const sampled = w.sample({
-    model: d.model,
-    seed: d.seed,
-    steps: d.steps,
-    cfg: d.cfg,
-    ...d.sampling,
-    positive: d.positive,
-    negative: d.negative,
-    latent_image: latent,
+  const plan = d.plan ?? planSizes(d.profile, d.target, d.target);
+  const latent = w.node(d.latent ?? 'EmptyLatentImage', { ...plan.first, batch_size: d.samples }).out(0);
+  const { image, size } = samplePasses(w, {
+    sampler: {
+      model: d.model,
+      seed: d.seed,
+      steps: d.settings.steps,
+      cfg: d.settings.cfg,
+      sampler_name: d.settings.sampler_name,
+      scheduler: d.settings.scheduler,
+      positive: d.positive,
+      negative: d.negative,
+    },
+    vae: d.vae,
+    latent,
     denoise: 1,
+    plan,
+    secondDenoise: HIRES_DENOISE,
   });
-  decodeAndSave(w, sampled, d.vae, size, d.target);
+  w.save(scaleTo(w, image, size, d.target));
 }
 
 /** The fields drawRequested reads. */
-export interface SizedDrawingFields {
+export interface SizedDrawingFields extends SettingsFields {
   readonly num_inference_steps: number | undefined;
   readonly guidance_scale: number | undefined;
   readonly width: number | undefined;
@@ -78,24 +75,25 @@ export interface SizedDrawingFields {
 }
 
 /**
- * drawAtSize with the request's own `num_inference_steps`, `guidance_scale`, `width`, `height` and
- * `samples`, sampled with Euler unless the model wants another sampling (the face pipelines'
- * requests name no scheduler).
+ * drawAtSize with the request's `width`, `height` and `samples`, and its steps and guidance read
+ * through the model's profile (a distilled model's own where the request left the API's).
  */
 export function drawRequested(
   w: Workflow,
   fields: RequestFields<SizedDrawingFields>,
-  seed: number,
+  ctx: CompileContext,
+  profile: ModelProfile,
   base: Conditioning & { readonly model: Link<'MODEL'>; readonly vae: Link<'VAE'> },
-  sampling: Sampling = samplingFor('EulerDiscreteScheduler'),
+  plan?: (target: Size) => SizePlan,
 ): void {
+  const target = { width: fields.number('width'), height: fields.number('height') };
   drawAtSize(w, {
     ...base,
-    sampling,
-    seed,
-    steps: fields.number('num_inference_steps'),
-    cfg: fields.number('guidance_scale'),
-    target: { width: fields.number('width'), height: fields.number('height') },
+    profile,
+    settings: modelSettings(profile, fields, ctx),
+    seed: ctx.seed,
+    target,
     samples: fields.number('samples'),
+    ...(plan ? { plan: plan(target) } : {}),
   });
 }

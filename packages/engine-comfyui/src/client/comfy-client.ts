@@ -3,7 +3,7 @@ import type { ComfyClient, ComfyServerStats, FileRef, ObjectInfo } from '../cont
 import { PromptFailedError, PromptRejectedError } from '../contracts.ts';
 import { ComfyHttp, parseJson } from './comfy-http.ts';
 import { ComfySocket } from './comfy-socket.ts';
-import { type RunTiming, runPrompt } from './prompt-run.ts';
+import { cancelOnServer, type RunTiming, runPrompt } from './prompt-run.ts';
 
 /** One ComfyUI server over HTTP and its WebSocket (see README.md for why our own client). */
 
@@ -28,6 +28,9 @@ export interface ComfyClientOptions {
   readonly stallMs?: number;
 }
 
+/** Abandoned prompts remembered per server: a server cut off for long holds no more of ours than this. */
+const MAX_ABANDONED = 256;
+
 /** COMFYUI_STALL_SECONDS' default: five minutes without a step is no slow step any sampler takes. */
 export const DEFAULT_STALL_MS = 300_000;
 
@@ -51,6 +54,8 @@ export function createComfyClient(options: ComfyClientOptions): ComfyClient {
     stallMs: options.stallMs ?? DEFAULT_STALL_MS,
   };
   let closed = false;
+  // Prompts given up on while the server did not answer; the newest few are kept.
+  const abandoned = new Set<string>();
 
   return {
     name,
@@ -74,6 +79,24 @@ export function createComfyClient(options: ComfyClientOptions): ComfyClient {
 
     objectInfo(signal): Promise<ObjectInfo> {
       return http.json<ObjectInfo>('GET', '/object_info', { signal });
+    },
+
+    async free(signal): Promise<void> {
+      const { status } = await http.send('POST', '/free', {
+        json: { unload_models: true, free_memory: true },
+        signal,
+      });
+      if (status !== 200) throw http.unexpected(status, 'POST', '/free');
+    },
+
+    async retake(signal): Promise<number> {
+      let taken = 0;
+      for (const promptId of [...abandoned]) {
+        if (!(await cancelOnServer(http, promptId, signal))) break;
+        abandoned.delete(promptId);
+        taken += 1;
+      }
+      return taken;
     },
 
     async models(folder, signal): Promise<string[]> {
@@ -100,7 +123,8 @@ export function createComfyClient(options: ComfyClientOptions): ComfyClient {
 
     run(prompt, runOptions) {
       if (closed) return Promise.reject(new Error(`the client of server ${name} is closed`));
-      return runPrompt({ http, socket, clientId, timing }, prompt, runOptions);
+      while (abandoned.size > MAX_ABANDONED) abandoned.delete(abandoned.values().next().value!);
+      return runPrompt({ http, socket, clientId, timing, abandoned }, prompt, runOptions);
     },
 
     async view(file: FileRef, signal): Promise<Buffer> {

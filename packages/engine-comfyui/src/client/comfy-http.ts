@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { ServerUnavailableError } from '../contracts.ts';
+import { ServerRefusedError, ServerUnavailableError } from '../contracts.ts';
 
 /**
  * HTTP to one ComfyUI server: every request has a timeout, a caller's abort rejects with the
@@ -90,7 +90,10 @@ export class ComfyHttp {
           `server ${this.server} did not answer ${method} ${path} within ${this.timeoutMs / 1000} s`,
         );
       }
-      throw new ServerUnavailableError(`server ${this.server} is unreachable (${reasonOf(error)})`);
+      const reason = reasonOf(error);
+      // Nothing listens on the port: the process is gone, which no retry in a moment changes.
+      const Unreachable = reason === 'ECONNREFUSED' ? ServerRefusedError : ServerUnavailableError;
+      throw new Unreachable(`server ${this.server} is unreachable (${reason})`);
     }
   }
 

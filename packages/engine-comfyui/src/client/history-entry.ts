@@ -20,7 +20,7 @@ export interface HistoryEntry {
 export type PromptOutcome =
   /** `texts` only where an output node showed text (PreviewAny's `{"text": [value]}`). */
   | { readonly kind: 'success'; readonly files: FileRef[]; readonly texts?: string[] }
-  | { readonly kind: 'failed'; readonly message: string };
+  | { readonly kind: 'failed'; readonly message: string; readonly outOfMemory?: boolean };
 
 export function readHistoryEntry(
   entry: HistoryEntry,
@@ -29,7 +29,13 @@ export function readHistoryEntry(
 ): PromptOutcome {
   const status = entry.status;
   if (status?.status_str === 'error' || status?.completed === false) {
-    return { kind: 'failed', message: describeFailure(status.messages ?? [], server) };
+    const messages = status.messages ?? [];
+    const failure = lastFailure(messages);
+    return {
+      kind: 'failed',
+      message: describeFailure(messages, server),
+      ...(failure && isOutOfMemory(failure) ? { outOfMemory: true } : {}),
+    };
   }
   const files: FileRef[] = [];
   const texts: string[] = [];
@@ -48,20 +54,55 @@ export function readHistoryEntry(
   return { kind: 'success', files, ...(texts.length > 0 ? { texts } : {}) };
 }
 
+type StatusMessage = readonly [string, Readonly<Record<string, unknown>>];
+
 /** The failure in words: the failing node's type and id, and the exception's own message. */
-export function describeFailure(
-  messages: readonly (readonly [string, Readonly<Record<string, unknown>>])[],
-  server: string,
-): string {
-  for (let at = messages.length - 1; at >= 0; at--) {
-    const [event, data] = messages[at]!;
-    const node = `${String(data.node_type ?? 'node')} (node ${String(data.node_id ?? '?')})`;
-    if (event === 'execution_error') {
-      const exception = String(data.exception_message ?? '').trim();
-      const type = data.exception_type ? `${String(data.exception_type)}: ` : '';
-      return `${node} failed on server ${server}: ${type}${exception || 'no message'}`;
-    }
-    if (event === 'execution_interrupted') return `${node} was interrupted on server ${server}`;
+export function describeFailure(messages: readonly StatusMessage[], server: string): string {
+  const failure = lastFailure(messages);
+  if (!failure) return `the prompt failed on server ${server} without saying why`;
+  const [event, data] = failure;
+  const node = `${String(data.node_type ?? 'node')} (node ${String(data.node_id ?? '?')})`;
+  if (event === 'execution_interrupted') return `${node} was interrupted on server ${server}`;
+  const type = data.exception_type ? `${String(data.exception_type)}: ` : '';
+  if (isOutOfMemory(failure)) {
+    // The allocator's figures and ComfyUI's tips follow the first line: the line says it all.
+    const first = String(data.exception_message ?? '')
+      .split('\n')[0]!
+      .trim();
+    return `${node} ran out of memory on server ${server}: ${type}${first}`;
   }
-  return `the prompt failed on server ${server} without saying why`;
+  const exception = String(data.exception_message ?? '').trim();
+  return `${node} failed on server ${server}: ${type}${exception || 'no message'}`;
+}
+
+/** The last `execution_error` or `execution_interrupted` of a prompt's messages. */
+function lastFailure(messages: readonly StatusMessage[]): StatusMessage | undefined {
+  for (let at = messages.length - 1; at >= 0; at--) {
+    const event = messages[at]![0];
+    if (event === 'execution_error' || event === 'execution_interrupted') return messages[at];
+  }
+  return undefined;
+}
+
+/**
+ * The exception types ComfyUI reports for `torch.cuda.OutOfMemoryError` (`execution.py`'s
+ * `full_type_name`): PyTorch 2.5 and later define it as `torch.OutOfMemoryError`.
+ */
+const OUT_OF_MEMORY_TYPES = new Set(['torch.OutOfMemoryError', 'torch.cuda.OutOfMemoryError']);
+
+/**
+ * The words of an allocation that failed: ComfyUI's own tip for an out-of-memory, PyTorch's CUDA
+ * allocators (native and cudaMallocAsync), ROCm's and Apple's, and the CPU allocator's (a CPU
+ * server runs out of RAM as a RuntimeError).
+ */
+const OUT_OF_MEMORY_WORDS =
+  /This error means you ran out of memory on your GPU|CUDA out of memory|HIP out of memory|MPS backend out of memory|Allocation on device \d+ would exceed allowed memory|DefaultCPUAllocator: (?:can't allocate memory|not enough memory)/;
+
+/** Whether a failure is the server running out of memory rather than the graph's own fault. */
+export function isOutOfMemory([event, data]: StatusMessage): boolean {
+  if (event !== 'execution_error') return false;
+  return (
+    OUT_OF_MEMORY_TYPES.has(String(data.exception_type)) ||
+    OUT_OF_MEMORY_WORDS.test(String(data.exception_message ?? ''))
+  );
 }

@@ -3,9 +3,13 @@ import {
   PromptFailedError,
   PromptLostError,
   type PromptOutputs,
+  type PromptPreview,
   type PromptProgress,
   PromptRejectedError,
   PromptStalledError,
+  type PromptTiming,
+  ServerOutOfMemoryError,
+  ServerRefusedError,
   ServerUnavailableError,
 } from '../contracts.ts';
 import { type ComfyHttp, parseJson } from './comfy-http.ts';
@@ -37,6 +41,8 @@ export interface RunDeps {
   readonly socket: ComfySocket;
   readonly clientId: string;
   readonly timing: RunTiming;
+  /** Prompts given up on that the server could not be told to drop: taken back when it answers again. */
+  readonly abandoned: Set<string>;
 }
 
 export interface RunOptions {
@@ -45,6 +51,8 @@ export interface RunOptions {
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: PromptProgress) => void;
   readonly onNodeStart?: (node: string) => void;
+  /** Told each preview frame of this prompt (a server started with `--preview-method`). */
+  readonly onPreview?: (preview: PromptPreview) => void;
   /** This prompt's stall bound instead of `RunTiming.stallMs` (Infinity: never stalled). */
   readonly stallMs?: number;
 }
@@ -64,16 +72,18 @@ export async function runPrompt(
     await deps.socket.ready(signal);
     signal.throwIfAborted();
     sent = true;
+    const sentAt = Date.now();
     const promptId = await submit(deps, prompt, options);
-    return await follower.follow(promptId);
+    return await follower.follow(promptId, sentAt);
   } catch (error) {
     // The server may hold the prompt (an abort, a timeout or a stall while it was sent or ran):
     // take it back, so a wedged prompt does not hold the server's queue.
     if (
       sent &&
-      (signal.aborted || error instanceof ServerUnavailableError || error instanceof PromptStalledError)
+      (signal.aborted || error instanceof ServerUnavailableError || error instanceof PromptStalledError) &&
+      !(await cancelOnServer(deps.http, follower.promptId))
     ) {
-      await cancelOnServer(deps.http, follower.promptId);
+      deps.abandoned.add(follower.promptId);
     }
     if (signal.aborted) throw signal.reason;
     throw error;
@@ -113,14 +123,20 @@ async function submit(deps: RunDeps, prompt: ApiPrompt, options: RunOptions): Pr
 
 /**
  * Removes the prompt if it is still pending, then interrupts it if it runs (in that order, so a
- * prompt that starts in between is still caught). Both touch only this prompt.
+ * prompt that starts in between is still caught). Both touch only this prompt. False when the
+ * server did not answer: it may still hold the prompt.
  */
-async function cancelOnServer(http: ComfyHttp, promptId: string): Promise<void> {
+export async function cancelOnServer(
+  http: ComfyHttp,
+  promptId: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
   try {
-    await http.send('POST', '/queue', { json: { delete: [promptId] } });
-    await http.send('POST', '/interrupt', { json: { prompt_id: promptId } });
+    await http.send('POST', '/queue', { json: { delete: [promptId] }, signal });
+    await http.send('POST', '/interrupt', { json: { prompt_id: promptId }, signal });
+    return true;
   } catch {
-    // Best effort: a server that does not answer holds nothing we can take back.
+    return false;
   }
 }
 
@@ -145,6 +161,10 @@ class PromptFollower {
   private failedChecks = 0;
   /** When the prompt last showed progress (a message about it), or was seen waiting its turn. */
   private movedAt = Date.now();
+  private submittedAt = 0;
+  /** The server's `execution_start` and `execution_success` stamps, as its messages gave them. */
+  private serverStartedAt: number | undefined;
+  private serverEndedAt: number | undefined;
   private readonly stopListening: () => void;
   private readonly onAbort = () => this.fail(this.options.signal.reason);
 
@@ -157,8 +177,9 @@ class PromptFollower {
   }
 
   /** Follows the submitted prompt (the id the server answered) to its output files. */
-  follow(promptId: string): Promise<PromptOutputs> {
+  follow(promptId: string, submittedAt: number): Promise<PromptOutputs> {
     this.promptId = promptId;
+    this.submittedAt = submittedAt;
     this.movedAt = Date.now();
     return new Promise((resolve, reject) => {
       this.following = { resolve, reject };
@@ -177,9 +198,18 @@ class PromptFollower {
   }
 
   private onSocket(event: SocketEvent): void {
-    if (event.kind === 'open') {
-      // Messages sent while the socket was down are lost: ask the server where the prompt is.
+    if (event.kind === 'open' || event.kind === 'close') {
+      // Reconnected: messages sent while the socket was down are lost. Dropped: the server may be
+      // gone (a refused connection says so at once) or only the socket. Either way, ask it now.
       void this.check();
+      return;
+    }
+    if (event.kind === 'preview') {
+      const { promptId, data, contentType } = event.preview;
+      if (promptId !== this.promptId) return;
+      this.movedAt = Date.now();
+      this.arm();
+      this.report(() => this.options.onPreview?.({ data, contentType }));
       return;
     }
     if (event.kind !== 'message') return;
@@ -187,6 +217,8 @@ class PromptFollower {
     if (data.prompt_id !== this.promptId) return;
     this.movedAt = Date.now();
     this.arm();
+    if (type === 'execution_start') this.serverStartedAt = stamp(data);
+    else if (type === 'execution_success') this.serverEndedAt = stamp(data);
     if (type === 'progress') {
       const progress = { node: String(data.node), value: Number(data.value), max: Number(data.max) };
       this.report(() => this.options.onProgress?.(progress));
@@ -256,7 +288,9 @@ class PromptFollower {
         );
       }
     } catch (error) {
-      if (!(error instanceof ServerUnavailableError)) return this.fail(error);
+      if (!(error instanceof ServerUnavailableError) || error instanceof ServerRefusedError) {
+        return this.fail(error);
+      }
       this.failedChecks += 1;
       if (this.failedChecks >= this.deps.timing.maxFailedChecks) return this.fail(error);
     } finally {
@@ -300,19 +334,35 @@ class PromptFollower {
     const body = await this.deps.http.json<Record<string, HistoryEntry>>('GET', path, {
       signal: this.options.signal,
     });
-    return body[this.promptId];
+    const entry = body[this.promptId];
+    // The socket may have missed the stamps the entry keeps.
+    for (const [event, data] of entry?.status?.messages ?? []) {
+      if (event === 'execution_start') this.serverStartedAt ??= stamp(data);
+      if (event === 'execution_success') this.serverEndedAt ??= stamp(data);
+    }
+    return entry;
   }
 
   private settle(outcome: PromptOutcome | { kind: 'lost' }): void {
     if (outcome.kind === 'success') {
-      this.end((following) => following.resolve({ files: outcome.files, texts: outcome.texts ?? [] }));
+      const timing: PromptTiming = {
+        submittedAt: this.submittedAt,
+        ...(this.serverStartedAt === undefined ? {} : { serverStartedAt: this.serverStartedAt }),
+        ...(this.serverEndedAt === undefined ? {} : { serverEndedAt: this.serverEndedAt }),
+        endSeenAt: Date.now(),
+      };
+      this.end((following) =>
+        following.resolve({ files: outcome.files, texts: outcome.texts ?? [], timing }),
+      );
       return;
     }
     const server = this.deps.http.server;
     this.fail(
-      outcome.kind === 'failed'
-        ? new PromptFailedError(outcome.message)
-        : new PromptLostError(`server ${server} no longer knows prompt ${this.promptId} (it restarted?)`),
+      outcome.kind === 'lost'
+        ? new PromptLostError(`server ${server} no longer knows prompt ${this.promptId} (it restarted?)`)
+        : outcome.outOfMemory
+          ? new ServerOutOfMemoryError(outcome.message)
+          : new PromptFailedError(outcome.message),
     );
   }
 
@@ -326,4 +376,9 @@ class PromptFollower {
     this.stop();
     action(following);
   }
+}
+
+/** A message's `timestamp` (ComfyUI's epoch milliseconds), when it has one. */
+function stamp(data: Readonly<Record<string, unknown>>): number | undefined {
+  return typeof data.timestamp === 'number' ? data.timestamp : undefined;
 }

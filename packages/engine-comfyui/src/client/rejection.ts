@@ -57,6 +57,11 @@ const NODE_MODEL_INPUTS: Readonly<Record<string, Readonly<Record<string, string>
   LoadImageMask: { image: 'input image' },
 };
 
+/** What a model input holds (`checkpoint`, `LoRA`…), or undefined when it holds no model. */
+export function modelKind(classType: string, input: string): string | undefined {
+  return NODE_MODEL_INPUTS[classType]?.[input] ?? MODEL_INPUTS[input];
+}
+
 export function describeRejection(body: RejectionBody, server: string): string {
   const where = `on server ${server}`;
   const nodeSentences = Object.entries(body.node_errors ?? {}).flatMap(([id, node]) =>
@@ -96,7 +101,7 @@ function describeNodeError(id: string, classType: string, item: ErrorItem): stri
   const value = show(info.received_value);
   switch (item.type) {
     case 'value_not_in_list': {
-      const kind = NODE_MODEL_INPUTS[classType]?.[input] ?? MODEL_INPUTS[input];
+      const kind = modelKind(classType, input);
       if (kind) return `unknown ${kind} ${value}`;
       return `${node}: ${input} ${value} is not one of the allowed values`;
     }

@@ -1,3 +1,4 @@
+import { inputSize } from '../chains/image-size.ts';
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import { applyStyle, IP_ADAPTER_FILES, loadIpAdapter } from '../chains/ip-adapter.ts';
 import { REPAINT_MODEL_NEED, REPAINT_NODES, repaint } from '../chains/repaint.ts';
@@ -49,6 +50,7 @@ export const compiler: PipelineCompiler = {
     const style = fields.has('style_image') ? fields.image('style_image') : undefined;
     const painted = repaint(w, ctx, {
       picture,
+      pictureSize: inputSize(ctx, 'init_image'),
       mask: w.node('InvertMask', { mask: subject }).out(0),
       prompt: fields.string('prompt'),
       negativePrompt: fields.string('negative_prompt'),

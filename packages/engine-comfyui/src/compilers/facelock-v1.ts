@@ -8,11 +8,12 @@ import {
   familyRefusal,
   loadCheckpoint,
   otherFamilyRefusal,
+  profileOf,
   refuseOtherFamily,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { refusals, requestFields } from '../chains/request-fields.ts';
-import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
+import { drawRequested, LARGE_TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -63,7 +64,12 @@ const REFUSED = {
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: nodeClasses(CHECKPOINT_DIFFUSION_NODES, FACEID_NODES, IMAGE_NODES.batch, TEXT_TO_IMAGE_NODES),
+    nodes: nodeClasses(
+      CHECKPOINT_DIFFUSION_NODES,
+      FACEID_NODES,
+      IMAGE_NODES.batch,
+      LARGE_TEXT_TO_IMAGE_NODES,
+    ),
     packs: packNeeds('ComfyUI_IPAdapter_plus'),
     models: [
       {
@@ -113,7 +119,7 @@ export const compiler: PipelineCompiler = {
       end_at: 1,
       embeds_scaling: 'V only',
     }).outputs;
-    drawRequested(w, fields, ctx.seed, {
+    drawRequested(w, fields, ctx, profileOf(ctx, fields.string('model_id'), 'sd1.5'), {
       model,
       vae: checkpoint.vae,
       ...encodePrompts(w, checkpoint.clip, fields.string('prompt'), fields.string('negative_prompt')),

@@ -7,12 +7,15 @@ import {
   familyRefusal,
   loadCheckpoint,
   otherFamilyRefusal,
+  profileDecided,
+  profileOf,
   refuseOtherFamily,
 } from '../chains/model-files.ts';
+import { settingsRefusal, settingsRefusals } from '../chains/model-settings.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { refusals, requestFields } from '../chains/request-fields.ts';
-import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
-import type { PipelineCompiler } from '../contracts.ts';
+import { drawRequested, LARGE_TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
+import type { AdmitContext, CompileContext, PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
@@ -49,10 +52,19 @@ const WRONG_FAMILY: FamilyAdapters = {
 
 const REFUSED = { supp_image1: NOT_CONCATENATED, id_mix: NOT_CONCATENATED };
 
+/** The profile of the model the face is locked onto: its own, else SDXL's. */
+const modelProfile = (ctx: AdmitContext & Pick<CompileContext, 'models'>) =>
+  profileOf(ctx, typeof ctx.input.model_id === 'string' ? ctx.input.model_id : '', 'sdxl');
+
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: nodeClasses(CHECKPOINT_DIFFUSION_NODES, FACELOCK_NODES, IMAGE_NODES.load, TEXT_TO_IMAGE_NODES),
+    nodes: nodeClasses(
+      CHECKPOINT_DIFFUSION_NODES,
+      FACELOCK_NODES,
+      IMAGE_NODES.load,
+      LARGE_TEXT_TO_IMAGE_NODES,
+    ),
     packs: packNeeds('PuLID_ComfyUI'),
     models: [
       {
@@ -65,10 +77,20 @@ export const compiler: PipelineCompiler = {
         what: '`models/antelopev2/` (the face analysis PuLID reads; EVA-CLIP is fetched on first use)',
       },
     ],
-    refuses: [...refusals(REFUSED), familyRefusal(WRONG_FAMILY.family, WRONG_FAMILY.adapters)],
+    refuses: [
+      ...refusals(REFUSED),
+      familyRefusal(WRONG_FAMILY.family, WRONG_FAMILY.adapters),
+      // A distilled SDXL (SDXL-Lightning, SDXL-Turbo) samples with its own bounds.
+      ...settingsRefusals('steps', 'cfg'),
+    ],
   },
-  // A model of the other family is refused at submission where its family is known.
-  admit: (ctx) => otherFamilyRefusal(ctx, WRONG_FAMILY),
+  // A model of the other family, or past a distilled model's bounds, is refused at submission
+  // where the settings know its family.
+  admit: (ctx) =>
+    otherFamilyRefusal(ctx, WRONG_FAMILY) ??
+    (profileDecided(ctx, String(ctx.input.model_id))
+      ? settingsRefusal(modelProfile(ctx), requestFields(PIPELINE, ctx), ctx)
+      : null),
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(REFUSED);
@@ -89,7 +111,7 @@ export const compiler: PipelineCompiler = {
         end_at: 1,
       })
       .out(0);
-    drawRequested(w, fields, ctx.seed, {
+    drawRequested(w, fields, ctx, modelProfile(ctx), {
       model,
       vae: checkpoint.vae,
       ...encodePrompts(w, checkpoint.clip, fields.string('prompt'), fields.string('negative_prompt')),

@@ -9,16 +9,33 @@ import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
 /**
  * The virtual try-on pipelines: `model_image` dressed in the garment of `cloth_image` with CatVTON
  * (chflame163's ComfyUI_CatVTON_Wrapper). CatVTON is one model for every garment class; the mask
- * says what it repaints. The mask of the garment class is made from `model_image` by ComfyUI-RMBG's
- * clothes parser, with the classes CatVTON's own masker joins for `upper`, `lower` and `overall`,
- * and grown by the wrapper's 25 px. Each sample is one CatVTON run with its own seed (seed, seed+1…).
+ * says what it repaints. The mask is made from `model_image` by ComfyUI-RMBG's clothes parser with
+ * what CatVTON's own masker (`model/cloth_masker.py`, AutoMasker) joins for `upper`, `lower` and
+ * `overall`: the clothes that may be replaced and the body under them, so a short sleeve can
+ * become a long one and a skirt trousers; then grown by the wrapper's 25 px. Each sample is one
+ * CatVTON run with its own seed (seed, seed+1…).
  */
 
-/** Each pipeline's garment class as the clothes parser's switches. */
-const GARMENTS = {
-  '/fashion_upper/v1': { 'Upper-clothes': true },
-  '/fashion_lower/v1': { Pants: true, Skirt: true },
-  '/fashion_dress/v1': { 'Upper-clothes': true, Skirt: true, Pants: true, Dress: true },
+/**
+ * Each pipeline's mask as the clothes parser's switches (its labels are the ATR set's). CatVTON's
+ * masker joins, for `upper`, the upper clothes, coats, dresses and jumpsuits with the torso and
+ * arms (DensePose); for `lower`, trousers, skirts, dresses and jumpsuits with the legs; for
+ * `overall` both. The ATR labels have no coat or jumpsuit (a coat is Upper-clothes there), and the
+ * arms and legs stand for DensePose's parts.
+ */
+export const GARMENT_MASKS = {
+  '/fashion_upper/v1': { 'Upper-clothes': true, Dress: true, 'Left-arm': true, 'Right-arm': true },
+  '/fashion_lower/v1': { Pants: true, Skirt: true, Dress: true, 'Left-leg': true, 'Right-leg': true },
+  '/fashion_dress/v1': {
+    'Upper-clothes': true,
+    Dress: true,
+    Pants: true,
+    Skirt: true,
+    'Left-arm': true,
+    'Right-arm': true,
+    'Left-leg': true,
+    'Right-leg': true,
+  },
 } as const;
 
 /** CatVTONWrapper's largest cfg. */
@@ -30,7 +47,7 @@ const REFUSED = {
 
 const TRY_ON_NODES: readonly NodeClass[] = ['ClothesSegment', 'CatVTONWrapper'];
 
-function tryOnCompiler(pipeline: keyof typeof GARMENTS & Pipeline): PipelineCompiler {
+function tryOnCompiler(pipeline: keyof typeof GARMENT_MASKS & Pipeline): PipelineCompiler {
   return {
     pipeline,
     requires: {
@@ -55,7 +72,7 @@ function tryOnCompiler(pipeline: keyof typeof GARMENTS & Pipeline): PipelineComp
       const w = new Workflow(ctx.filenamePrefix);
       const person = loadImage(w, fields.image('model_image'));
       const garment = loadImage(w, fields.image('cloth_image'));
-      const [, mask] = w.node('ClothesSegment', { images: person, ...GARMENTS[pipeline] }).outputs;
+      const [, mask] = w.node('ClothesSegment', { images: person, ...GARMENT_MASKS[pipeline] }).outputs;
       for (let sample = 0; sample < fields.number('samples'); sample++) {
         const dressed = w
           .node('CatVTONWrapper', {

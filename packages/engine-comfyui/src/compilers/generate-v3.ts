@@ -1,48 +1,47 @@
-import { endpointByPath } from '@imagegen/contract';
-import { EXACT_SIZE_NODES, SD3_GRID, samplingSize, scaleTo } from '../chains/image-size.ts';
+import { COMPOSITE_NODES, compositeOver, SOFT_MASK_NODES, softenMask } from '../chains/composite.ts';
+import { EXACT_SIZE_NODES, framedSize, inputSize, planSizes, scaleTo } from '../chains/image-size.ts';
 import { INPAINT_NODES, inpaint } from '../chains/inpainting.ts';
-import { encodeImage, IMAGE_NODES, loadImageAt, loadMaskAt } from '../chains/input-images.ts';
+import { encodeImage, IMAGE_NODES, loadImage, loadMask, scaleImage } from '../chains/input-images.ts';
 import { applyModelLoras, MODEL_LORA_NODES } from '../chains/lora-stack.ts';
 import { FLUX_VAE, fixedModelFile, fixedModelNeed, TEXT_ENCODERS } from '../chains/model-files.ts';
+import { modelSettings, settingsRefusal, settingsRefusals } from '../chains/model-settings.ts';
 import { PROMPT_NODES } from '../chains/prompt-encoding.ts';
 import { styledPrompts, UNKNOWN_STYLE } from '../chains/prompt-styles.ts';
 import { refusals, requestFields } from '../chains/request-fields.ts';
+import { HIRES_DENOISE, PASS_NODES, samplePasses } from '../chains/sampling-passes.ts';
 import type { CompileContext, PipelineCompiler } from '../contracts.ts';
+import { MODEL_PROFILES } from '../model-profiles.ts';
 import type { Link } from '../workflow/graph.ts';
-import { nodeClasses, SAMPLE_NODES, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
+import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
 
 /**
  * `/generate/v3`: Flux, as ComfyUI_examples' flux workflows run it. The bare diffusion model, its
- * two text encoders (T5-XXL and CLIP-L) and VAE, sampled with euler on the simple schedule at
- * cfg 1: Flux is guidance-distilled and never reads the negative prompt.
+ * two text encoders (T5-XXL and CLIP-L) and VAE, sampled at cfg 1: Flux is guidance-distilled and
+ * never reads a negative prompt, so the negative is the prompt's conditioning zeroed
+ * (ConditioningZeroOut) rather than an empty prompt sent through T5 for nothing.
  *
  * The original documents Flux Schnell here, so schnell runs unless COMFYUI_CHECKPOINTS maps
- * `flux-dev` (to its file), which makes this path run dev instead:
- * - schnell is also timestep-distilled: the default request runs its 4 steps, and it takes no
- *   guidance at all (no FluxGuidance node); a `guidance_scale` other than the default is refused.
- * - dev reads its distilled guidance from FluxGuidance. The API's guidance_scale is scaled onto it
- *   so that the API's default (7.5) gives dev's own default (3.5): 7.5 burns dev's pictures.
- * `style` is applied as a prompt style; `init_image` makes it image to image, `mask_image` inpainting.
+ * `flux:dev` (or `flux-dev`) to its file, which makes this path run dev instead; each samples as
+ * its profile says (model-profiles.ts):
+ * - schnell is timestep-distilled: the default request runs its 4 steps, more are refused, and
+ *   it takes no guidance at all (no FluxGuidance node); a `guidance_scale` other than the default
+ *   is refused;
+ * - dev reads its distilled guidance from FluxGuidance: `guidance_scale` is that guidance, and the
+ *   API's default (7.5, an SD value that burns dev's pictures) stands for dev's own 3.5; its
+ *   ModelSamplingFlux shift follows the sampled size, as the dev example sets it.
+ * `style` is applied as a prompt style; `init_image` makes it image to image, framed as the
+ * picture is (never cropped), `mask_image` inpainting, laid back over the picture at its own size.
  */
 const PIPELINE = '/generate/v3';
 
-export const FLUX_SAMPLING = { sampler_name: 'euler', scheduler: 'simple', cfg: 1 } as const;
-
-/** The two Flux models this path runs, as the ComfyUI_examples flux pages set them up. */
+/** The two Flux models this path runs, by the model id their files are kept under. */
 export const FLUX = {
-  schnell: { model: 'flux-schnell', steps: 4 },
-  dev: { model: 'flux-dev', guidance: 3.5 },
+  schnell: { model: 'flux-schnell', profile: MODEL_PROFILES['flux-schnell'] },
+  dev: { model: 'flux-dev', profile: MODEL_PROFILES['flux-dev'] },
 } as const;
 
-/** The API's guidance_scale default: what dev's own default guidance stands for. */
-const API_GUIDANCE = (
-  endpointByPath(PIPELINE)?.request as { properties: Record<string, { default?: number }> } | undefined
-)?.properties['guidance_scale']?.default as number;
-
-/** Dev's distilled guidance for the API's guidance_scale. */
-export function devGuidance(guidanceScale: number): number {
-  return (guidanceScale * FLUX.dev.guidance) / API_GUIDANCE;
-}
+/** ModelSamplingFlux's shifts in ComfyUI_examples' dev workflow (its node's defaults). */
+const FLUX_SHIFT = { max_shift: 1.15, base_shift: 0.5 } as const;
 
 /** Which Flux model this path runs on a server set up by COMFYUI_CHECKPOINTS. */
 export function fluxModel(ctx: Pick<CompileContext, 'checkpoints'>): 'schnell' | 'dev' {
@@ -53,9 +52,6 @@ const NOT_SERVED = {
   enhance_prompt: 'prompt rewriting needs a language model, which this engine does not have',
   palette: 'colour palettes are not served by this engine',
 };
-
-const SCHNELL_GUIDANCE =
-  'Flux Schnell takes no guidance (it is guidance-distilled); the server runs Dev when COMFYUI_CHECKPOINTS maps flux-dev';
 
 const SCHNELL_NEED = fixedModelNeed(FLUX.schnell.model);
 
@@ -70,14 +66,16 @@ export const compiler: PipelineCompiler = {
     nodes: nodeClasses(
       ['UNETLoader'],
       MODEL_LORA_NODES,
-      ['DualCLIPLoader', 'VAELoader'],
+      ['DualCLIPLoader', 'VAELoader', 'ModelSamplingFlux'],
       PROMPT_NODES,
-      ['FluxGuidance', 'EmptySD3LatentImage'],
+      ['FluxGuidance', 'ConditioningZeroOut', 'EmptySD3LatentImage'],
       IMAGE_NODES.sized,
       IMAGE_NODES.encode,
       IMAGE_NODES.mask,
+      SOFT_MASK_NODES,
       INPAINT_NODES,
-      SAMPLE_NODES,
+      COMPOSITE_NODES,
+      PASS_NODES,
       EXACT_SIZE_NODES,
       SAVE_NODES,
     ),
@@ -96,27 +94,37 @@ export const compiler: PipelineCompiler = {
     refuses: [
       ...refusals(NOT_SERVED),
       { field: 'style', why: UNKNOWN_STYLE },
-      { field: 'guidance_scale', why: SCHNELL_GUIDANCE },
+      ...settingsRefusals('steps', 'noGuidance'),
       ...refusals(WITHOUT_INIT_IMAGE),
     ],
   },
+  // Steps past Schnell's 4, or guidance sent to Schnell, are refused at submission.
+  admit: (ctx) => settingsRefusal(FLUX[fluxModel(ctx)].profile, requestFields(PIPELINE, ctx), ctx),
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(NOT_SERVED);
     const fromPicture = fields.has('init_image');
     if (!fromPicture) fields.refuseUnlessDefault(WITHOUT_INIT_IMAGE);
-    const flux = fluxModel(ctx);
-    if (flux === 'schnell') fields.refuseUnlessDefault({ guidance_scale: SCHNELL_GUIDANCE });
+    const flux = FLUX[fluxModel(ctx)];
+    const { profile } = flux;
+    const settings = modelSettings(profile, fields, ctx);
+
+    const requested = { width: fields.number('width'), height: fields.number('height') };
+    const target = fromPicture ? framedSize(inputSize(ctx, 'init_image'), requested) : requested;
+    const plan = planSizes(profile, target, target);
 
     const w = new Workflow(ctx.filenamePrefix);
-    const unet = fixedModelFile(ctx, FLUX[flux].model);
+    const unet = fixedModelFile(ctx, flux.model);
     w.usesModel(unet);
-    const model = applyModelLoras(
+    let model = applyModelLoras(
       w,
       fields,
       w.node('UNETLoader', { unet_name: unet, weight_dtype: 'default' }).out(0),
       'flux',
     );
+    if (settings.guidance !== undefined) {
+      model = w.node('ModelSamplingFlux', { model, ...FLUX_SHIFT, ...plan.first }).out(0);
+    }
     const clip = w
       .node('DualCLIPLoader', {
         clip_name1: TEXT_ENCODERS.t5xxl,
@@ -128,45 +136,56 @@ export const compiler: PipelineCompiler = {
     const encoded = w.node('CLIPTextEncode', { text: styledPrompts(fields).positive, clip }).out(0);
     let conditioning = {
       positive:
-        flux === 'dev'
-          ? w
-              .node('FluxGuidance', {
-                conditioning: encoded,
-                guidance: devGuidance(fields.number('guidance_scale')),
-              })
-              .out(0)
-          : encoded,
+        settings.guidance === undefined
+          ? encoded
+          : w.node('FluxGuidance', { conditioning: encoded, guidance: settings.guidance }).out(0),
       // At cfg 1 the sampler never reads the negative; KSampler still wants one.
-      negative: w.node('CLIPTextEncode', { text: '', clip }).out(0),
+      negative: w.node('ConditioningZeroOut', { conditioning: encoded }).out(0),
     };
 
-    const target = { width: fields.number('width'), height: fields.number('height') };
-    const size = samplingSize(target, SD3_GRID);
     const samples = fields.number('samples');
+    const originalSize = inputSize(ctx, 'init_image');
     let latent: Link<'LATENT'>;
+    let original: Link<'IMAGE'> | undefined;
+    let mask: Link<'MASK'> | undefined;
     if (fields.has('mask_image')) {
-      const pixels = loadImageAt(w, fields.image('init_image'), size);
-      const mask = loadMaskAt(w, fields.image('mask_image'), size);
+      original = loadImage(w, fields.image('init_image'));
+      mask = softenMask(w, loadMask(w, fields.image('mask_image')), originalSize);
+      const pixels = scaleImage(w, original, plan.first);
       ({ latent, ...conditioning } = inpaint(w, conditioning, vae, pixels, mask, samples));
     } else if (fromPicture) {
-      latent = encodeImage(w, loadImageAt(w, fields.image('init_image'), size), vae, samples);
+      latent = encodeImage(
+        w,
+        scaleImage(w, loadImage(w, fields.image('init_image')), plan.first),
+        vae,
+        samples,
+      );
     } else {
-      latent = w.node('EmptySD3LatentImage', { ...size, batch_size: samples }).out(0);
+      latent = w.node('EmptySD3LatentImage', { ...plan.first, batch_size: samples }).out(0);
     }
-    const steps =
-      flux === 'schnell' && !fields.has('num_inference_steps')
-        ? FLUX.schnell.steps
-        : fields.number('num_inference_steps');
-    const sampled = w.sample({
-      model,
-      seed: ctx.seed,
-      steps,
-      ...FLUX_SAMPLING,
-      ...conditioning,
-      latent_image: latent,
-      denoise: fromPicture ? fields.number('strength') : 1,
+    const strength = fromPicture ? fields.number('strength') : 1;
+    const { image, size } = samplePasses(w, {
+      sampler: {
+        model,
+        seed: ctx.seed,
+        steps: settings.steps,
+        cfg: settings.cfg,
+        sampler_name: settings.sampler_name,
+        scheduler: settings.scheduler,
+        ...conditioning,
+      },
+      vae,
+      latent,
+      denoise: strength,
+      plan,
+      secondDenoise: Math.min(HIRES_DENOISE, strength),
+      ...(mask ? { mask } : {}),
     });
-    w.save(scaleTo(w, w.node('VAEDecode', { samples: sampled, vae }).out(0), size, target));
+    w.save(
+      original && mask
+        ? compositeOver(w, { original, originalSize, painted: image, paintedSize: size, mask, samples })
+        : scaleTo(w, image, size, target),
+    );
     return w.compiled();
   },
 };

@@ -1,5 +1,6 @@
+import { inputSize } from '../chains/image-size.ts';
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
-import { REPAINT_MODEL_NEED, REPAINT_NODES, repaint } from '../chains/repaint.ts';
+import { REPAINT_MODEL_NEED, repaint, SOFT_REPAINT_NODES } from '../chains/repaint.ts';
 import { requestFields } from '../chains/request-fields.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import { packNeeds } from '../node-packs.ts';
@@ -52,7 +53,7 @@ const PAIRS = 'the numbers are x, y pairs, so an odd count is refused';
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: nodeClasses(IMAGE_NODES.load, SEGMENT_NODES, REPAINT_NODES, REMOVE_NODES, SAVE_NODES),
+    nodes: nodeClasses(IMAGE_NODES.load, SEGMENT_NODES, SOFT_REPAINT_NODES, REMOVE_NODES, SAVE_NODES),
     packs: packNeeds('ComfyUI-segment-anything-2', {
       pack: 'ComfyUI-RMBG',
       when: 'only with `operation: "remove"`',
@@ -110,6 +111,8 @@ export const compiler: PipelineCompiler = {
             .out(0)
         : repaint(w, ctx, {
             picture,
+            pictureSize: inputSize(ctx, 'input_image'),
+            soften: operation === 'fill',
             mask: operation === 'fill' ? grown(DILATION.fill) : w.node('InvertMask', { mask: object }).out(0),
             prompt,
             negativePrompt: '',

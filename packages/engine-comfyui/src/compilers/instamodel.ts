@@ -1,9 +1,17 @@
+import { planSizes, type Size, type SizePlan } from '../chains/image-size.ts';
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
-import { CHECKPOINT_DIFFUSION_NODES, loadCheckpoint, roleFile } from '../chains/model-files.ts';
+import {
+  CHECKPOINT_DIFFUSION_NODES,
+  DEFAULT_CHECKPOINTS,
+  loadCheckpoint,
+  roleFile,
+} from '../chains/model-files.ts';
+import { settingsRefusal, settingsRefusals } from '../chains/model-settings.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { requestFields } from '../chains/request-fields.ts';
 import { drawRequested, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
+import { MODEL_PROFILES } from '../model-profiles.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
@@ -16,10 +24,11 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  *
  * The request's defaults (9 steps, guidance 1) are those of a step-distilled SDXL; the SDXL base
  * at 9 steps without guidance draws mush. So the model is ByteDance's SDXL-Lightning 8-step
- * checkpoint (its ComfyUI all-in-one file), sampled as its model card says: Euler on sgm_uniform,
- * no classifier-free guidance beyond the request's. An operator maps SDXL's lightning role
- * (`sdxl:lightning`, or the older `sdxl-lightning`) in COMFYUI_CHECKPOINTS to another
- * Lightning-distilled SDXL.
+ * checkpoint (its ComfyUI all-in-one file), sampled as its model card (its profile) says: Euler
+ * on sgm_uniform, 8 steps, no classifier-free guidance; the request's own steps and guidance up to
+ * the 8 and 2 it is distilled for. Passes run at 1016 px where they would be 1024 x 1024, as
+ * InstantID's README asks. An operator maps SDXL's lightning role (`sdxl:lightning`, or the older
+ * `sdxl-lightning`) in COMFYUI_CHECKPOINTS to another Lightning-distilled SDXL.
  */
 const PIPELINE = '/instamodel/v1';
 
@@ -32,11 +41,33 @@ export const INSTANTID_FILES = {
 /** The step-distilled SDXL the defaults are made for: its model id (mappable) and usual file. */
 export const INSTAMODEL_CHECKPOINT = {
   id: 'sdxl-lightning',
-  file: 'sdxl_lightning_8step.safetensors',
+  file: DEFAULT_CHECKPOINTS['sdxl-lightning']!,
 } as const;
 
-/** SDXL-Lightning's sampling, from its model card. */
-const LIGHTNING_SAMPLING = { sampler_name: 'euler', scheduler: 'sgm_uniform' } as const;
+/** SDXL-Lightning's profile: its card's sampling, steps and guidance. */
+const LIGHTNING = MODEL_PROFILES['sdxl-lightning'];
+
+/**
+ * InstantID's README: sampling at exactly 1024 x 1024 brings out watermarks its training pictures
+ * carried; 1016 x 1016 does not.
+ */
+export const INSTANTID_AVOIDED = { avoid: 1024, instead: 1016 } as const;
+
+/** A pass's size, moved off the square InstantID draws watermarks at. */
+function offWatermark(size: Size): Size {
+  const { avoid, instead } = INSTANTID_AVOIDED;
+  return size.width === avoid && size.height === avoid ? { width: instead, height: instead } : size;
+}
+
+/** The sizes InstantID samples: the profile's plan with each pass off the watermark square. */
+export function instantIdPlan(target: Size): SizePlan {
+  const plan = planSizes(LIGHTNING, target, target);
+  return {
+    first: offWatermark(plan.first),
+    ...(plan.second ? { second: offWatermark(plan.second) } : {}),
+    answer: plan.answer,
+  };
+}
 
 /** The InstantID demo's identity and ControlNet strength (ApplyInstantID's one weight sets both). */
 const INSTANTID_WEIGHT = 0.8;
@@ -65,7 +96,10 @@ export const compiler: PipelineCompiler = {
       },
       { folder: 'insightface', what: '`models/antelopev2/` (the face analysis InstantID reads)' },
     ],
+    refuses: settingsRefusals('steps', 'cfg'),
   },
+  // Steps or guidance past what SDXL-Lightning is distilled for are refused at submission.
+  admit: (ctx) => settingsRefusal(LIGHTNING, requestFields(PIPELINE, ctx), ctx),
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     const w = new Workflow(ctx.filenamePrefix);
@@ -92,9 +126,10 @@ export const compiler: PipelineCompiler = {
     drawRequested(
       w,
       fields,
-      ctx.seed,
+      ctx,
+      LIGHTNING,
       { model, vae: checkpoint.vae, positive, negative },
-      LIGHTNING_SAMPLING,
+      instantIdPlan,
     );
     return w.compiled();
   },

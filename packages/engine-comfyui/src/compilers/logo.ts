@@ -1,32 +1,37 @@
 import { applyControlnets, CONTROLNET_FILES } from '../chains/controlnet-stack.ts';
+import { framedSize, inputSize } from '../chains/image-size.ts';
 import { IMAGE_NODES } from '../chains/input-images.ts';
 import {
   CHECKPOINT_DIFFUSION_NODES,
   checkpointFile,
   checkpointNeed,
   loadCheckpoint,
+  profileOf,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { refusals, requestFields } from '../chains/request-fields.ts';
-import { samplingFor } from '../chains/schedulers.ts';
-import { drawAtSize, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
+import { drawAtSize, LARGE_TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
 
 /**
  * `/logo/v1`: a sketch or an existing logo (`image`) made into a finished logo, on core nodes
- * only: SDXL text to image at the request's size, held to the lines of `image` by the SDXL Canny
- * ControlNet at full strength, with diffusers' StableDiffusionXLControlNetPipeline defaults (50
- * steps, guidance 5), as the request carries neither.
+ * only: SDXL text to image held to the lines of `image` by the SDXL Canny ControlNet at full
+ * strength, with SDXL's own steps, guidance and sampler (its profile), as the request carries none.
+ * The sketch frames the answer: its proportions over the requested area, sampled near SDXL's
+ * megapixel (ControlNet would otherwise crop it to the requested shape).
  *
  * `logo_prompt` is refused: the contract gives it no meaning beside `prompt` (no description, no
  * example), and guessing one (text to write, a second prompt) would be a silent approximation.
  */
 const PIPELINE = '/logo/v1';
 
-/** StableDiffusionXLControlNetPipeline's defaults. */
-const DIFFUSERS_CONTROLNET = { steps: 50, cfg: 5, strength: 1 } as const;
+/** The request names no model: SDXL's (mappable as `sdxl`). */
+const MODEL_ID = 'sdxl';
+
+/** The Canny ControlNet at full strength, as diffusers' SDXL ControlNet pipeline applies it. */
+const CONTROL_STRENGTH = 1;
 
 const LOGO_NODES: readonly NodeClass[] = [
   'LoadImage',
@@ -43,15 +48,19 @@ const REFUSED = {
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: nodeClasses(CHECKPOINT_DIFFUSION_NODES, IMAGE_NODES.load, LOGO_NODES, TEXT_TO_IMAGE_NODES),
-    models: [checkpointNeed('sdxl'), { folder: 'controlnet', what: `\`${CONTROLNET_FILES.sdxl['canny']}\`` }],
+    nodes: nodeClasses(CHECKPOINT_DIFFUSION_NODES, IMAGE_NODES.load, LOGO_NODES, LARGE_TEXT_TO_IMAGE_NODES),
+    models: [
+      checkpointNeed(MODEL_ID),
+      { folder: 'controlnet', what: `\`${CONTROLNET_FILES.sdxl['canny']}\`` },
+    ],
     refuses: refusals(REFUSED),
   },
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(REFUSED);
     const w = new Workflow(ctx.filenamePrefix);
-    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, 'sdxl'));
+    const profile = profileOf(ctx, MODEL_ID, MODEL_ID);
+    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID));
     const conditioning = applyControlnets(
       w,
       encodePrompts(w, checkpoint.clip, fields.string('prompt'), ''),
@@ -61,7 +70,7 @@ export const compiler: PipelineCompiler = {
           name: 'canny',
           file: CONTROLNET_FILES.sdxl['canny']!,
           image: fields.image('image'),
-          strength: DIFFUSERS_CONTROLNET.strength,
+          strength: CONTROL_STRENGTH,
           start: 0,
           end: 1,
           // Canny takes no working size.
@@ -69,15 +78,15 @@ export const compiler: PipelineCompiler = {
         },
       ],
     );
+    const requested = { width: fields.number('width'), height: fields.number('height') };
     drawAtSize(w, {
       model: checkpoint.model,
       vae: checkpoint.vae,
       ...conditioning,
-      sampling: samplingFor('EulerDiscreteScheduler'),
+      profile,
+      settings: profile.sampling,
       seed: ctx.seed,
-      steps: DIFFUSERS_CONTROLNET.steps,
-      cfg: DIFFUSERS_CONTROLNET.cfg,
-      target: { width: fields.number('width'), height: fields.number('height') },
+      target: framedSize(inputSize(ctx, 'image'), requested),
       samples: 1,
     });
     return w.compiled();

@@ -1,6 +1,7 @@
 import { FACE_SWAP_MODEL_NEEDS, FACE_SWAP_NODES, swapFace } from '../chains/face-swap.ts';
+import { inputSize } from '../chains/image-size.ts';
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
-import { REPAINT_MODEL_NEED, REPAINT_NODES, repaint } from '../chains/repaint.ts';
+import { REPAINT_MODEL_NEED, repaint, SOFT_REPAINT_NODES } from '../chains/repaint.ts';
 import { requestFields } from '../chains/request-fields.ts';
 import { SUBJECT_MASK_NODES, subjectMask } from '../chains/subject-mask.ts';
 import type { PipelineCompiler } from '../contracts.ts';
@@ -35,7 +36,7 @@ const PERSON_NODES: readonly NodeClass[] = [...SUBJECT_MASK_NODES, 'ClothesSegme
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    nodes: nodeClasses(IMAGE_NODES.load, PERSON_NODES, REPAINT_NODES, FACE_SWAP_NODES),
+    nodes: nodeClasses(IMAGE_NODES.load, PERSON_NODES, SOFT_REPAINT_NODES, FACE_SWAP_NODES),
     packs: packNeeds('ComfyUI-RMBG', { pack: 'ComfyUI-ReActor', when: 'only with `input_face`' }),
     models: [
       REPAINT_MODEL_NEED,
@@ -57,6 +58,8 @@ export const compiler: PipelineCompiler = {
       .out(0);
     const painted = repaint(w, ctx, {
       picture,
+      pictureSize: inputSize(ctx, 'input_image'),
+      soften: true,
       mask: body,
       prompt: fields.string('prompt'),
       negativePrompt: '',

@@ -4,13 +4,15 @@ import {
   CHECKPOINT_DIFFUSION_NODES,
   checkpointFile,
   loadCheckpoint,
+  profileOf,
   roleNeed,
 } from '../chains/model-files.ts';
-import { OUTPAINT_NODES, padForOutpaint } from '../chains/outpainting.ts';
+import { modelSettings } from '../chains/model-settings.ts';
+import { OUTPAINT_FEATHERING, OUTPAINT_NODES, padForOutpaint } from '../chains/outpainting.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { refusals, requestFields } from '../chains/request-fields.ts';
-import { samplingFor } from '../chains/schedulers.ts';
 import type { PipelineCompiler } from '../contracts.ts';
+import { type ModelProfile, nativeArea } from '../model-profiles.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
 
@@ -18,17 +20,18 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  * `/outpainting/v1`: `init_image` on a canvas grown by `expansion` pixels in each `direction`;
  * the new border is painted from the prompt by the SDXL checkpoint, blended into the old picture.
  * As ComfyUI's outpainting example (inpaint/inpain_model_outpainting.png): ImagePadForOutpaint,
- * then inpainting of its mask. SDXL draws well only near its own area, so the grown canvas is
- * sampled at `resolution` squared pixels in its own proportions (a 512 px photo grown by 64 px
- * would otherwise be sampled at 576 x 512, a quarter of SDXL's megapixel), and the painting is
- * laid over the grown canvas at exactly its size through the same mask: the old picture stays
- * pixel for pixel, the answer is exactly the grown canvas.
+ * then inpainting of its mask, sampled fully (denoise 1): the border holds nothing to keep, and a
+ * partial denoise would smear its grey. SDXL draws well only near its own area, so the grown
+ * canvas is sampled at `resolution` squared pixels in its own proportions, within SDXL's range
+ * (its profile's; a 512 px photo grown by 64 px would otherwise be sampled at 576 x 512, a
+ * quarter of SDXL's megapixel), with the model's own sampler, and the painting is laid over the
+ * grown canvas at exactly its size through the same mask: the old picture stays pixel for pixel,
+ * the answer is exactly the grown canvas. `strength` is how far the new border blends into the old
+ * picture: the example's 40 px of feathering at 1, none at 0.
  */
 const PIPELINE = '/outpainting/v1';
 /** The request names no model: the general SDXL checkpoint paints (mappable as `sdxl`). */
 const MODEL_ID = 'sdxl';
-/** The request names no scheduler: the contract's default for pictures started from a picture. */
-const SCHEDULER = 'UniPCMultistepScheduler';
 
 const TILING = 'tiling large canvases is not served by this engine: the canvas is painted in one pass';
 
@@ -40,13 +43,18 @@ const NOT_SERVED = {
   stretch_scale: 'stretching the picture before outpainting is not served by this engine',
 };
 
-/** ImageScaleToTotalPixels counts a megapixel as 1024 x 1024 and takes at least 0.01 of one. */
+/** ImageScaleToTotalPixels counts a megapixel as 1024 x 1024. */
 const MEGAPIXEL = 1024 * 1024;
-const FEWEST_MEGAPIXELS = 0.01;
 
-/** The working area of `resolution` (a square's side) in ImageScaleToTotalPixels' megapixels. */
-export function workingMegapixels(resolution: number): number {
-  return Math.max(FEWEST_MEGAPIXELS, Number(((resolution * resolution) / MEGAPIXEL).toFixed(4)));
+/**
+ * The working area of `resolution` (a square's side) in ImageScaleToTotalPixels' megapixels:
+ * resolution squared, within the model's range.
+ */
+export function workingMegapixels(profile: ModelProfile, resolution: number): number {
+  const { minShare, maxShare } = profile.pixels;
+  const native = nativeArea(profile);
+  const area = Math.min(native * maxShare, Math.max(native * minShare, resolution * resolution));
+  return Number((area / MEGAPIXEL).toFixed(4));
 }
 
 const WORKING_SIZE_NODES: readonly NodeClass[] = [
@@ -71,16 +79,23 @@ export const compiler: PipelineCompiler = {
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     fields.refuseUnlessDefault(NOT_SERVED);
-    const w = new Workflow(ctx.filenamePrefix);
     // SDXL's inpainting checkpoint where COMFYUI_CHECKPOINTS maps `sdxl:inpainting`, else the base.
+    const profile = profileOf(ctx, MODEL_ID, MODEL_ID, 'inpainting');
+    const settings = modelSettings(profile, fields, ctx);
+    const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID, undefined, 'inpainting'));
     const conditioning = encodePrompts(w, checkpoint.clip, fields.string('prompt'), '');
-    const { pixels: canvas, mask } = padForOutpaint(w, fields, loadImage(w, fields.image('init_image')));
+    const { pixels: canvas, mask } = padForOutpaint(
+      w,
+      fields,
+      loadImage(w, fields.image('init_image')),
+      Math.round(OUTPAINT_FEATHERING * fields.number('strength')),
+    );
     const pixels = w
       .node('ImageScaleToTotalPixels', {
         image: canvas,
         upscale_method: 'lanczos',
-        megapixels: workingMegapixels(fields.number('resolution')),
+        megapixels: workingMegapixels(profile, fields.number('resolution')),
       })
       .out(0);
     // InpaintModelConditioning scales the mask to the working size itself.
@@ -89,12 +104,14 @@ export const compiler: PipelineCompiler = {
     const sampled = w.sample({
       model: checkpoint.model,
       seed: ctx.seed,
-      steps: fields.number('num_inference_steps'),
-      cfg: fields.number('guidance_scale'),
-      ...samplingFor(SCHEDULER),
+      steps: settings.steps,
+      cfg: settings.cfg,
+      sampler_name: settings.sampler_name,
+      scheduler: settings.scheduler,
       ...painted,
       latent_image: latent,
-      denoise: fields.number('strength'),
+      // The border is new: it is sampled fully, whatever strength says.
+      denoise: 1,
     });
     const decoded = w.node('VAEDecode', { samples: sampled, vae: checkpoint.vae }).out(0);
     // ImageCompositeMasked answers the destination's batch: one grown canvas per sample.

@@ -1,12 +1,20 @@
-import { EXACT_SIZE_NODES } from '../chains/image-size.ts';
+import { EXACT_SIZE_NODES, planSizes, scaleTo } from '../chains/image-size.ts';
 import { IMAGE_NODES, loadImageBatch } from '../chains/input-images.ts';
 import { applyLoras, LORA_NODES } from '../chains/lora-stack.ts';
 import { CHECKPOINT_NODES, checkpointFile, checkpointNeed, loadCheckpoint } from '../chains/model-files.ts';
+import {
+  applyLcm,
+  LCM_NODES,
+  modelSettings,
+  settingsRefusal,
+  settingsRefusals,
+} from '../chains/model-settings.ts';
 import { PROMPT_NODES } from '../chains/prompt-encoding.ts';
 import { requestFields } from '../chains/request-fields.ts';
-import { samplingFor } from '../chains/schedulers.ts';
-import { decodeAndSave, emptyLatent } from '../chains/text-to-image.ts';
+import { HIRES_DENOISE, samplePasses } from '../chains/sampling-passes.ts';
 import type { PipelineCompiler } from '../contracts.ts';
+import { MODEL_PROFILES } from '../model-profiles.ts';
+import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
 
@@ -19,6 +27,10 @@ import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
  * KSamplerAdvanced passes over one schedule, the first handing its leftover noise to the second).
  */
 const PIPELINE = '/photomaker/v1';
+
+/** PhotoMaker's weights are SDXL's: the SDXL checkpoint (mappable as `sdxl`) and its profile. */
+const MODEL_ID = 'sdxl';
+const PROFILE = MODEL_PROFILES.sdxl;
 
 /** TencentARC's PhotoMaker weights (folder `photomaker`). */
 export const PHOTOMAKER_MODEL = 'photomaker-v1.bin';
@@ -41,77 +53,105 @@ const NO_TRIGGER =
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
   requires: {
-    // KSamplerAdvanced samples here, never KSampler.
+    // KSamplerAdvanced samples the first pass; a second one (a size beyond SDXL's) is a KSampler.
     nodes: nodeClasses(
       CHECKPOINT_NODES,
       PROMPT_NODES,
       LORA_NODES,
+      LCM_NODES,
       IMAGE_NODES.batch,
       PHOTOMAKER_NODES,
-      ['EmptyLatentImage', 'VAEDecode'],
+      ['EmptyLatentImage', 'VAEDecode', 'LatentUpscale', 'KSampler'],
       SAVE_NODES,
       EXACT_SIZE_NODES,
     ),
     models: [
-      checkpointNeed('sdxl'),
+      checkpointNeed(MODEL_ID),
       { folder: 'photomaker', what: `\`${PHOTOMAKER_MODEL}\`` },
-      { folder: 'loras', what: 'the files `lora_models` names' },
+      {
+        folder: 'loras',
+        what: 'the files `lora_models` names; with `scheduler: "LCMScheduler"`, the LCM LoRA `COMFYUI_CHECKPOINTS` maps (`sdxl:lcm`)',
+      },
     ],
-    refuses: [{ field: 'prompt', why: `without the trigger word: ${NO_TRIGGER}` }],
+    refuses: [
+      { field: 'prompt', why: `without the trigger word: ${NO_TRIGGER}` },
+      ...settingsRefusals('steps', 'cfg', 'lcm'),
+    ],
   },
+  admit: (ctx) => settingsRefusal(PROFILE, requestFields(PIPELINE, ctx), ctx),
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     const prompt = fields.string('prompt');
     if (!TRIGGER.test(prompt)) fields.refuse('prompt', NO_TRIGGER);
+    const settings = modelSettings(PROFILE, fields, ctx);
     const w = new Workflow(ctx.filenamePrefix);
-    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, 'sdxl'));
-    const { model, clip } = applyLoras(w, fields, checkpoint);
+    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID));
+    const { model, clip } = applyLcm(w, settings, applyLoras(w, fields, checkpoint));
     const encode = (text: string) => w.node('CLIPTextEncode', { text, clip }).out(0);
     const textOnly = encode(prompt.replace(TRIGGER, '').trim());
     const negative = encode(fields.string('negative_prompt'));
     const target = { width: fields.number('width'), height: fields.number('height') };
-    const { latent, size } = emptyLatent(w, target, fields.number('samples'));
-    const steps = fields.number('num_inference_steps');
+    const plan = planSizes(PROFILE, target, target);
+    const samples = fields.number('samples');
+    const steps = settings.steps;
     // The pipeline samples steps i <= start_merge_step from the prompt without the trigger word.
     const split = Math.min(fields.number('start_merge_step') + 1, steps);
+    const merged =
+      split < steps
+        ? w
+            .node('PhotoMakerEncode', {
+              photomaker: w.node('PhotoMakerLoader', { photomaker_model_name: PHOTOMAKER_MODEL }).out(0),
+              image: loadImageBatch(w, fields.images('init_images')),
+              clip,
+              text: forPhotoMakerEncode(prompt),
+            })
+            .out(0)
+        : undefined;
     const common = {
       model,
-      noise_seed: ctx.seed,
       steps,
-      cfg: fields.number('guidance_scale'),
-      ...samplingFor(fields.string('scheduler')),
+      cfg: settings.cfg,
+      sampler_name: settings.sampler_name,
+      scheduler: settings.scheduler,
       negative,
     };
-    const early = w.sampleSteps({
-      ...common,
-      add_noise: 'enable',
-      positive: textOnly,
-      latent_image: latent,
-      start_at_step: 0,
-      end_at_step: split,
-      return_with_leftover_noise: split < steps ? 'enable' : 'disable',
-    });
-    // A merge step at or past the last step leaves the face out, as in the pipeline.
-    const sampled =
-      split < steps
+    const firstPass = (latent: Link<'LATENT'>) => {
+      const early = w.sampleSteps({
+        ...common,
+        noise_seed: ctx.seed,
+        add_noise: 'enable',
+        positive: textOnly,
+        latent_image: latent,
+        start_at_step: 0,
+        end_at_step: split,
+        return_with_leftover_noise: merged ? 'enable' : 'disable',
+      });
+      // A merge step at or past the last step leaves the face out, as in the pipeline.
+      return merged
         ? w.sampleSteps({
             ...common,
+            noise_seed: ctx.seed,
             add_noise: 'disable',
-            positive: w
-              .node('PhotoMakerEncode', {
-                photomaker: w.node('PhotoMakerLoader', { photomaker_model_name: PHOTOMAKER_MODEL }).out(0),
-                image: loadImageBatch(w, fields.images('init_images')),
-                clip,
-                text: forPhotoMakerEncode(prompt),
-              })
-              .out(0),
+            positive: merged,
             latent_image: early,
             start_at_step: split,
             end_at_step: steps,
             return_with_leftover_noise: 'disable',
           })
         : early;
-    decodeAndSave(w, sampled, checkpoint.vae, size, target);
+    };
+    const second = { ...common, seed: ctx.seed, positive: merged ?? textOnly };
+    const { image, size } = samplePasses(w, {
+      sampler: second,
+      secondSampler: second,
+      vae: checkpoint.vae,
+      latent: w.node('EmptyLatentImage', { ...plan.first, batch_size: samples }).out(0),
+      denoise: 1,
+      plan,
+      secondDenoise: HIRES_DENOISE,
+      first: firstPass,
+    });
+    w.save(scaleTo(w, image, size, target));
     return w.compiled();
   },
 };

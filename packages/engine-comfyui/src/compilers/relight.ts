@@ -1,4 +1,12 @@
-import { EXACT_SIZE_NODES, SD_GRID, type Size, samplingSize, scaleTo } from '../chains/image-size.ts';
+import {
+  budgetSize,
+  EXACT_SIZE_NODES,
+  framedSize,
+  inputSize,
+  type Size,
+  samplingSize,
+  scaleTo,
+} from '../chains/image-size.ts';
 import { encodeImage, IMAGE_NODES, loadImageAt } from '../chains/input-images.ts';
 import {
   CHECKPOINT_DIFFUSION_NODES,
@@ -10,6 +18,7 @@ import { encodePrompts } from '../chains/prompt-encoding.ts';
 import { requestFields } from '../chains/request-fields.ts';
 import { SUBJECT_MASK_NODES, SUBJECT_MODEL_NEED, subjectMask } from '../chains/subject-mask.ts';
 import type { PipelineCompiler } from '../contracts.ts';
+import { MODEL_PROFILES } from '../model-profiles.ts';
 import { packNeeds } from '../node-packs.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
@@ -17,17 +26,24 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
 /**
  * `/relight/v1`: IC-Light (foreground-conditioned, SD1.5) with kijai's ComfyUI-IC-Light, as
  * IC-Light's `gradio_demo.py` relights with a light direction:
+ * - the photo frames the answer: its proportions over the requested area (the demo crops it to
+ *   the requested shape; no path here cuts a picture);
  * - the subject is cut out (RMBG; the demo runs BRIA's RMBG too) and laid on mid grey, the
  *   foreground the model is conditioned on;
- * - a gradient from the `light` side (LightSource) is the starting picture, sampled at SD1.5's
- *   size (the requested size over the demo's high-res scale, 1.5: 1024 x 1024 is sampled at
- *   704 x 704, as the demo samples 512 x 640 for 768 x 960) with the demo's 25 steps, 0.9 denoise
- *   and prompts;
- * - the result is enlarged to the requested size and sampled again at the demo's 0.5 denoise,
- *   conditioned on the foreground at that size, which redraws detail the small pass could not hold.
- * Guidance is the request's (the demo's slider defaults to 2, the contract to 8).
+ * - a gradient from the `light` side (LightSource) is the starting picture, sampled within SD1.5's
+ *   budget (its profile's) at the answer over the demo's high-res scale, 1.5, on the demo's 64 px
+ *   (the demo samples 512 x 640 for 768 x 960), with the demo's 25 steps, 0.9 denoise and prompts;
+ * - the result is enlarged to the answer (by the demo's 1.5 at least, up to SD1.5's second-pass
+ *   reach) and sampled again at the demo's 0.5 denoise, conditioned on the foreground at that
+ *   size, which redraws detail the small pass could not hold; then scaled to the answer.
+ * Guidance is the demo's 2 where the request leaves the API's default (8, a base model's value
+ * that burns IC-Light's pictures), else the request's.
  */
 const PIPELINE = '/relight/v1';
+
+/** IC-Light's foreground model patches SD1.5: its checkpoint (mappable as `sd1.5`) and profile. */
+const MODEL_ID = 'sd1.5';
+const PROFILE = MODEL_PROFILES['sd1.5'];
 
 /** The IC-Light foreground-conditioned weights (folder `unet`), as lllyasviel publishes them. */
 export const IC_LIGHT_UNET = 'iclight_sd15_fc.safetensors';
@@ -46,6 +62,7 @@ const DEMO = {
   denoise: 0.9,
   highresScale: 1.5,
   highresDenoise: 0.5,
+  cfg: 2,
   /** The demo's grey under the cut-out subject (127 of 255). */
   grey: 0x7f7f7f,
   addedPrompt: 'best quality',
@@ -79,19 +96,33 @@ export const compiler: PipelineCompiler = {
       EXACT_SIZE_NODES,
     ),
     packs: packNeeds('ComfyUI-IC-Light', 'ComfyUI-RMBG'),
-    models: [checkpointNeed('sd1.5'), { folder: 'unet', what: `\`${IC_LIGHT_UNET}\`` }, SUBJECT_MODEL_NEED],
+    models: [checkpointNeed(MODEL_ID), { folder: 'unet', what: `\`${IC_LIGHT_UNET}\`` }, SUBJECT_MODEL_NEED],
   },
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
-    const target = { width: fields.number('width'), height: fields.number('height') };
-    const size = samplingSize(target, SD_GRID);
+    const requested = { width: fields.number('width'), height: fields.number('height') };
+    const answer = framedSize(inputSize(ctx, 'init_image'), requested);
+    const { secondPassShare } = PROFILE.pixels;
     const small = samplingSize(
-      { width: size.width / DEMO.highresScale, height: size.height / DEMO.highresScale },
+      budgetSize(PROFILE, {
+        width: answer.width / DEMO.highresScale,
+        height: answer.height / DEMO.highresScale,
+      }),
       DEMO_GRID,
+    );
+    // The high-res pass enlarges by the demo's 1.5 at least, even for a small answer (scaled down after).
+    const enlarge = Math.max(
+      1,
+      DEMO.highresScale * Math.sqrt((small.width * small.height) / (answer.width * answer.height)),
+    );
+    const size = budgetSize(
+      PROFILE,
+      { width: answer.width * enlarge, height: answer.height * enlarge },
+      secondPassShare,
     );
     const samples = fields.number('samples');
     const w = new Workflow(ctx.filenamePrefix);
-    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, 'sd1.5'));
+    const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID));
     const model = w
       .node('LoadAndApplyICLightUnet', { model: checkpoint.model, model_path: IC_LIGHT_UNET })
       .out(0);
@@ -137,7 +168,7 @@ export const compiler: PipelineCompiler = {
       model,
       seed: ctx.seed,
       steps: DEMO.steps,
-      cfg: fields.number('guidance_scale'),
+      cfg: fields.isDefault('guidance_scale') ? DEMO.cfg : fields.number('guidance_scale'),
       // The demo's DPM-Solver++ SDE with Karras sigmas.
       sampler_name: 'dpmpp_2m_sde',
       scheduler: 'karras',
@@ -158,7 +189,7 @@ export const compiler: PipelineCompiler = {
       denoise: DEMO.highresDenoise,
     });
     const decoded = w.node('VAEDecode', { samples: second, vae: checkpoint.vae }).out(0);
-    w.save(scaleTo(w, decoded, size, target));
+    w.save(scaleTo(w, decoded, size, answer));
     return w.compiled();
   },
 };

@@ -1,5 +1,5 @@
 import type { Size } from '../chains/image-size.ts';
-import { IMAGE_NODES, loadImageBatchAt } from '../chains/input-images.ts';
+import { IMAGE_NODES, loadSquareBatch } from '../chains/input-images.ts';
 import {
   CHECKPOINT_NODES,
   checkpointFile,
@@ -9,9 +9,9 @@ import {
 } from '../chains/model-files.ts';
 import { encodePrompts, PROMPT_NODES } from '../chains/prompt-encoding.ts';
 import { refusals, requestFields } from '../chains/request-fields.ts';
-import { samplingFor } from '../chains/schedulers.ts';
 import { drawAtSize, TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { CompileContext, ImageSize, PipelineCompiler } from '../contracts.ts';
+import { MODEL_PROFILES, type ModelProfile } from '../model-profiles.ts';
 import type { Link } from '../workflow/graph.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
@@ -26,8 +26,11 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  */
 const PIPELINE = '/train_model/v1';
 
-/** The base models this graph trains, and the side of the square their checkpoints learnt at. */
-export const TRAINING_SIDES: Readonly<Record<string, number>> = { 'sd1.5': 512, sdxl: 1024 };
+/** The base models this graph trains, and their profiles: the square side their checkpoints learnt at, their sampling. */
+export const TRAINING_PROFILES: Readonly<Record<string, ModelProfile>> = {
+  'sd1.5': MODEL_PROFILES['sd1.5'],
+  sdxl: MODEL_PROFILES.sdxl,
+};
 
 /** Training sizes are whole UNet blocks: 64 px (8 latent pixels, halved three times). */
 const SIDE_STEP = 64;
@@ -49,9 +52,6 @@ export const TRAINING_SETTINGS = {
   gradient_checkpointing: true,
   existing_lora: '[None]',
 } as const;
-
-/** How the validation prompt is drawn: the text-to-image pipelines' defaults, no negative prompt. */
-export const VALIDATION_DRAWING = { steps: 20, cfg: 7.5, scheduler: 'EulerDiscreteScheduler' } as const;
 
 const NOT_SERVED = {
   base_model:
@@ -93,16 +93,16 @@ export const compiler: PipelineCompiler = {
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
     const base = fields.string('base_model');
-    const nativeSide = TRAINING_SIDES[base];
-    if (nativeSide === undefined) return fields.refuse('base_model', NOT_SERVED.base_model);
+    const profile = TRAINING_PROFILES[base];
+    if (profile === undefined) return fields.refuse('base_model', NOT_SERVED.base_model);
     const photos = fields.images('images');
     if (photos.length === 0) return fields.refuse('images', NOT_SERVED.images);
-    const side = trainingSide(nativeSide, sizesOf(ctx, 'images'));
+    const side = trainingSide(profile.pixels.side, sizesOf(ctx, 'images'));
     const square = { width: side, height: side };
 
     const w = new Workflow(ctx.filenamePrefix);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, base));
-    const pixels = loadImageBatchAt(w, photos, square);
+    const pixels = loadSquareBatch(w, photos, square);
     const latents = w.node('VAEEncode', { pixels, vae: checkpoint.vae }).out(0);
     const positive = w.node('CLIPTextEncode', {
       text: fields.string('instance_prompt'),
@@ -120,7 +120,7 @@ export const compiler: PipelineCompiler = {
     w.saveLora(lora, ctx.submission ?? 'inspected');
 
     const validation = fields.string('validation_prompt');
-    if (validation.trim() !== '') drawSample(w, ctx, checkpoint, lora, validation, square);
+    if (validation.trim() !== '') drawSample(w, ctx, profile, checkpoint, lora, validation, square);
     return w.compiled();
   },
 };
@@ -140,10 +140,14 @@ function sizesOf(ctx: CompileContext, field: string): readonly ImageSize[] {
   return sizes === undefined ? [] : 'width' in sizes ? [sizes as ImageSize] : (sizes as readonly ImageSize[]);
 }
 
-/** The validation prompt drawn by the base model with the trained LoRA applied, at the training size. */
+/**
+ * The validation prompt drawn by the base model with the trained LoRA applied, with the model's
+ * own sampling, answered at the training size.
+ */
 function drawSample(
   w: Workflow,
   ctx: CompileContext,
+  profile: ModelProfile,
   checkpoint: LoadedCheckpoint,
   lora: Link<'LORA_MODEL'>,
   prompt: string,
@@ -154,10 +158,9 @@ function drawSample(
     model,
     vae: checkpoint.vae,
     ...encodePrompts(w, checkpoint.clip, prompt, ''),
-    sampling: samplingFor(VALIDATION_DRAWING.scheduler),
+    profile,
+    settings: profile.sampling,
     seed: ctx.seed,
-    steps: VALIDATION_DRAWING.steps,
-    cfg: VALIDATION_DRAWING.cfg,
     target: size,
     samples: 1,
   });

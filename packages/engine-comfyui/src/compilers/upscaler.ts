@@ -12,6 +12,7 @@ import { samplingFor } from '../chains/schedulers.ts';
 import { resampleTiles, TILE_NODES, tilesOf } from '../chains/tiles.ts';
 import { UPSCALE_MODELS, upscaleWith } from '../chains/upscaling.ts';
 import type { PipelineCompiler } from '../contracts.ts';
+import { MODEL_PROFILES } from '../model-profiles.ts';
 import type { Link } from '../workflow/graph.ts';
 import { nodeClasses, Workflow } from '../workflow/workflow.ts';
 
@@ -26,8 +27,8 @@ const PIPELINE = '/upscaler/v1';
 const UPSCALER = UPSCALE_MODELS.RealESRGAN_x2plus;
 const MODEL_ID = 'sdxl';
 
-/** The variation pass's tiles: SDXL's own side, and an overlap that hides the seams. */
-export const VARIATION_TILES = { tile: 1024, overlap: 64 } as const;
+/** The variation pass's tiles: SDXL's own side (its profile's), and an overlap that hides the seams. */
+export const VARIATION_TILES = { tile: MODEL_PROFILES.sdxl.pixels.side, overlap: 64 } as const;
 
 /** The variation pass: enough strength to invent texture, little enough to keep the picture. */
 export const VARIATION = {

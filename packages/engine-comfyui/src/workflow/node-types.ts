@@ -385,6 +385,14 @@ export const NODE_TYPES = {
 
   // Models
   ModelSamplingSD3: { inputs: { model: 'MODEL', shift: 'FLOAT' }, outputs: ['MODEL'] },
+  ModelSamplingDiscrete: {
+    inputs: { model: 'MODEL', sampling: 'COMBO', zsnr: 'BOOLEAN' },
+    outputs: ['MODEL'],
+  },
+  ModelSamplingFlux: {
+    inputs: { model: 'MODEL', max_shift: 'FLOAT', base_shift: 'FLOAT', width: 'INT', height: 'INT' },
+    outputs: ['MODEL'],
+  },
 
   // Latents and sampling
   EmptyLatentImage: { inputs: { width: 'INT', height: 'INT', batch_size: 'INT' }, outputs: ['LATENT'] },
@@ -398,6 +406,11 @@ export const NODE_TYPES = {
     inputs: { samples: 'LATENT', upscale_method: 'COMBO', scale_by: 'FLOAT' },
     outputs: ['LATENT'],
   },
+  LatentUpscale: {
+    inputs: { samples: 'LATENT', upscale_method: 'COMBO', width: 'INT', height: 'INT', crop: 'COMBO' },
+    outputs: ['LATENT'],
+  },
+  SetLatentNoiseMask: { inputs: { samples: 'LATENT', mask: 'MASK' }, outputs: ['LATENT'] },
   KSamplerAdvanced: {
     inputs: {
       model: 'MODEL',
@@ -436,6 +449,8 @@ export const NODE_TYPES = {
 
   // Images
   ImageToMask: { inputs: { image: 'IMAGE', channel: 'COMBO' }, outputs: ['MASK'] },
+  MaskToImage: { inputs: { mask: 'MASK' }, outputs: ['IMAGE'] },
+  ImageBlur: { inputs: { image: 'IMAGE', blur_radius: 'INT', sigma: 'FLOAT' }, outputs: ['IMAGE'] },
   ImageScale: {
     inputs: { image: 'IMAGE', upscale_method: 'COMBO', width: 'INT', height: 'INT', crop: 'COMBO' },
     outputs: ['IMAGE'],

@@ -5,10 +5,13 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOption
 import { analyticsRoutes } from '../analytics/analytics-routes.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../fetch/image-fetcher.ts';
+import { mcpRoutes } from '../mcp/mcp-routes.ts';
 import { observeRequests, RequestLogController } from '../observability/http-observer.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { mountMetrics } from '../observability/metrics-endpoint.ts';
 import { requestIdOf } from '../observability/request-id.ts';
+import { DEFAULT_OPENAI_MODELS, type OpenAiSettings, openAiModels } from '../openai/model-table.ts';
+import { openAiRoutes } from '../openai/openai-routes.ts';
 import { type ModelFileRemover, QueueEstimates, TaskStatusReader, TaskWatcher } from '../tasks/index.ts';
 import type { BlobStore, EnqueueWebhook } from '../tasks/types.ts';
 import type { RedeliveryLimits } from '../webhooks/redelivery-limits.ts';
@@ -26,9 +29,11 @@ import { registerCancelEndpoint, registerEventsEndpoint } from './routes/task-co
 import { registerTaskEndpoint } from './routes/tasks.ts';
 import { registerUploadEndpoint } from './routes/uploads.ts';
 import { answerUnroutedPaths } from './slash-redirects.ts';
+import { DEFAULT_WAIT_SECONDS } from './wait-setting.ts';
 
 /** JSON request bodies hold prompts, numbers and URLs, never image data: 1 MiB is generous. */
 const JSON_BODY_LIMIT = 1024 * 1024;
+const BODY_LIMITS = { json: JSON_BODY_LIMIT, image: DEFAULT_MAX_IMAGE_BYTES };
 
 export interface ApiOptions {
   pool: Pool;
@@ -90,6 +95,16 @@ export interface ApiOptions {
    * process sees it); absent: a delete removes the row only.
    */
   removeModelFiles?: ModelFileRemover;
+  /**
+   * The OpenAI Images API's model table and wait (`openAiSettingsFromEnv`: OPENAI_MODELS,
+   * OPENAI_WAIT_SECONDS). Default: the built-in table, 300 s.
+   */
+  openAi?: Partial<OpenAiSettings>;
+  /**
+   * MCP tool calls: how long one waits for its task (MCP_WAIT_SECONDS, `waitSetting`; default
+   * 300 s), and the largest image answered inline (default 2 MiB; larger ones go as links).
+   */
+  mcp?: { readonly waitMs?: number; readonly inlineImageBytes?: number };
 }
 
 /**
@@ -110,7 +125,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     rewriteUrl: (request) => lenientPath(request.url ?? '/'),
   });
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
-  installErrorHandlers(app, { json: JSON_BODY_LIMIT, image: DEFAULT_MAX_IMAGE_BYTES });
+  installErrorHandlers(app, BODY_LIMITS);
   app.setValidatorCompiler(contractValidatorCompiler);
 
   // Every body is read the way FastAPI reads it, whatever its Content-Type: a JSON endpoint's
@@ -139,13 +154,13 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   // After the hook above, so a redirect and a 404 carry its headers too.
   answerUnroutedPaths(app);
-  app.options('*', async (_request, reply) =>
+  app.options('*', async (request, reply) =>
     reply
       .code(204)
       .header('access-control-allow-methods', 'GET, POST, OPTIONS')
       .header(
         'access-control-allow-headers',
-        'API-Key, Content-Type, Prefer, Idempotency-Key, Cancel-After, Last-Event-ID, X-Request-Id',
+        allowedHeaders(request.headers['access-control-request-headers']),
       )
       .header('access-control-max-age', '86400')
       .send(),
@@ -195,16 +210,15 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     for (const end of [...tasks.streams]) end();
     done();
   });
+  // One hook, so every way in (the API's paths, OpenAI's, MCP) shares one allowance of wrong keys.
+  const authenticate = apiKeyHook(options.authenticator, {
+    metrics,
+    ...(options.authFailureLimits ? { failureLimits: options.authFailureLimits } : {}),
+    ...(options.authClock ? { now: options.authClock } : {}),
+  });
   await app.register(async (scope) => {
     scope.decorateRequest('caller', null);
-    scope.addHook(
-      'onRequest',
-      apiKeyHook(options.authenticator, {
-        metrics,
-        ...(options.authFailureLimits ? { failureLimits: options.authFailureLimits } : {}),
-        ...(options.authClock ? { now: options.authClock } : {}),
-      }),
-    );
+    scope.addHook('onRequest', authenticate);
     for (const endpoint of endpoints) {
       switch (endpoint.kind) {
         case 'generation':
@@ -238,5 +252,36 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       }
     }
   });
+  // The protocols other tools speak, each in a scope of its own: their hooks never run for the
+  // API's own paths (hot-path.ts).
+  await app.register(openAiRoutes, {
+    prefix: '/v1',
+    ...tasks,
+    models: options.openAi?.models ?? openAiModels(DEFAULT_OPENAI_MODELS),
+    waitMs: options.openAi?.waitMs ?? DEFAULT_WAIT_SECONDS * 1000,
+    authenticate,
+    limits: BODY_LIMITS,
+  });
+  await app.register(mcpRoutes, {
+    ...tasks,
+    waitMs: options.mcp?.waitMs ?? DEFAULT_WAIT_SECONDS * 1000,
+    ...(options.mcp?.inlineImageBytes ? { inlineImageBytes: options.mcp.inlineImageBytes } : {}),
+    authenticate,
+    limits: BODY_LIMITS,
+  });
   return app;
+}
+
+const ALLOWED_HEADERS =
+  'API-Key, Content-Type, Prefer, Idempotency-Key, Cancel-After, Last-Event-ID, X-Request-Id';
+
+/**
+ * The request headers a browser may send: the API's own, and `Authorization` when the preflight
+ * asks for it (a Bearer key). Only then, so a browser that sends `API-Key` gets the answer it
+ * always got.
+ */
+function allowedHeaders(requested: string | undefined): string {
+  return requested !== undefined && /(?:^|,)\s*authorization\s*(?:,|$)/i.test(requested)
+    ? `${ALLOWED_HEADERS}, Authorization`
+    : ALLOWED_HEADERS;
 }

@@ -13,6 +13,22 @@ declare module 'fastify' {
 
 const MISSING_KEY = 'Missing API key: send it in the API-Key header';
 
+/** `Authorization: Bearer <key>` (RFC 6750; the scheme's name is case-insensitive). */
+const BEARER = /^bearer[ \t]+([^\s]+)[ \t]*$/i;
+
+/**
+ * The key a request carries: its `API-Key` header, else the token of an `Authorization: Bearer`
+ * header, which OpenAI's clients, MCP clients and the original service's own frontend send. A
+ * request with both is read by its `API-Key`, as before Bearer keys were accepted.
+ */
+export function requestKey(headers: FastifyRequest['headers']): string | undefined {
+  const header = headers['api-key'];
+  const key = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (key) return key;
+  const authorization = headers.authorization;
+  return authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+}
+
 /** The caller of an authenticated route (set by the onRequest hook below). */
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw new HttpError(401, MISSING_KEY);
@@ -85,9 +101,10 @@ export interface ApiKeyHookOptions {
 }
 
 /**
- * onRequest hook for authenticated routes: runs before the body is read, so an unauthenticated
- * client cannot make the server read (or parse) a large body. Callback style, so a cached key
- * (nearly every request of a busy client) costs no promise at all.
+ * onRequest hook for authenticated routes (the key in `API-Key` or as a Bearer token: requestKey):
+ * runs before the body is read, so an unauthenticated client cannot make the server read (or
+ * parse) a large body. Callback style, so a cached key (nearly every request of a busy client)
+ * costs no promise at all.
  *
  * Requests that arrive while their key is being looked up share that lookup: when a busy client's
  * cached key expires, its many requests in flight would otherwise each query the database at once
@@ -132,8 +149,7 @@ export function apiKeyHook(authenticator: Authenticator, options: ApiKeyHookOpti
     _reply: FastifyReply,
     done: HookHandlerDoneFunction,
   ): void {
-    const header = request.headers['api-key'];
-    const key = (Array.isArray(header) ? header[0] : header)?.trim();
+    const key = requestKey(request.headers);
     if (!key) {
       metrics?.authFailures.inc({ reason: 'missing' });
       done(new HttpError(401, MISSING_KEY));

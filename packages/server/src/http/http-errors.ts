@@ -31,7 +31,7 @@ export const TASK_NOT_FOUND = 'Task not found';
 export const MISSING_BOUNDARY = 'Missing boundary in multipart.';
 
 /** Fastify's own errors, in words a client can act on. */
-function describeFastifyError(error: FastifyError, limits: BodyLimits): [number, string] | undefined {
+export function describeFastifyError(error: FastifyError, limits: BodyLimits): [number, string] | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return [413, `Request body is too large: the limit is ${formatBytes(limits.json)}`];

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
 
 /**
  * What a path that is no route answers, as FastAPI (Starlette's router, `redirect_slashes`)
@@ -14,17 +15,23 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
  * such a request is answered as matching no route: `GET /models/v1/` redirects to `/models/v1`.
  */
 export function answerUnroutedPaths(app: FastifyInstance): void {
-  // The methods some route serves; the CORS preflight's `OPTIONS *` matches every path, so it
-  // never counts as a route of the other form.
+  // Every route but the bare wildcards, in a router of their own. The CORS preflight's `OPTIONS *`
+  // matches every path, so it never makes a path a route; asking the API's own router for OPTIONS
+  // would find it for every path as soon as any other route serves OPTIONS (the analytics
+  // collector's preflight), and no path would ever be redirected.
+  const routes = FindMyWay();
   const methods = new Set<string>();
   app.addHook('onRoute', (route) => {
-    if (route.url === '*') return;
-    for (const method of [route.method].flat()) methods.add(method);
+    if (route.url === '*' || route.url === '/*') return;
+    for (const method of [route.method].flat()) {
+      methods.add(method);
+      routes.on(method as HTTPMethod, route.url, () => {});
+    }
   });
 
   const isRoute = (path: string): boolean => {
     for (const method of methods) {
-      const found = app.findRoute({ method, url: path });
+      const found = routes.find(method as HTTPMethod, path);
       if (found && segmentParams(found.params)) return true;
     }
     return false;

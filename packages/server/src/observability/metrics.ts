@@ -4,6 +4,7 @@ import type { EngineDescription } from '@imagegen/engines';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { RequestDurations } from './request-durations.ts';
 import { getQueueSignals, type QueueSignal } from './sql/getQueueSignals.ts';
+import { getWebhookBacklog, type WebhookBacklog } from './sql/getWebhookBacklog.ts';
 
 /**
  * How long one reading of the queue serves scrapes: several scrapers cost one statement a second,
@@ -29,10 +30,11 @@ interface QueueFigures {
   running: number;
 }
 
-/** The queue reading summed both ways: per routing pool and per pipeline. */
+/** The queue reading summed both ways: per routing pool and per pipeline; and the webhook outbox's. */
 interface QueueReading {
   routes: Map<string, QueueFigures>;
   pipelines: Map<string, QueueFigures>;
+  webhooks: WebhookBacklog;
 }
 
 /** The gauges read from the queue: name, help, what they are per, and their figure. */
@@ -90,6 +92,10 @@ interface ServerGroup {
   busy: number;
   /** The group's servers where a prompt stalled and none has completed since. */
   suspect: number;
+  /** Out-of-memory failures on the group's servers since this process started. */
+  outOfMemory: number;
+  /** Per pipeline, how many of the group's servers can run it (as they last said). */
+  runs: Map<string, number>;
 }
 
 /** Labels hold route patterns, pipeline and engine names, never ids: the series count stays bounded. */
@@ -184,6 +190,27 @@ export class Metrics {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
     const metrics = this;
     for (const [name, help, by, value] of QUEUE_GAUGES) this.queueGauge(name, help, by, value);
+    for (const [name, help, value] of [
+      [
+        'imagegen_webhook_backlog',
+        'Webhook calls waiting to be delivered (first tries and retries), from the outbox',
+        (backlog: WebhookBacklog) => backlog.pending,
+      ],
+      [
+        'imagegen_webhook_backlog_oldest_age_seconds',
+        'Age of the oldest webhook call waiting to be delivered',
+        (backlog: WebhookBacklog) => backlog.oldest_seconds,
+      ],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          this.set(value((await metrics.readQueue()).webhooks));
+        },
+      });
+    }
     new Gauge({
       name: 'imagegen_engine_server_state',
       help: 'Engine servers (ComfyUI) by name and state: how many of the servers of that name are in it now',
@@ -219,9 +246,68 @@ export class Metrics {
     );
     this.serverGauge(
       'imagegen_engine_server_suspect',
-      'Engine servers of each group that are suspect: a prompt stalled there (COMFYUI_STALL_SECONDS) and none has completed since',
+      'Engine servers of each group that are suspect: a prompt stalled there (COMFYUI_STALL_SECONDS), or ran out of memory twice, and none has completed since',
       (group) => group.suspect,
     );
+    new Counter({
+      name: 'imagegen_engine_server_out_of_memory_total',
+      help: 'Prompts that ran out of memory on each engine server group (each frees the server; a job’s first one runs it once more, elsewhere when it can)',
+      labelNames: ['engine', 'server'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const group of metrics.servers().values())
+          this.inc({ engine: group.engine, server: group.server }, group.outOfMemory);
+      },
+    });
+    const budget = (figure: 'bytes' | 'budgetBytes') =>
+      function (this: Gauge) {
+        this.reset();
+        for (const engine of metrics.engineSource?.() ?? []) {
+          const models = engine.figures?.models;
+          if (models) this.set({ engine: engine.name }, models[figure]);
+        }
+      };
+    new Gauge({
+      name: 'imagegen_engine_models_bytes',
+      help: 'Bytes of the model files owners loaded that the engine keeps within its disk budget (COMFYUI_MODELS_BUDGET), in its fullest model folder',
+      labelNames: ['engine'] as const,
+      registers: [this.registry],
+      collect: budget('bytes'),
+    });
+    new Gauge({
+      name: 'imagegen_engine_models_budget_bytes',
+      help: 'The disk budget of the model files owners load (COMFYUI_MODELS_BUDGET)',
+      labelNames: ['engine'] as const,
+      registers: [this.registry],
+      collect: budget('budgetBytes'),
+    });
+    new Counter({
+      name: 'imagegen_engine_model_evictions_total',
+      help: 'Model files owners loaded that were removed to keep within the disk budget (least recently used first; fetched again when a job names them)',
+      labelNames: ['engine'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const engine of metrics.engineSource?.() ?? []) {
+          const models = engine.figures?.models;
+          if (models) this.inc({ engine: engine.name }, models.evictions);
+        }
+      },
+    });
+    new Gauge({
+      name: 'imagegen_engine_server_can_run',
+      help: 'Servers of each engine server group that can run each pipeline, as they last said what they have (node classes every request of it uses)',
+      labelNames: ['engine', 'server', 'pipeline'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const group of metrics.servers().values()) {
+          for (const [pipeline, count] of group.runs)
+            this.set({ engine: group.engine, server: group.server, pipeline }, count);
+        }
+      },
+    });
   }
 
   /** Reports the queue's depth and age per routing pool, read from this database at scrape time. */
@@ -301,17 +387,18 @@ export class Metrics {
   /** One statement a second at most, whatever the number of scrapes and gauges reading it. */
   private readQueue(): Promise<QueueReading> {
     const db = this.queueSource;
-    if (!db) return Promise.resolve({ routes: new Map(), pipelines: new Map() });
+    if (!db) return Promise.resolve({ routes: new Map(), pipelines: new Map(), webhooks: NO_BACKLOG });
     const now = Date.now();
     const reuseMs = Math.max(QUEUE_READING_MS, QUEUE_READING_SHARE * this.queueReadingMs);
     if (!this.queueReading || now - this.queueReading.at >= reuseMs) {
       // A failed read shows an empty queue for a second; the database's own alerts say why.
-      const reading = getQueueSignals(db)
-        .catch(() => [])
-        .then((rows) => {
-          this.queueReadingMs = Date.now() - now;
-          return summed(rows);
-        });
+      const reading = Promise.all([
+        getQueueSignals(db).catch(() => []),
+        getWebhookBacklog(db).catch(() => NO_BACKLOG),
+      ]).then(([rows, webhooks]) => {
+        this.queueReadingMs = Date.now() - now;
+        return { ...summed(rows), webhooks };
+      });
       this.queueReading = { at: now, reading };
     }
     return this.queueReading.reading;
@@ -333,8 +420,15 @@ export class Metrics {
             inFlight: 0,
             busy: 0,
             suspect: 0,
+            outOfMemory: 0,
+            // Every pipeline the engine serves has its series, at 0 where no server can run it.
+            runs: new Map(engine.pipelines.map((pipeline) => [pipeline, 0])),
           };
           groups.set(key, group);
+        }
+        group.outOfMemory += server.outOfMemory ?? 0;
+        for (const pipeline of server.runs ?? []) {
+          if (group.runs.has(pipeline)) group.runs.set(pipeline, group.runs.get(pipeline)! + 1);
         }
         group.states.set(server.state, (group.states.get(server.state) ?? 0) + 1);
         group.queue += server.queue;
@@ -347,10 +441,12 @@ export class Metrics {
   }
 }
 
+const NO_BACKLOG: WebhookBacklog = { pending: 0, oldest_seconds: 0 };
+
 /** The rows of one reading summed per routing pool and per pipeline; every pipeline is there. */
-function summed(rows: readonly QueueSignal[]): QueueReading {
+function summed(rows: readonly QueueSignal[]): Omit<QueueReading, 'webhooks'> {
   const empty = (): QueueFigures => ({ queued: 0, oldestSeconds: 0, running: 0 });
-  const reading: QueueReading = {
+  const reading: Omit<QueueReading, 'webhooks'> = {
     routes: new Map(),
     pipelines: new Map(TASK_PIPELINES.map((pipeline) => [pipeline, empty()])),
   };

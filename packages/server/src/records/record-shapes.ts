@@ -58,8 +58,24 @@ export function toImageInfo(row: ImageRow) {
     model_id: row.model_id,
     backblaze_file_id: row.blob_key,
     download_url: row.download_url,
-    json: row.json,
+    // The request that made the image, as JSON text: the original's frontend parses it for the
+    // prompt and the size. The row keeps it beside its pipeline (`endpoint`) and seed.
+    json: JSON.stringify(row.json.input ?? {}),
     creation_timestamp: row.creation_timestamp.toISOString(),
+  };
+}
+
+/**
+ * The account as `GET /user/{user_id}` answers it: its plan while a subscription is active, when
+ * that ends (null when open-ended: the frontend then says it has no expiry), and the request's key.
+ */
+export function toUserAccount(ownerId: string, apiKey: string, subscription: SubscriptionRow | null) {
+  const active = subscription?.status === 'active' ? subscription : null;
+  return {
+    user_id: ownerId,
+    api_key: apiKey,
+    plan: active?.plan ?? null,
+    plan_expiry_date: active?.period_end?.toISOString() ?? null,
   };
 }
 

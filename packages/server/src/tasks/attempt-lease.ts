@@ -1,4 +1,6 @@
 import { CANCELLED_ERROR } from '@imagegen/contract';
+import type { PreviewImage } from '@imagegen/engines';
+import { attemptPreviews } from './previews/attempt-previews.ts';
 import { heartbeatTask } from './sql/heartbeatTask.ts';
 import type { TaskRecord } from './types.ts';
 import { attemptWebhookEvents } from './webhook-events.ts';
@@ -27,9 +29,12 @@ export class DeadlinePassedError extends Error {
 export interface AttemptLease {
   /** Records the engine's progress; written with the next heartbeat or flush. */
   progress(fraction: number, message?: string): void;
+  /** Keeps the engine's newest preview for the task's status streams (previews/attempt-previews.ts). */
+  preview(image: PreviewImage): void;
   /**
    * The attempt has run: stop renewing. Its settling write checks the lease itself; it waits for
-   * the promise, so the task's start and progress webhooks are queued before its final one.
+   * the promise, so the task's start and progress webhooks are queued before its final one, and
+   * its preview is gone before its final status.
    */
   stop(): Promise<void>;
 }
@@ -39,7 +44,7 @@ export interface AttemptLease {
  * writes new progress at most every `progressFlushMs`, and aborts `controller` when the lease was lost to
  * another worker, the attempt outran its time limit (its pipeline's, else `attemptTimeoutMs`), or
  * the task's deadline passed, whichever comes first. The task's `start` and `progress` webhooks,
- * when it asked for them, go out from here too (webhook-events.ts).
+ * when it asked for them, go out from here too (webhook-events.ts), and its engine's previews.
  */
 export function holdLease(
   ctx: WorkerContext,
@@ -48,6 +53,7 @@ export function holdLease(
   controller: AbortController,
 ): AttemptLease {
   const events = attemptWebhookEvents(ctx, task);
+  const previews = attemptPreviews(ctx, task, leaseOwner);
   let progress: number | null = null;
   let message: string | null = null;
   let dirty = false;
@@ -84,11 +90,12 @@ export function holdLease(
       dirty = true;
       events?.progress(progress);
     },
-    stop() {
+    preview: (image) => previews.preview(image),
+    async stop() {
       clearInterval(heartbeat);
       clearInterval(progressFlush);
       clearTimeout(deadline);
-      return events?.stop() ?? Promise.resolve();
+      await Promise.all([events?.stop(), previews.stop()]);
     },
   };
 }

@@ -11,13 +11,11 @@ export type CancelOutcome =
   | { readonly outcome: 'cancelled'; readonly task: TaskRecord }
   /** The task had already ended (succeeded, failed or cancelled): nothing changed. */
   | { readonly outcome: 'ended'; readonly task: TaskRecord }
-  /** No such task of this endpoint for this owner (a malformed id, another owner's id alike). */
+  /** No such task for this owner (a malformed id, another owner's id alike). */
   | { readonly outcome: 'missing' };
 
 export interface CancelParams extends FailureContext {
   readonly ownerId: string;
-  /** The submission path the cancel was addressed to: a task of another endpoint is not found there. */
-  readonly endpoint: string;
   readonly id: string;
   readonly store: BlobStore;
 }
@@ -30,10 +28,10 @@ export interface CancelParams extends FailureContext {
  * the worker had already filled them: a cancelled task's outputs are never served.
  */
 export async function cancelTask(pool: Pool, params: CancelParams): Promise<CancelOutcome> {
-  const { ownerId, endpoint, id } = params;
+  const { ownerId, id } = params;
   if (!isUuid(id)) return { outcome: 'missing' };
   const cancelled = await inTransaction(pool, async (client) => {
-    const row = await cancelTaskRow(client, { id, ownerId, endpoint, error: CANCELLED_ERROR });
+    const row = await cancelTaskRow(client, { id, ownerId, error: CANCELLED_ERROR });
     if (!row) return null;
     const task = toTaskRecord(row);
     await settleFailure(params, client, task);
@@ -44,5 +42,5 @@ export async function cancelTask(pool: Pool, params: CancelParams): Promise<Canc
     return { outcome: 'cancelled', task: cancelled };
   }
   const task = await getTaskForOwner(pool, ownerId, id);
-  return task && task.endpoint === endpoint ? { outcome: 'ended', task } : { outcome: 'missing' };
+  return task ? { outcome: 'ended', task } : { outcome: 'missing' };
 }

@@ -171,7 +171,7 @@ export class ClaimLoop {
     let outcome: TaskOutcome;
     try {
       const servers = this.routing.placement(task);
-      outcome = await runTask(this.ctx, task, controller.signal, lease.progress, servers);
+      outcome = await runTask(this.ctx, task, controller.signal, lease, servers);
     } catch (error) {
       await lease.stop();
       await settleError(this.ctx, task, leaseOwner, controller.signal, error);

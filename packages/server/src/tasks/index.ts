@@ -15,7 +15,7 @@
  *   taskStatusBody(task, publicUrl, estimates?) → the status response for the task
  *   taskWebhookBody(task, publicUrl) → its webhook body: that status, then the task's id and path
  *   new QueueEstimates(pool).of(task)   → queue_position and eta_seconds of a pending task
- *   cancelTask(pool, {ownerId, endpoint, id, store, ...}) → cancelled | ended | missing
+ *   cancelTask(pool, {ownerId, id, store, ...}) → cancelled | ended | missing
  *   new TaskWatcher(pool, reader).watch(ownerId, id, onChange) / .waitForEnd(...) → live status
  *   submitIdempotent(pool, params, key) → {submitted, replayed} (IdempotencyKeyReusedError)
  *   listTasks(pool, ownerId, query)     → a page of the owner's tasks (InvalidCursorError)
@@ -33,6 +33,8 @@ export { getModel } from './models/sql/getModel.ts';
 export { listModels } from './models/sql/listModels.ts';
 export type { ModelRow } from './models/sql/model-row.ts';
 export { ModelNotFoundError, submitModelTask } from './models/submit-model-task.ts';
+export { followPreviews } from './previews/follow-previews.ts';
+export type { TaskPreview } from './previews/sql/getTaskPreview.ts';
 export { QueueEstimates } from './queue-estimates.ts';
 export { getTaskForOwner, listBatch } from './read.ts';
 export { SubmitRefusedError } from './refusal.ts';

@@ -2,9 +2,11 @@ import {
   type EngineJob,
   type EngineResult,
   type ModelOutput,
+  type RunContext,
   registersWithoutEngine,
 } from '@imagegen/engines';
 import { allocateOutputKeys, extensionFor } from '../storage/blob-keys.ts';
+import { stripMetadata } from '../storage/strip-metadata.ts';
 import { outputTotals, type UsageFacts } from '../usage/usage-facts.ts';
 import { LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
 import { FinalError } from './final-error.ts';
@@ -42,11 +44,12 @@ export function runTask(
   ctx: WorkerContext,
   task: TaskRecord,
   signal: AbortSignal,
-  progress: (fraction: number, message?: string) => void,
+  /** Where the engine's progress and previews go (the attempt's lease). */
+  report: Pick<RunContext, 'progress' | 'preview'>,
   /** The engine servers its routing allows (`EngineJob.servers`); absent: any. */
   servers?: readonly string[],
 ): Promise<TaskOutcome> {
-  const attempt = runAttempt(ctx, task, signal, progress, servers);
+  const attempt = runAttempt(ctx, task, signal, report, servers);
   return untilAborted(attempt, signal);
 }
 
@@ -54,7 +57,7 @@ async function runAttempt(
   ctx: WorkerContext,
   task: TaskRecord,
   signal: AbortSignal,
-  progress: (fraction: number, message?: string) => void,
+  report: Pick<RunContext, 'progress' | 'preview'>,
   servers?: readonly string[],
 ): Promise<TaskOutcome> {
   const engine = ctx.engines.engineFor(task.endpoint);
@@ -79,7 +82,7 @@ async function runAttempt(
       ...(servers ? { servers } : {}),
       ...(models ? { models } : {}),
     };
-    return await runEngine(ctx, task, engine, job, signal, progress);
+    return await runEngine(ctx, task, engine, job, signal, report);
   } finally {
     await inputs.spool?.close();
   }
@@ -91,7 +94,7 @@ async function runEngine(
   engine: NonNullable<ReturnType<WorkerContext['engines']['engineFor']>>,
   job: EngineJob,
   signal: AbortSignal,
-  progress: (fraction: number, message?: string) => void,
+  report: Pick<RunContext, 'progress' | 'preview'>,
 ): Promise<TaskOutcome> {
   // A check the caller asked for is never skipped in silence: without a checker on this worker
   // the task fails before any compute is spent.
@@ -106,7 +109,13 @@ async function runEngine(
   }
   signal.throwIfAborted();
   const engineStarted = performance.now();
-  const output = await engine.run(job, { signal, progress });
+  const output = withoutMetadata(
+    await engine.run(job, {
+      signal,
+      progress: report.progress,
+      ...(report.preview ? { preview: report.preview } : {}),
+    }),
+  );
   ctx.metrics?.engineRuns.observe(taskLabels(ctx, task), (performance.now() - engineStarted) / 1000);
   signal.throwIfAborted();
   if (task.input.safety_checker === true) await checkSafety(ctx, output, signal);
@@ -130,6 +139,17 @@ async function runEngine(
     outputKeys,
     totals: outputTotals(output),
     ...(output.model ? { model: output.model } : {}),
+  };
+}
+
+/**
+ * The engine's images without the metadata they were written with (ComfyUI's graph in its PNGs,
+ * EXIF, XMP): every engine's outputs are handed out clean, stored and in `base64` alike.
+ */
+function withoutMetadata(output: EngineResult): EngineResult {
+  return {
+    ...output,
+    images: output.images.map((image) => ({ ...image, data: stripMetadata(image.data, image.contentType) })),
   };
 }
 

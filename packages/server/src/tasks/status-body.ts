@@ -32,7 +32,8 @@ export interface PendingEstimates {
  * The body `GET <path>/status/{id}` answers for a task, in the contract's shapes; webhooks carry
  * this body too, with the task's id and path after it (taskWebhookBody).
  * - generation: PENDING (with the early links of queued_image_urls), SUCCESS with download_urls
- *   (plus `image` where the request has `base64`, `prompt` for image2prompt), FAILURE with error.
+ *   and its first link again as `image_url` (plus `image` where the request has `base64`,
+ *   `prompt` for image2prompt), FAILURE with error.
  * - load_model: PENDING, SUCCESS with model_id, FAILURE.
  * - training: queued/initialising/running, completed with model_id and duration, failed.
  * A pending answer adds `progress` once the engine reported some, and the `estimates` given.
@@ -64,6 +65,7 @@ export function taskStatusBody(
   }
   if (task.kind === 'load_model') return { status: 'SUCCESS', model_id: result.model_id ?? null };
   const body: Record<string, unknown> = { status: 'SUCCESS', download_urls: urls.length > 0 ? urls : null };
+  if (urls.length > 0) body.image_url = urls[0];
   if (result.text !== undefined) body.prompt = result.text;
   if ('base64' in task.input) body.image = result.base64?.[0] ?? null;
   return body;

@@ -3,7 +3,8 @@ import type { TaskState } from './types.ts';
 
 /**
  * Where the tasks table announces each change a status reader can see (state, progress): the
- * trigger of 0008_task_control.sql sends '<id> <version> <state>' when the change commits.
+ * trigger of 0008_task_control.sql sends '<id> <version> <state>' when the change commits. A new
+ * preview of a running task is announced there too, as '<id> preview <seq>' (saveTaskPreview).
  */
 export const TASK_EVENTS_CHANNEL = 'imagegen_task_events';
 
@@ -39,8 +40,12 @@ const feeds = new WeakMap<Pool, TaskEvents>();
 /** Handlers of every task's changes are filed under this key. */
 const EVERY_TASK = '*';
 
+/** Called with the sequence number of each new preview of the watched task. */
+export type PreviewHandler = (seq: number) => void;
+
 export class TaskEvents {
   private readonly handlers = new Map<string, Set<TaskChangeHandler>>();
+  private readonly previewHandlers = new Map<string, Set<PreviewHandler>>();
   private subscribers = 0;
   private listening: Promise<Listener> | null = null;
 
@@ -54,12 +59,23 @@ export class TaskEvents {
    * function is called. Resolves once the feed is listened to, so a status read made after it
    * misses no change.
    */
-  async subscribe(handler: TaskChangeHandler, id?: string): Promise<() => void> {
-    const key = id ?? EVERY_TASK;
-    let set = this.handlers.get(key);
+  subscribe(handler: TaskChangeHandler, id?: string): Promise<() => void> {
+    return this.add(this.handlers, id ?? EVERY_TASK, handler);
+  }
+
+  /**
+   * Calls `handler` with each new preview of task `id` until the returned function is called (a
+   * preview announced while the feed was not listened to is lost: read the newest when it starts).
+   */
+  subscribePreviews(id: string, handler: PreviewHandler): Promise<() => void> {
+    return this.add(this.previewHandlers, id, handler);
+  }
+
+  private async add<H>(handlers: Map<string, Set<H>>, key: string, handler: H): Promise<() => void> {
+    let set = handlers.get(key);
     if (!set) {
       set = new Set();
-      this.handlers.set(key, set);
+      handlers.set(key, set);
     }
     set.add(handler);
     this.subscribers++;
@@ -69,9 +85,9 @@ export class TaskEvents {
     return () => {
       if (!active) return;
       active = false;
-      const handlers = this.handlers.get(key);
-      handlers?.delete(handler);
-      if (handlers?.size === 0) this.handlers.delete(key);
+      const left = handlers.get(key);
+      left?.delete(handler);
+      if (left?.size === 0) handlers.delete(key);
       if (--this.subscribers === 0) this.stopListening();
     };
   }
@@ -85,19 +101,24 @@ export class TaskEvents {
 
   private dispatch(payload: string | null): void {
     if (payload === null) {
-      for (const set of this.handlers.values()) for (const handler of set) this.call(handler, null);
+      for (const set of this.handlers.values()) for (const handler of set) this.call(() => handler(null));
+      return;
+    }
+    const [id, what, seq] = payload.split(' ');
+    if (what === 'preview') {
+      for (const handler of this.previewHandlers.get(id ?? '') ?? []) this.call(() => handler(Number(seq)));
       return;
     }
     const change = parseChange(payload);
     if (!change) return;
     for (const key of [change.id, EVERY_TASK]) {
-      for (const handler of this.handlers.get(key) ?? []) this.call(handler, change);
+      for (const handler of this.handlers.get(key) ?? []) this.call(() => handler(change));
     }
   }
 
-  private call(handler: TaskChangeHandler, change: TaskChange | null): void {
+  private call(handle: () => void): void {
     try {
-      handler(change);
+      handle();
     } catch (error) {
       this.log(`a task change handler failed: ${(error as Error).message}`);
     }

@@ -1,4 +1,5 @@
 import type { Pool } from '@imagegen/db';
+import { oneReadAtATime } from './one-read-at-a-time.ts';
 import { taskEvents } from './task-events.ts';
 import type { TaskStatus, TaskStatusReader } from './task-status-reader.ts';
 
@@ -35,32 +36,20 @@ export class TaskWatcher {
     let latest: TaskStatus | null = null;
     let started = false;
     let stopped = false;
-    let reading = false;
-    let again = false;
     // Keeps the newest status; once the watch has begun, each newer one goes to `onChange`.
     const consider = (task: TaskStatus) => {
       if (latest && task.version <= latest.version) return;
       latest = task;
       if (started) onChange(task);
     };
-    const reread = async () => {
-      if (reading) {
-        again = true;
-        return;
-      }
-      reading = true;
-      try {
-        do {
-          again = false;
-          const task = await this.reader.read(ownerId, id);
-          if (task && !stopped) consider(task);
-        } while (again && !stopped);
-      } catch (error) {
-        this.log(`re-reading task ${id} failed: ${(error as Error).message}`);
-      } finally {
-        reading = false;
-      }
-    };
+    const reread = oneReadAtATime(
+      async () => {
+        const task = await this.reader.read(ownerId, id);
+        if (task && !stopped) consider(task);
+      },
+      () => stopped,
+      (error) => this.log(`re-reading task ${id} failed: ${error.message}`),
+    );
     const unsubscribe = await taskEvents(this.pool, this.log).subscribe((change) => {
       if (!change || !latest || change.version > latest.version) void reread();
     }, id.toLowerCase());

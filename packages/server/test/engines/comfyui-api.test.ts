@@ -30,7 +30,12 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
  * enterprise server of its own, where the fault cases are routed with `server_id: "big"`.
  */
 
-const CHECKPOINTS = { 'sd1.5': 'random-sd15.safetensors', missing: 'not-on-server.safetensors' };
+const CHECKPOINTS = {
+  'sd1.5': 'random-sd15.safetensors',
+  // LCMScheduler's LoRA, which its suite case needs mapped.
+  'sd1.5:lcm': 'lcm-lora-sdv1-5.safetensors',
+  missing: 'not-on-server.safetensors',
+};
 /** An attempt longer than this is aborted by the worker (the abort case relies on it). */
 const ATTEMPT_LIMIT_MS = 8_000;
 
@@ -150,7 +155,10 @@ describe('the comfyui engine through the API', () => {
     for (const url of urls) {
       const file = await fetch(url);
       expect(file.status).toBe(200);
-      const meta = await sharp(Buffer.from(await file.arrayBuffer())).metadata();
+      const bytes = Buffer.from(await file.arrayBuffer());
+      // ComfyUI writes its graph into every PNG (and the fake does as it does): it is not handed out.
+      expect(bytes.toString('latin1')).not.toContain('class_type');
+      const meta = await sharp(bytes).metadata();
       expect([meta.format, meta.width, meta.height]).toEqual([
         'png',
         testCase.expect.width,
@@ -187,15 +195,43 @@ describe('the comfyui engine through the API', () => {
     }
   });
 
+  it('refuses at submission a request whose checkpoint no server of its pool has, naming each server', async () => {
+    const response = await fetch(`${api.url}/sd/text2image/v1`, {
+      method: 'POST',
+      headers: { 'API-Key': shared, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...SLOW, num_inference_steps: 2, model_id: 'missing' }),
+    });
+    expect(response.status).toBe(422);
+    expect(await response.json()).toEqual({
+      detail: [
+        {
+          loc: ['body', 'model_id'],
+          msg: expect.stringMatching(
+            /^no ComfyUI server here can run this graph: server gpu-a lacks the checkpoint 'not-on-server\.safetensors'; server gpu-b lacks the checkpoint 'not-on-server\.safetensors'/,
+          ),
+          type: 'value_error.server_capability',
+        },
+      ],
+    });
+  });
+
   it('fails a task whose graph the server refuses, naming what and where in plain words', async () => {
-    const id = await submit('/sd/text2image/v1', { ...SLOW, num_inference_steps: 2, model_id: 'missing' });
-    const status = await settle('/sd/text2image/v1', id);
-    expect(status.status).toBe('FAILURE');
-    expect(String(status.error ?? status.message)).toMatch(
-      /^unknown checkpoint 'not-on-server\.safetensors' on server gpu-[ab]$/,
-    );
-    const row = await db.pool.query('SELECT attempts FROM tasks WHERE id = $1', [id]);
-    expect(row.rows[0].attempts).toBe(1);
+    // What the servers said they have passes the graph; the servers refuse it all the same.
+    fakes['gpu-a'].faults.refuse();
+    fakes['gpu-b'].faults.refuse();
+    try {
+      const id = await submit('/sd/text2image/v1', { ...SLOW, num_inference_steps: 2 });
+      const status = await settle('/sd/text2image/v1', id);
+      expect(status.status).toBe('FAILURE');
+      expect(String(status.error ?? status.message)).toMatch(
+        /^unknown checkpoint 'no_such_model\.safetensors' on server gpu-[ab]$/,
+      );
+      const row = await db.pool.query('SELECT attempts FROM tasks WHERE id = $1', [id]);
+      expect(row.rows[0].attempts).toBe(1);
+    } finally {
+      fakes['gpu-a'].faults.refuse(false);
+      fakes['gpu-b'].faults.refuse(false);
+    }
   });
 
   it('runs only on the servers a routed task names', async () => {

@@ -265,16 +265,25 @@ describe('custom models on the comfyui engine', () => {
     });
   });
 
-  it('refuses a model of another base model, naming the field', async () => {
+  it("draws an owner's checkpoint as its own family, and refuses a LoRA of another base model, naming the field", async () => {
+    // An SD1.5 checkpoint on an SDXL path is drawn as SD1.5, as the built-in `sd1.5` id is.
     const checkpoint = await loaded('small.safetensors', { model_type: 'checkpoint', revision: 'fp16' });
+    const drawn = await settle(
+      '/sdxl/text2image/v1',
+      await submit('/sdxl/text2image/v1', { ...TEXT2IMAGE, model_id: checkpoint }, alice),
+      alice,
+    );
+    expect(drawn).toMatchObject({ status: 'SUCCESS' });
+    // Its LoRAs must be of its base model.
+    const lora = await loaded('small.safetensors', { base_model: 'sdxl' });
     const id = await submit(
       '/sdxl/text2image/v1',
-      { ...TEXT2IMAGE, width: 1024, height: 1024, model_id: checkpoint },
+      { ...TEXT2IMAGE, model_id: checkpoint, lora_models: [lora] },
       alice,
     );
     expect(await settle('/sdxl/text2image/v1', id, alice)).toEqual({
       status: 'FAILURE',
-      error: `model_id: model '${checkpoint}' is a sd1.5 checkpoint; this pipeline takes sdxl models`,
+      error: `lora_models: model '${lora}' is a sdxl lora; this pipeline takes sd1.5 models`,
     });
   });
 

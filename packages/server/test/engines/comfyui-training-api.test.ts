@@ -243,8 +243,8 @@ describe('training on the comfyui engine through the API', () => {
     fake.faults.failNode({
       classType: 'TrainLoraNode',
       atStep: 1,
-      exceptionType: 'torch.OutOfMemoryError',
-      message: 'CUDA out of memory. Tried to allocate 20.00 MiB',
+      exceptionType: 'RuntimeError',
+      message: 'expected scalar type Float but found BFloat16',
     });
     try {
       const id = await submit(TRAIN, body, owner);
@@ -252,7 +252,7 @@ describe('training on the comfyui engine through the API', () => {
       expect(final).toEqual({
         status: 'failed',
         error: expect.stringMatching(
-          /^TrainLoraNode \(node \d+\) failed on server gpu-a: torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate 20\.00 MiB$/,
+          /^TrainLoraNode \(node \d+\) failed on server gpu-a: RuntimeError: expected scalar type Float but found BFloat16$/,
         ),
       });
       const attempts = await db.pool.query('SELECT attempts FROM tasks WHERE id = $1', [id]);

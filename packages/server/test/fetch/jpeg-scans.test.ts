@@ -17,7 +17,9 @@ describe('counting the scans of a JPEG', () => {
 
   it('reads the stuffed 0xFF bytes of the entropy data as data, not as markers', async () => {
     // Noise at full quality: its entropy data holds many 0xFF 0x00 pairs.
-    const jpeg = await sharp(await noiseImage(256, 256, 'png')).jpeg({ quality: 100 }).toBuffer();
+    const jpeg = await sharp(await noiseImage(256, 256, 'png'))
+      .jpeg({ quality: 100 })
+      .toBuffer();
     expect(countJpegScans(jpeg)).toBe(1);
     expect(jpeg.includes(Buffer.from([0xff, 0x00]))).toBe(true);
   });

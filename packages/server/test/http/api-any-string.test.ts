@@ -231,10 +231,11 @@ describe('any string, in every string field', () => {
         // A task routed to a server ran there: the worker serving that very string claimed it.
         if (typeof sent.server_id === 'string') saw(task, 'server_id', 'server');
 
-        // The image records of a generation carry the request in their json.
+        // The image records of a generation carry the request in their json (JSON text).
         if (Array.isArray(status.download_urls)) {
+          const links = status.download_urls as string[];
           const record = images.find(
-            (image) => image.json.endpoint === task.path && holds(image.json.input, sent),
+            (image) => links.includes(image.download_url) && holds(JSON.parse(image.json), sent),
           );
           expect(record, `${task.path}: no image record holds ${JSON.stringify(sent)}`).toBeDefined();
           for (const field of Object.keys(sent)) saw(task, field, 'image record');
@@ -288,7 +289,8 @@ describe('any string, in every string field', () => {
 
     it('answers lone surrogates as \\u escapes, as Python json.dumps writes them', async () => {
       const records = await allImages(api, api.enterprise.key);
-      const raw = records.map((record) => record.bytes.toString('latin1')).join('\n');
+      // The request in each record is JSON text itself: its escapes are in that text.
+      const raw = records.map((record) => (record.body as ImageRecord).json).join('\n');
       expect(raw).toContain('\\ud800x');
       expect(raw).toContain('x\\udfff');
       expect(raw).toContain('a\\u0000b');
@@ -307,7 +309,8 @@ function holds(input: unknown, sent: Record<string, unknown>): boolean {
 }
 
 interface ImageRecord {
-  json: { endpoint: string; input: Record<string, unknown> };
+  download_url: string;
+  json: string;
 }
 
 /** Every image record of the owner, read through the API: the pages of the listing, then each record. */

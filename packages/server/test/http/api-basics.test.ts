@@ -3,7 +3,7 @@ import path from 'node:path';
 import { buildOpenApi } from '@imagegen/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../../src/auth/authenticator.ts';
-import { buildApi } from '../../src/http/api-app.ts';
+import { buildApiRole } from '../../src/http/api-role.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
 
@@ -75,14 +75,18 @@ describe('the API over HTTP: keys, health, openapi.json', () => {
       pipelines: { '/bgremover/v1': 'Engine X cuts with model Y.' },
       fields: { safety_checker: 'Engine X says unsafe above 0.7.' },
     };
-    const noted = await buildApi({
-      pool: api.db.pool,
-      authenticator: createAuthenticator(api.db.pool),
-      store: new LocalBlobStore(path.join(tmpdir(), 'imagegen-notes-unused')),
-      publicUrl: 'https://api.example',
-      engines: () => [],
-      notes,
-    });
+    const { app: noted } = await buildApiRole(
+      { publicUrl: 'https://api.example', docsPort: 3000 },
+      {},
+      {
+        pool: api.db.pool,
+        authenticator: createAuthenticator(api.db.pool),
+        store: new LocalBlobStore(path.join(tmpdir(), 'imagegen-notes-unused')),
+        engines: () => [],
+        notes,
+        readiness: { checks: {}, stopping: false },
+      },
+    );
     try {
       const served = (await noted.inject({ method: 'GET', url: '/openapi.json' })).json();
       const expected = buildOpenApi({ serverUrl: 'https://api.example', notes });

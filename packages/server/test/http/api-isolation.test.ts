@@ -69,9 +69,12 @@ describe('tenant isolation over HTTP', () => {
     expect(response.body).toEqual({ detail: 'Task not found' });
   });
 
-  it('answers a task polled on another endpoint status path as not found', async () => {
-    const response = await api.request('GET', `/sdxl/text2image/v1/status/${taskId}`);
-    expect(response.status).toBe(404);
+  it("answers the owner's task on another pipeline's status path, and another owner's nowhere", async () => {
+    const own = await api.request('GET', `/sd/text2image/v1/status/${taskId}`);
+    const elsewhere = await api.request('GET', `/sdxl/text2image/v1/status/${taskId}`);
+    expect([elsewhere.status, elsewhere.body]).toEqual([200, own.body]);
+    const foreign = await api.request('GET', `/sdxl/text2image/v1/status/${taskId}`, { key: api.bob.key });
+    expect([foreign.status, foreign.body]).toEqual([404, { detail: 'Task not found' }]);
   });
 
   it("keeps another owner's models and images out of listings", async () => {

@@ -5,8 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwner } from '../../src/auth/accounts.ts';
 import { type Authenticator, createAuthenticator } from '../../src/auth/authenticator.ts';
-import { buildApi } from '../../src/http/api-app.ts';
 import { authFailureLimitsFromEnv, clientNetwork } from '../../src/http/api-key-auth.ts';
+import { buildApiRole } from '../../src/http/api-role.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -31,16 +31,17 @@ describe('wrong API keys from one address', () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-throttle-'));
     key = (await createOwner(db.pool, { name: 'alice', plan: 'STANDARD' })).apiKey;
     authenticator = createAuthenticator(db.pool);
-    app = await buildApi({
+    // The allowance as an operator sets it, read the way `npm start` reads it.
+    const env = { AUTH_FAILURE_BURST: String(LIMITS.burst), AUTH_FAILURE_RATE: String(LIMITS.perSecond) };
+    ({ app } = await buildApiRole({ publicUrl: 'http://127.0.0.1:8000', docsPort: 3000 }, env, {
       pool: db.pool,
       authenticator,
       store: new LocalBlobStore(path.join(dataDir, 'files')),
-      publicUrl: 'http://127.0.0.1:8000',
       engines: () => [],
       metrics,
-      authFailureLimits: LIMITS,
       authClock: () => now,
-    });
+      readiness: { checks: {}, stopping: false },
+    }));
     await app.ready();
   });
 

@@ -20,8 +20,38 @@ import {
  * what its document accepts and refuses with a 422 naming the field what its document refuses.
  */
 
-/** Routes outside the API's contract: service endpoints, metrics, the blob links and CORS preflight. */
-const SERVICE_ROUTES = ['GET /health', 'GET /openapi.json', 'GET /metrics', 'GET /files/*', 'OPTIONS *'];
+/**
+ * What the API serves beside the contract's operations: the service's own routes (health, the
+ * document itself, metrics, files, the CORS preflight), the orchestrator's probes, and the docs
+ * site's page-view collector (its origins only, no key), which the program registers for the docs
+ * port its settings name.
+ */
+const SERVICE_ROUTES = [
+  'GET /health',
+  'GET /health/live',
+  'GET /health/ready',
+  'GET /openapi.json',
+  'GET /metrics',
+  'GET /files/*',
+  'OPTIONS *',
+  'POST /analytics/v1/events',
+  'OPTIONS /analytics/v1/events',
+];
+/**
+ * Routes that speak other protocols, as their own specifications write them (OpenAI's Images API,
+ * MCP): documented on their pages of the docs site, not in this document.
+ */
+const PROTOCOL_ROUTES = [
+  'GET /v1/models',
+  'GET /v1/models/{model}',
+  'POST /v1/images/generations',
+  'POST /v1/images/edits',
+  'OPTIONS /v1/*',
+  'POST /mcp',
+  'GET /mcp',
+  'DELETE /mcp',
+  'OPTIONS /mcp',
+];
 
 /** A response body short enough for a failure message. */
 const brief = (body: unknown) => JSON.stringify(body)?.slice(0, 300);
@@ -67,7 +97,7 @@ describe('the served API and the OpenAPI document it serves', () => {
     );
     expect(documented.length).toBeGreaterThan(40);
     expect(new Set(served).size, 'a route is registered twice').toBe(served.length);
-    expect([...served].sort()).toEqual([...documented, ...SERVICE_ROUTES].sort());
+    expect([...served].sort()).toEqual([...documented, ...SERVICE_ROUTES, ...PROTOCOL_ROUTES].sort());
   });
 
   it("accepts every operation's valid requests: its example, and that cut to its required fields", {

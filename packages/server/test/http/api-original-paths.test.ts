@@ -62,13 +62,16 @@ describe('the paths of the original service’s frontend and docs', () => {
 
     const anonymous = await api.request('GET', `/load_model/status/${id}`, { key: null });
     expect(anonymous.status).toBe(401);
-    // Another account's task, and a task of another path, are not found there, as on the v1 path.
+    // Another account's task is not found there, as on the v1 path; a task of another path
+    // answers there as on its own status path (in its own shape), as at every status path.
     const other = await api.request('GET', `/load_model/status/${id}`, { key: api.bob.key });
     expect([other.status, other.body]).toEqual([404, { detail: 'Task not found' }]);
     const image = await api.request('POST', '/sd/text2image/v1', {
       json: { prompt: 'a', negative_prompt: '' },
     });
-    const imageTask = await api.request('GET', `/load_model/status/${(image.body as { id: string }).id}`);
-    expect([imageTask.status, imageTask.body]).toEqual([404, { detail: 'Task not found' }]);
+    const imageId = (image.body as { id: string }).id;
+    const imageDone = await api.settle(`/sd/text2image/v1/status/${imageId}`, api.alice.key);
+    const imageTask = await api.request('GET', `/load_model/status/${imageId}`);
+    expect([imageTask.status, imageTask.body]).toEqual([200, imageDone]);
   });
 });

@@ -5,7 +5,7 @@ import { createPool } from '@imagegen/db';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../../src/auth/authenticator.ts';
-import { buildApi } from '../../src/http/api-app.ts';
+import { buildApiRole } from '../../src/http/api-role.ts';
 import { HOT_PATH_HOOKS } from '../../src/http/hot-path.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
 
@@ -21,13 +21,18 @@ const pool = createPool('postgres://nobody@127.0.0.1:1/none', { max: 1 });
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'imagegen-hot-path-'));
-  app = await buildApi({
-    pool,
-    authenticator: createAuthenticator(pool),
-    store: new LocalBlobStore(dir),
-    publicUrl: 'http://127.0.0.1:8000',
-    engines: () => [],
-  });
+  // As `npm start` builds it, with every optional route its default settings register.
+  ({ app } = await buildApiRole(
+    { publicUrl: 'http://127.0.0.1:8000', docsPort: 3000 },
+    {},
+    {
+      pool,
+      authenticator: createAuthenticator(pool),
+      store: new LocalBlobStore(dir),
+      engines: () => [],
+      readiness: { checks: {}, stopping: false },
+    },
+  ));
   await app.ready();
 });
 
@@ -58,5 +63,14 @@ describe('the hot path', () => {
     ['POST', '/generate/v3'],
   ])('%s %s runs the hooks of the budget table and no other', (method, route) => {
     expect(hooksOf(method, route)).toEqual(HOT_PATH_HOOKS);
+  });
+
+  it.each([
+    ['POST', '/v1/images/generations', 'authenticateOpenAi'],
+    ['POST', '/mcp', 'authenticateMcp'],
+  ])('leaves %s %s its own key hook, in a scope of its own', (method, route, hook) => {
+    const hooks = hooksOf(method, route);
+    expect(hooks.onRequest).toContain(hook);
+    expect(hooks.onRequest).not.toContain('authenticate');
   });
 });

@@ -127,7 +127,7 @@ describe('cancelling tasks over HTTP', () => {
     await release();
   });
 
-  it("answers another owner's task, another endpoint's and a malformed id exactly like an unknown one", async () => {
+  it("answers another owner's task and a malformed id exactly like an unknown one", async () => {
     const release = await occupyWorker();
     const { id } = await submit('alice only');
     const unknown = await cancel('7d9f1c9e-2a4b-4c1d-9e8f-0a1b2c3d4e5f', gated.api.bob.key);
@@ -135,7 +135,7 @@ describe('cancelling tasks over HTTP', () => {
     expect(unknown.body).toEqual({ detail: 'Task not found' });
     for (const response of [
       await cancel(id, gated.api.bob.key),
-      await cancel(id, gated.api.alice.key, '/sdxl/text2image/v1'),
+      await cancel(id, gated.api.bob.key, '/sdxl/text2image/v1'),
       await cancel('not-a-uuid'),
     ]) {
       expect(response.status).toBe(404);
@@ -144,6 +144,18 @@ describe('cancelling tasks over HTTP', () => {
     expect(await status(id)).toMatchObject({ status: 'PENDING' });
     await release();
     expect((await gated.api.settle(`${T2I}/status/${id}`, gated.api.alice.key)).status).toBe('SUCCESS');
+  });
+
+  it("cancels the owner's task at another pipeline's cancel path, as its status answers there", async () => {
+    const release = await occupyWorker();
+    const { id } = await submit('cancelled elsewhere');
+    const response = await cancel(id, gated.api.alice.key, '/bgchanger/v1');
+    expect([response.status, response.body]).toEqual([200, CANCELLED]);
+    expect(await status(id)).toEqual(CANCELLED);
+    expect(await webhooks(id)).toEqual([webhookOf(CANCELLED, id)]);
+    const again = await cancel(id, gated.api.alice.key, '/upscaler/v1');
+    expect(again.status).toBe(409);
+    await release();
   });
 
   it('cancels a training at its own path: the training shape says failed, its model row fails', async () => {

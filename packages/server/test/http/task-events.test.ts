@@ -160,17 +160,31 @@ describe('status streams over HTTP', () => {
     expect(await stream.nextEvent()).toBeNull();
   });
 
-  it("answers 404 for an unknown task, another owner's and another endpoint's, like the status path", async () => {
+  it("answers 404 for an unknown task, another owner's and a malformed id, like the status path", async () => {
     const id = await submit('mine');
     for (const stream of [
       await events('7d9f1c9e-2a4b-4c1d-9e8f-0a1b2c3d4e5f'),
       await events(id, {}, gated.api.bob.key),
-      await events(id, {}, gated.api.alice.key, '/sdxl/text2image/v1'),
+      await events(id, {}, gated.api.bob.key, '/bgchanger/v1'),
       await events('not-a-uuid'),
     ]) {
       expect(stream.status).toBe(404);
       expect(JSON.parse(stream.text!)).toEqual({ detail: 'Task not found' });
     }
+  });
+
+  it("streams the owner's task at another pipeline's status path, as the status path answers it", async () => {
+    const { id, gate } = await runningTask();
+    const stream = await events(id, {}, gated.api.alice.key, '/bgchanger/v1');
+    expect(stream.status).toBe(200);
+    expect(await stream.next()).toEqual({ retry: '2000' });
+    expect((await stream.nextEvent())?.body).toMatchObject({ status: 'PENDING' });
+    gate.open();
+    const final = await stream.nextEvent();
+    const own = await gated.api.request('GET', `${T2I}/status/${id}`);
+    expect(final?.body).toEqual(own.body);
+    expect(final?.body).toMatchObject({ status: 'SUCCESS' });
+    expect(await stream.nextEvent()).toBeNull();
   });
 
   it('holds hundreds of streams on one LISTEN connection, reads nothing while they idle, one statement per change', async () => {

@@ -17,10 +17,20 @@ function sampleValue(text: string, series: string): number | undefined {
 }
 
 /** Metrics whose queue reading answers these rows (given the reading's number), counting the readings. */
-function watching(answer: (read: number) => Promise<unknown[]>): { metrics: Metrics; reads: () => number } {
+/**
+ * Metrics over a stand-in database: `answer` gives the queue's rows (counted as readings), `backlog`
+ * the webhook outbox's row.
+ */
+function watching(
+  answer: (read: number) => Promise<unknown[]>,
+  backlog = { pending: 0, oldest_seconds: 0 },
+): { metrics: Metrics; reads: () => number } {
   let reads = 0;
   const metrics = new Metrics();
-  metrics.watchQueue({ query: async () => ({ rows: await answer(++reads) }) } as never);
+  metrics.watchQueue({
+    query: async (statement: { name: string }) =>
+      statement.name === 'getWebhookBacklog' ? { rows: [backlog] } : { rows: await answer(++reads) },
+  } as never);
   return { metrics, reads: () => reads };
 }
 
@@ -111,6 +121,8 @@ describe('GET /metrics on the API', () => {
       ).toBeGreaterThan(1);
       expect(sampleValue(text, 'imagegen_pipeline_queue_depth{pipeline="/sd/image2image/v1"}')).toBe(0);
       expect(sampleValue(text, `imagegen_pipeline_running_tasks{pipeline="${TEXT2IMAGE}"}`)).toBe(0);
+      // No webhook waits: its backlog reads 0 from the real outbox.
+      expect(sampleValue(text, 'imagegen_webhook_backlog')).toBe(0);
     } finally {
       await idle.close();
     }
@@ -126,6 +138,14 @@ describe('GET /metrics on the API', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     await slow.render();
     expect(reads()).toBe(1);
+  });
+
+  it("reports the webhook outbox's backlog and the age of its oldest call, from the same reading", async () => {
+    const { metrics: outbox, reads } = watching(async () => [], { pending: 42, oldest_seconds: 3600 });
+    const text = await outbox.render();
+    expect(reads()).toBe(1);
+    expect(sampleValue(text, 'imagegen_webhook_backlog')).toBe(42);
+    expect(sampleValue(text, 'imagegen_webhook_backlog_oldest_age_seconds')).toBe(3600);
   });
 
   it('sums running and queued tasks per routing pool and per pipeline from one reading', async () => {
@@ -204,6 +224,49 @@ describe('GET /metrics on the API', () => {
     expect(
       sampleValue(text, 'imagegen_engine_server_state{engine="comfyui",server="gpu-b",state="up"}'),
     ).toBe(1);
+  });
+
+  it('counts out-of-memory failures per server group and shows which pipelines each group can run', async () => {
+    const engines = new Metrics();
+    const server = (name: string, outOfMemory: number, runs?: string[]) => ({
+      name,
+      url: `http://${name}.example:8188`,
+      state: 'up' as const,
+      queue: 0,
+      inFlight: 0,
+      checkpoint: null,
+      outOfMemory,
+      ...(runs ? { runs } : {}),
+    });
+    const INPAINTING = '/sd/inpainting/v1';
+    engines.watchEngines(() => [
+      {
+        name: 'comfyui',
+        pipelines: [TEXT2IMAGE, INPAINTING],
+        servers: [
+          server('gpu-a', 2, [TEXT2IMAGE, INPAINTING]),
+          server('gpu-a', 1, [TEXT2IMAGE]),
+          // Not read yet: it counts for nothing.
+          server('gpu-b', 0),
+        ],
+      },
+    ]);
+    const text = await engines.render();
+    expect(text).toContain('# TYPE imagegen_engine_server_out_of_memory_total counter');
+    expect(
+      sampleValue(text, 'imagegen_engine_server_out_of_memory_total{engine="comfyui",server="gpu-a"}'),
+    ).toBe(3);
+    expect(
+      sampleValue(text, 'imagegen_engine_server_out_of_memory_total{engine="comfyui",server="gpu-b"}'),
+    ).toBe(0);
+    const canRun = (group: string, pipeline: string) =>
+      sampleValue(
+        text,
+        `imagegen_engine_server_can_run{engine="comfyui",server="${group}",pipeline="${pipeline}"}`,
+      );
+    expect(canRun('gpu-a', TEXT2IMAGE)).toBe(2);
+    expect(canRun('gpu-a', INPAINTING)).toBe(1);
+    expect(canRun('gpu-b', TEXT2IMAGE)).toBe(0);
   });
 
   it('answers only a matching bearer token when METRICS_TOKEN is set', async () => {

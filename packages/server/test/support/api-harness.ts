@@ -125,6 +125,10 @@ export interface HarnessOptions {
   store?: BlobStore;
   /** How often owners may redeliver a webhook (default: the API's own). */
   redeliveryLimits?: ApiOptions['redeliveryLimits'];
+  /** The OpenAI Images API's model table and wait (default: the built-in table, 300 s). */
+  openAi?: ApiOptions['openAi'];
+  /** MCP tool calls' wait and largest inline image (default: 300 s, 2 MiB). */
+  mcp?: ApiOptions['mcp'];
 }
 
 export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -157,6 +161,8 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.store ? { store: options.store } : {}),
     ...(options.redeliveryLimits ? { redeliveryLimits: options.redeliveryLimits } : {}),
+    ...(options.openAi ? { openAi: options.openAi } : {}),
+    ...(options.mcp ? { mcp: options.mcp } : {}),
   });
   if (withWorkers) api.addWorker({ serverId: 'gpu-1' });
   const { url } = api;
@@ -187,14 +193,15 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
 
   const pending = new Set(['PENDING', 'queued', 'initialising', 'running', 'unknown']);
   const settle = async (statusPath: string, key: string) => {
-    const deadline = Date.now() + 15_000;
+    // A bound for a task that never ends, not a speed: generous for a busy machine.
+    const deadline = Date.now() + 60_000;
     for (;;) {
       const response = await request('GET', statusPath, { key });
       const body = response.body as Record<string, unknown>;
       if (response.status !== 200)
         throw new Error(`${statusPath}: HTTP ${response.status} ${JSON.stringify(body)}`);
       if (!pending.has(String(body.status))) return body;
-      if (Date.now() > deadline) throw new Error(`${statusPath} still ${body.status} after 15 s`);
+      if (Date.now() > deadline) throw new Error(`${statusPath} still ${body.status} after 60 s`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };

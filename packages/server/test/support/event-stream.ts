@@ -8,6 +8,7 @@ import { get, type IncomingMessage } from 'node:http';
 export interface StreamMessage {
   /** `id`, `data`, `event`, `retry` as sent; a comment (`: keep-alive`) has `comment` only. */
   readonly id?: string;
+  readonly event?: string;
   readonly data?: string;
   readonly retry?: string;
   readonly comment?: string;
@@ -20,7 +21,7 @@ export interface OpenStream {
   readonly text?: string;
   /** The next message, or null when the stream has ended. */
   next(timeoutMs?: number): Promise<StreamMessage | null>;
-  /** The next event that carries data, skipping comments and the retry hint. */
+  /** The next status event, skipping comments, the retry hint and named events (previews). */
   nextEvent(timeoutMs?: number): Promise<{ id: number; body: Record<string, unknown> } | null>;
   /** Disconnects, as a client that goes away does. */
   close(): void;
@@ -92,7 +93,9 @@ export async function openStream(url: string, headers: Record<string, string>): 
       for (;;) {
         const message = await next(timeoutMs);
         if (message === null) return null;
-        if (message.data !== undefined) return { id: Number(message.id), body: JSON.parse(message.data) };
+        // Statuses only: a named event (a preview) is not one.
+        if (message.data !== undefined && message.event === undefined)
+          return { id: Number(message.id), body: JSON.parse(message.data) };
       }
     },
     close,

@@ -82,8 +82,12 @@ export function fakeEngine(name: string, pipelines: string[], run?: RunFn): Engi
   };
 }
 
-/** Polls until `check` returns a value other than undefined, or fails after `ms`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+/**
+ * Polls until `check` returns a value other than undefined, or fails after `ms`. The bound is for
+ * a condition that never comes, not a speed to hold: generous, so that a busy machine (CI running
+ * two files at once beside other jobs) never fails a test that is only slow.
+ */
+export async function eventually<T>(check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await check();

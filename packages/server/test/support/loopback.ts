@@ -10,9 +10,11 @@ import path from 'node:path';
 import type { Pool } from '@imagegen/db';
 import type { EngineRegistry } from '@imagegen/engines';
 import { createAuthenticator } from '../../src/auth/authenticator.ts';
+import { readStartConfig } from '../../src/cli/start-config.ts';
 import { createImageFetcher } from '../../src/fetch/image-fetcher.ts';
 import { withStoredFiles } from '../../src/fetch/stored-files.ts';
-import { type ApiOptions, buildApi } from '../../src/http/api-app.ts';
+import type { ApiOptions } from '../../src/http/api-app.ts';
+import { buildApiRole } from '../../src/http/api-role.ts';
 import { type Logger, lineLog } from '../../src/observability/logger.ts';
 import type { Metrics } from '../../src/observability/metrics.ts';
 import type { BlobStore } from '../../src/storage/blob-store.ts';
@@ -55,7 +57,7 @@ export interface LoopbackApi {
 }
 
 /**
- * The API as `npm start` wires it, on a free loopback port: a local blob store in a temporary
+ * The API as `npm start` builds it (`buildApiRole`), on a free loopback port: a local blob store in a temporary
  * folder (or the given store), and one in-process worker (none with `withWorker: false`, more with `addWorker`) that
  * reads our own /files links from the store and fetches other inputs over loopback. Worker
  * options override the test defaults (quick polls and retries).
@@ -66,7 +68,12 @@ export async function startLoopbackApi(options: {
   worker?: Partial<WorkerOptions>;
   /** false: no worker starts with the API (tasks only queue; `addWorker` starts one). */
   withWorker?: boolean;
+  /** The settings `npm start` would read (README's configuration table), e.g. `AUTH_FAILURE_BURST`. */
+  env?: NodeJS.ProcessEnv;
+  /** Observes every route as it is registered (the route-table tests list what is served). */
   onRoute?: ApiOptions['onRoute'];
+  /** The clock the wrong-key allowances refill by (default Date.now). */
+  authClock?: ApiOptions['authClock'];
   /** The webhook outbox, for the workers and the API's cancels alike (default: no webhooks). */
   enqueueWebhook?: ApiOptions['enqueueWebhook'];
   eventsKeepAliveMs?: number;
@@ -80,27 +87,44 @@ export async function startLoopbackApi(options: {
   removeModelFiles?: ApiOptions['removeModelFiles'];
   /** How often owners may redeliver a webhook (default: the API's own). */
   redeliveryLimits?: ApiOptions['redeliveryLimits'];
+  /** The OpenAI Images API's model table and wait (default: the built-in table, 300 s). */
+  openAi?: ApiOptions['openAi'];
+  /** MCP tool calls' wait and largest inline image (default: 300 s, 2 MiB). */
+  mcp?: ApiOptions['mcp'];
 }): Promise<LoopbackApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'imagegen-loopback-'));
   const store = options.store ?? new LocalBlobStore(path.join(dataDir, 'files'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const app = await buildApi({
+  // The API as `npm start` builds it, for the settings `npm start` reads (its defaults, with this
+  // port and address, and whatever `env` sets).
+  const settings = readStartConfig({ ...options.env, API_PORT: String(port), PUBLIC_URL: url });
+  const { app } = await buildApiRole(settings, options.env ?? {}, {
     pool: options.pool,
     authenticator: createAuthenticator(options.pool),
     store,
-    publicUrl: url,
     engines: () => options.engines.describe(),
     // The shipped engine that draws labelled placeholders, as `npm start` names it.
     placeholderEngines: ['sandbox'],
     admit: (pipeline, input) => options.engines.admit(pipeline, input),
+    readiness: {
+      checks: {
+        api: async () => {
+          await options.pool.query('SELECT 1');
+        },
+      },
+      stopping: false,
+    },
     ...(options.onRoute ? { onRoute: options.onRoute } : {}),
+    ...(options.authClock ? { authClock: options.authClock } : {}),
     ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
     ...(options.eventsKeepAliveMs ? { eventsKeepAliveMs: options.eventsKeepAliveMs } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.logger ? { logger: options.logger.child({ component: 'api' }) } : {}),
     ...(options.removeModelFiles ? { removeModelFiles: options.removeModelFiles } : {}),
     ...(options.redeliveryLimits ? { redeliveryLimits: options.redeliveryLimits } : {}),
+    ...(options.openAi ? { openAi: options.openAi } : {}),
+    ...(options.mcp ? { mcp: options.mcp } : {}),
   });
   await app.listen({ port, host: '127.0.0.1' });
 

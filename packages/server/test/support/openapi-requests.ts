@@ -7,7 +7,8 @@
  * not against itself.
  *
  * The reader knows the keywords the API's document uses (type, enum, const, anyOf, allOf with
- * if/then, numeric bounds, lengths, pattern, the uri format and x-http-url, items, required). It
+ * if/then, numeric bounds, lengths, pattern, the uri format and x-http-url, items, required, and
+ * x-empty-is-absent: `""` there is as if left out). It
  * reads types strictly, so its refusals are values no conversion rescues: the API, as pydantic v1,
  * takes "5" for an integer and 5 for a string, which a document's types do not say.
  * Anything else throws, so a schema the generator cannot read fails the test instead of being
@@ -61,11 +62,14 @@ export interface OperationCases {
   readonly unrefusable: readonly string[];
 }
 
+/** The contract's extension: `""` is as if the field were left out, or the item not in its list. */
+const EMPTY = 'x-empty-is-absent';
+
 /** The JSON Schema keywords `accepts` reads (annotations included); any other throws. */
 const KEYWORDS = new Set([
   ...['type', 'enum', 'const', 'anyOf', 'allOf', 'if', 'then', 'properties', 'required', 'items'],
   ...['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength'],
-  ...['minItems', 'maxItems', 'pattern', 'format', 'x-http-url', 'x-image'],
+  ...['minItems', 'maxItems', 'pattern', 'format', 'x-http-url', 'x-image', EMPTY],
   ...['title', 'description', 'default', 'examples'],
 ]);
 const FORMATS = new Set(['uri', 'binary']);
@@ -194,6 +198,7 @@ class SchemaReader {
         `the reader does not know ${[...unknown, s.format].join(', ')} in ${JSON.stringify(s)}`,
       );
     }
+    if (value === '' && s[EMPTY] === true) return true;
     const anyOf = s.anyOf as Schema[] | undefined;
     if (anyOf && !anyOf.some((branch) => this.accepts(branch, value))) return false;
     for (const part of (s.allOf as Schema[] | undefined) ?? []) if (!this.accepts(part, value)) return false;
@@ -212,10 +217,12 @@ class SchemaReader {
       if ((s.format === 'uri' || s['x-http-url'] === true) && !isHttpUrl(value)) return false;
     }
     if (Array.isArray(value)) {
-      if (typeof s.minItems === 'number' && value.length < s.minItems) return false;
-      if (typeof s.maxItems === 'number' && value.length > s.maxItems) return false;
       const items = s.items as Schema | undefined;
-      if (items && !value.every((item) => this.accepts(items, item))) return false;
+      const skipsEmpty = items !== undefined && this.resolve(items)[EMPTY] === true;
+      const kept = skipsEmpty ? value.filter((item) => item !== '') : value;
+      if (typeof s.minItems === 'number' && kept.length < s.minItems) return false;
+      if (typeof s.maxItems === 'number' && kept.length > s.maxItems) return false;
+      if (items && !kept.every((item) => this.accepts(items, item))) return false;
     }
     if (isObject(value)) {
       for (const name of (s.required as string[] | undefined) ?? []) if (!(name in value)) return false;

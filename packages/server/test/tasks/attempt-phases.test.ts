@@ -175,7 +175,6 @@ async function runOnce(phase: Phase, stop: Stop) {
     if (stop === 'a cancel') {
       await cancelTask(db.pool, {
         ownerId: owner,
-        endpoint: PIPELINE,
         id,
         store: parts.store,
         publicUrl: 'x',

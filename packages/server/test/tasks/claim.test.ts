@@ -188,9 +188,9 @@ describe('claiming tasks', () => {
            WHERE owner_id = $1 AND started_at > $2 AND started_at < $3`,
           [busy, submittedAt, done.startedAt],
         );
+        // That is "next": no claim made after it arrived went before it. (A bound on the time it
+        // waited said the same on an idle machine and failed on a busy one.)
         expect(overtaking.rows[0].n).toBeLessThanOrEqual(concurrency);
-        const waitedMs = done.startedAt!.getTime() - submittedAt.getTime();
-        expect(waitedMs).toBeLessThan(TASK_MS * 2 + 250);
       } finally {
         stop.abort();
         await worker.stopped;

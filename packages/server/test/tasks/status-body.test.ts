@@ -36,16 +36,41 @@ describe('status bodies', () => {
     });
   });
 
-  it('answers the async success shape with absolute links, and null links when there are no images', () => {
-    const done = task({ state: 'succeeded', outputKeys: ['k/0.png'], result: {} });
+  it('answers the async success shape with absolute links, the first again as image_url, and null links when there are no images', () => {
+    const done = task({ state: 'succeeded', outputKeys: ['k/0.png', 'k/1.png'], result: {} });
     expect(taskStatusBody(done, `${PUBLIC_URL}/`)).toEqual({
       status: 'SUCCESS',
-      download_urls: ['http://api.test/files/k/0.png'],
+      download_urls: ['http://api.test/files/k/0.png', 'http://api.test/files/k/1.png'],
+      image_url: 'http://api.test/files/k/0.png',
     });
     expect(taskStatusBody(task({ state: 'succeeded', result: {} }), PUBLIC_URL)).toEqual({
       status: 'SUCCESS',
       download_urls: null,
     });
+  });
+
+  it('answers image_url only once the task succeeded: not with the early links of a pending task', () => {
+    const early = task({ state: 'running', outputKeys: ['k/0.png'] });
+    expect(taskStatusBody(early, PUBLIC_URL)).toEqual({
+      status: 'PENDING',
+      download_urls: ['http://api.test/files/k/0.png'],
+    });
+  });
+
+  it('answers the synchronous shape with image_url before the base64 image', () => {
+    const done = task({
+      endpoint: '/bgremover/v1',
+      input: { base64: true },
+      state: 'succeeded',
+      outputKeys: ['k/0.png'],
+      result: { base64: ['iVBORw0KGgo='] },
+    });
+    expect(Object.entries(taskStatusBody(done, PUBLIC_URL))).toEqual([
+      ['status', 'SUCCESS'],
+      ['download_urls', ['http://api.test/files/k/0.png']],
+      ['image_url', 'http://api.test/files/k/0.png'],
+      ['image', 'iVBORw0KGgo='],
+    ]);
   });
 
   it('answers the image-to-prompt shape with the prompt', () => {

@@ -380,7 +380,7 @@ describe('the worker', () => {
       { ...taskStatusBody(badTask, PUBLIC_URL), id: bad.id, path: '/bgremover/v1' },
     ]);
     // The status fields first, in the status body's order: a receiver of the status reads it unchanged.
-    expect(Object.keys(bodies[0]!)).toEqual(['status', 'download_urls', 'id', 'path']);
+    expect(Object.keys(bodies[0]!)).toEqual(['status', 'download_urls', 'image_url', 'id', 'path']);
     expect(Object.keys(bodies[1]!)).toEqual(['status', 'error', 'id', 'path']);
   });
 

@@ -48,6 +48,8 @@ export async function followTask(
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       cancelOnTimeout: options.cancelOnTimeout,
       onProgress: (pending) => view.show(pending as AnyStatus),
+      // The line a preview adds says the picture is forming (engines that send previews only).
+      onPreview: (preview) => view.preview(preview),
     });
     view.end();
     await options.print(context, client, id, status as AnyStatus, { ...options, path: pipeline.path });

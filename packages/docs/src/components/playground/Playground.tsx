@@ -159,6 +159,8 @@ export default function Playground(): ReactNode {
       const final = await client.wait(path, id, {
         signal: controller.signal,
         onProgress: (status) => update({ status, phase: pendingPhase(status) }),
+        // The picture as it forms, where the engine sends previews (ComfyUI with a preview method).
+        onPreview: (preview) => update({ preview: `data:${preview.content_type};base64,${preview.image}` }),
       });
       update({ phase: 'succeeded', status: final, endedAt: Date.now() });
       const listed = (await client.tasks({ pipeline: path, limit: 5 })).tasks.find((task) => task.id === id);

@@ -1,8 +1,9 @@
 /**
  * A task the playground runs: its state, place in the queue, progress and elapsed time while it
- * is pending (from the status stream, through the client), a Cancel button, then its outcome:
- * the images large with their size, seed and the time taken, image2prompt's prompt as text, a
- * model's id, or the failure in the API's own words.
+ * is pending (from the status stream, through the client), the picture as it forms where the
+ * engine sends previews, a Cancel button, then its outcome: the images large with their size,
+ * seed and the time taken, image2prompt's prompt as text, a model's id, or the failure in the
+ * API's own words.
  */
 import { type ReactNode, useEffect, useState } from 'react';
 import styles from './Playground.module.css';
@@ -21,6 +22,8 @@ export interface RunState {
   error?: string;
   /** The seed the task ran with (drawn by the API for -1), from the task listing. */
   seed?: number;
+  /** The newest preview of the picture as it forms (a data: URL), where the engine sends them. */
+  preview?: string;
 }
 
 const PHASE_TEXT: Record<RunPhase, string> = {
@@ -125,6 +128,12 @@ export default function RunView({ run, onCancel }: { run: RunState; onCancel(): 
               Cancel
             </button>
           </p>
+          {run.preview && (
+            <figure className={styles.preview}>
+              <img src={run.preview} alt="Preview of the output as it forms" data-testid="run-preview" />
+              <figcaption>Preview, as the picture forms</figcaption>
+            </figure>
+          )}
         </>
       )}
       {run.phase === 'succeeded' && (

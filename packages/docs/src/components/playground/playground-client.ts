@@ -10,6 +10,7 @@ import {
   NetworkError,
   TaskFailedError,
   type TaskListEntry,
+  type TaskPreview,
   ValidationError,
 } from '@imagegen/client';
 
@@ -20,7 +21,11 @@ export interface PlaygroundClient {
   wait(
     path: string,
     id: string,
-    options: { signal?: AbortSignal; onProgress?: (status: Status) => void },
+    options: {
+      signal?: AbortSignal;
+      onProgress?: (status: Status) => void;
+      onPreview?: (preview: TaskPreview) => void;
+    },
   ): Promise<Status>;
   cancel(path: string, id: string): Promise<Status>;
   status(path: string, id: string): Promise<Status>;

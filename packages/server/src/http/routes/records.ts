@@ -1,10 +1,12 @@
 import type { Endpoint } from '@imagegen/contract';
 import { isUuid, type Pool } from '@imagegen/db';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentSubscription } from '../../auth/sql/currentSubscription.ts';
 import { getOwner } from '../../auth/sql/getOwner.ts';
+import { listSubscriptions } from '../../auth/sql/listSubscriptions.ts';
 import {
   toImageInfo,
+  toUserAccount,
   toUserImage,
   toUserModel,
   toUserModelInfo,
@@ -24,12 +26,15 @@ import {
 import { UsageQueryError, usageReport } from '../../usage/usage-report.ts';
 import { ownerDeliveries, redeliver } from '../../webhooks/deliveries.ts';
 import type { RedeliveryLimits } from '../../webhooks/redelivery-limits.ts';
-import { callerOf } from '../api-key-auth.ts';
+import { callerOf, requestKey } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
 import { HttpError } from '../http-errors.ts';
 import { fastifyPath } from './fastify-path.ts';
 
-type RecordHandler = (request: FastifyRequest, ownerId: string) => Promise<unknown>;
+type RecordHandler = (request: FastifyRequest, ownerId: string, reply: FastifyReply) => Promise<unknown>;
+
+/** How many subscriptions `/user/{user_id}/subscriptions` lists at most (an operator makes them). */
+const SUBSCRIPTIONS_LISTED = 100;
 
 interface RecordOptions {
   readonly pool: Pool;
@@ -53,7 +58,14 @@ function recordHandlers({
 }: RecordOptions): Record<string, RecordHandler> {
   const param = (request: FastifyRequest, name: string) =>
     (request.params as Record<string, string>)[name] ?? '';
-  return {
+  /**
+   * The account paths of the original's frontend name the account: the caller's own, or none. An
+   * owner id is a uuid, which a path may write in either case.
+   */
+  const ownAccount = (request: FastifyRequest, ownerId: string) => {
+    if (param(request, 'user_id').toLowerCase() !== ownerId) throw new HttpError(404, 'User not found');
+  };
+  const handlers: Record<string, RecordHandler> = {
     '/models/v1': async (_request, ownerId) => (await listModels(pool, ownerId)).map(toUserModelInfo),
     '/models/v1/{model_id}': async (request, ownerId) => {
       const model = await getModel(pool, ownerId, param(request, 'model_id'));
@@ -61,7 +73,7 @@ function recordHandlers({
       return toUserModel(model);
     },
     '/images/v1': async (request, ownerId) => {
-      // The contract's query schema bounded `limit` and filled its default.
+      // The contract's query schema bounded `limit` and filled its default (/user/{user_id}/images too).
       const query = request.query as { limit: number; before?: string };
       // A cursor that is not an image id names no image: the listing starts from the newest.
       const before = query.before && isUuid(query.before) ? query.before : null;
@@ -77,6 +89,25 @@ function recordHandlers({
       const subscription = await currentSubscription(pool, ownerId);
       if (!subscription) throw new HttpError(404, 'No subscription on this account');
       return toUserSubscription(subscription);
+    },
+    '/user/{user_id}': async (request, ownerId, reply) => {
+      ownAccount(request, ownerId);
+      const subscription = await currentSubscription(pool, ownerId);
+      // The answer carries the request's key: no cache may keep it.
+      reply.header('cache-control', 'no-store');
+      return toUserAccount(ownerId, requestKey(request.headers) ?? '', subscription);
+    },
+    '/user/{user_id}/images': async (request, ownerId, reply) => {
+      ownAccount(request, ownerId);
+      return handlers['/images/v1']!(request, ownerId, reply);
+    },
+    '/user/{user_id}/models': async (request, ownerId, reply) => {
+      ownAccount(request, ownerId);
+      return handlers['/models/v1']!(request, ownerId, reply);
+    },
+    '/user/{user_id}/subscriptions': async (request, ownerId) => {
+      ownAccount(request, ownerId);
+      return (await listSubscriptions(pool, ownerId, SUBSCRIPTIONS_LISTED)).map(toUserSubscription);
     },
     '/batches/v1/{batch_id}': async (request, ownerId) => {
       const batchId = param(request, 'batch_id');
@@ -167,6 +198,7 @@ function recordHandlers({
       }
     },
   };
+  return handlers;
 }
 
 /** A batch lists every kind of task in the generation vocabulary (PENDING, SUCCESS, FAILURE). */
@@ -193,10 +225,13 @@ export function registerRecordEndpoint(
   const handler = recordHandlers(options)[endpoint.path];
   // The contract is the list of routes: a new record endpoint without a handler must not go unnoticed.
   if (!handler) throw new Error(`no record handler for ${endpoint.method} ${endpoint.path}`);
-  app.route({
-    method: endpoint.method,
-    url: fastifyPath(endpoint.path),
-    schema: routeSchema(endpoint),
-    handler: (request) => handler(request, callerOf(request).ownerId),
-  });
+  // Its aliases (the forms the original service's frontend reads) answer exactly as it does.
+  for (const path of [endpoint.path, ...(endpoint.aliases ?? []).map((alias) => alias.path)]) {
+    app.route({
+      method: endpoint.method,
+      url: fastifyPath(path),
+      schema: routeSchema(endpoint),
+      handler: (request, reply) => handler(request, callerOf(request).ownerId, reply),
+    });
+  }
 }

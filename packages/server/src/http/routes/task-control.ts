@@ -3,7 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   cancelTask,
   type EnqueueWebhook,
+  followPreviews,
   hasEnded,
+  type TaskPreview,
   type TaskStatus,
   taskStatusBody,
 } from '../../tasks/index.ts';
@@ -40,21 +42,20 @@ function taskIdOf(request: FastifyRequest, endpoint: Endpoint): string {
 }
 
 /**
- * POST <path>/cancel/{task_id}: ends a queued or running task of the row's endpoint and answers
- * its final status (FAILURE, cancelled by the caller); a task that already ended answers 409 and
- * stays as it was; an unknown id, or another owner's, 404.
+ * POST <path>/cancel/{task_id}: ends a queued or running task of the owner's and answers its final
+ * status (FAILURE, cancelled by the caller); a task that already ended answers 409 and stays as it
+ * was; an unknown id, or another owner's, 404. Like the status path, any task path's cancel acts on
+ * any of the owner's tasks: the id names the task.
  */
 export function registerCancelEndpoint(
   app: FastifyInstance,
   endpoint: Endpoint,
   options: TaskControlOptions,
 ): void {
-  const taskPath = endpoint.taskPath!;
   app.post(fastifyPath(endpoint.path), { schema: routeSchema(endpoint) }, async (request) => {
     const id = taskIdOf(request, endpoint);
     const result = await cancelTask(options.pool, {
       ownerId: callerOf(request).ownerId,
-      endpoint: taskPath,
       id,
       store: options.store,
       publicUrl: options.publicUrl,
@@ -87,7 +88,6 @@ export function registerEventsEndpoint(
   endpoint: Endpoint,
   options: TaskControlOptions,
 ): void {
-  const taskPath = endpoint.taskPath!;
   const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
   app.get(
     fastifyPath(endpoint.path),
@@ -102,10 +102,8 @@ export function registerEventsEndpoint(
         if (stream) void stream.send(task);
         else pending.push(task);
       });
-      if (!watching || watching.task.endpoint !== taskPath) {
-        watching?.stop();
-        throw new HttpError(404, TASK_NOT_FOUND);
-      }
+      // As the status path: any of the owner's tasks, whichever path it was submitted to.
+      if (!watching) throw new HttpError(404, TASK_NOT_FOUND);
       const first = watching.task;
       if (hasEnded(first) && lastSeen !== undefined && lastSeen >= first.version) {
         watching.stop();
@@ -116,6 +114,7 @@ export function registerEventsEndpoint(
       else stream.skipUpTo(lastSeen, first);
       for (const task of pending) await stream.send(task);
       pending = [];
+      if ((request.query as { previews?: boolean }).previews === true) await stream.showPreviews(first.id);
       return reply;
     },
   );
@@ -137,6 +136,8 @@ class EventStream {
   private reestimate: NodeJS.Timeout | null = null;
   /** The last task sent, and the data of its last event. */
   private last: { task: TaskStatus; data: string } | null = null;
+  /** Stops following the task's previews, when the stream shows them. */
+  private stopPreviews: (() => void) | null = null;
   private readonly end: () => void;
   /** Answers are computed one at a time, so events leave in the order their versions rose. */
   private queue: Promise<void> = Promise.resolve();
@@ -162,6 +163,7 @@ class EventStream {
       this.ended = true;
       clearInterval(this.keepAlive);
       this.stopReestimating();
+      this.stopPreviews?.();
       stopWatching();
       options.streams.delete(this.end);
       reply.raw.end();
@@ -180,6 +182,26 @@ class EventStream {
       this.last = { task: current, data: '' };
       this.followEstimates(current);
     }
+  }
+
+  /**
+   * Sends the task's previews too, while it runs: the newest at once, then each new one, as
+   * `preview` events without an id (a client that reconnects gets the newest again).
+   */
+  async showPreviews(taskId: string): Promise<void> {
+    if (this.ended) return;
+    const stop = await followPreviews(this.options.pool, taskId, (preview) => this.writePreview(preview));
+    if (this.ended) stop();
+    else this.stopPreviews = stop;
+  }
+
+  private writePreview(preview: TaskPreview): void {
+    if (this.ended) return;
+    const data = JSON.stringify({
+      content_type: preview.contentType,
+      image: preview.image.toString('base64'),
+    });
+    this.reply.raw.write(`event: preview\ndata: ${data}\n\n`);
   }
 
   send(task: TaskStatus): Promise<void> {

@@ -9,6 +9,7 @@ import {
   IdempotencyKeyReusedError,
   type QueueEstimates,
   SubmitRefusedError,
+  type SubmitTaskParams,
   type SubmittedTask,
   submitIdempotent,
   submitModelTask,
@@ -47,7 +48,8 @@ export interface TaskRouteOptions {
  * A task-creating endpoint (generation, load_model, training): POST queues the task with the body
  * the contract validated (defaults filled in; model tasks with their model row), once per
  * Idempotency-Key, with its Cancel-After deadline, and with `Prefer: wait=N` holds the answer until the task ends (at most N
- * seconds); GET <status path> answers the task's status shape, a pending one with its estimates.
+ * seconds); GET <status path> answers the status shape of any of the owner's tasks (whichever path
+ * it was submitted to), a pending one with its estimates.
  */
 export function registerTaskEndpoint(
   app: FastifyInstance,
@@ -55,7 +57,7 @@ export function registerTaskEndpoint(
   options: TaskRouteOptions,
 ): void {
   const kind = endpoint.kind as 'generation' | 'load_model' | 'training';
-  const { pool, publicUrl } = options;
+  const { publicUrl } = options;
 
   app.post(endpoint.path, { schema: routeSchema(endpoint) }, async (request, reply) => {
     const input = request.body as Record<string, unknown>;
@@ -87,29 +89,8 @@ export function registerTaskEndpoint(
       requestId: request.id,
       ...(deadline ? { cancelAfter: deadline } : {}),
     };
-    // load_model, train_model and sync_model write their model rows with the task (tasks/models).
-    const submit = kind === 'generation' ? submitTask : submitModelTask;
-    let submitted: SubmittedTask;
-    let replayed = false;
-    try {
-      if (key === undefined) submitted = await submit(pool, params);
-      else {
-        const once = await submitIdempotent(pool, params, key);
-        submitted = once.submitted;
-        replayed = once.replayed;
-        if (replayed) reply.header('idempotent-replayed', 'true');
-      }
-    } catch (error) {
-      if (error instanceof SubmitRefusedError) throw new HttpError(error.status, error.message);
-      if (error instanceof IdempotencyKeyReusedError) {
-        throw headerError('Idempotency-Key', error.message, 'value_error.idempotency_key.reused');
-      }
-      throw error;
-    }
-    if (!replayed) {
-      options.metrics.tasksSubmitted.inc({ pipeline: endpoint.path });
-      request.log.info({ taskId: submitted.id, pipeline: endpoint.path }, 'task submitted');
-    }
+    const { submitted, replayed } = await queueTask(options, request, params, key);
+    if (replayed) reply.header('idempotent-replayed', 'true');
 
     if (wait > 0) {
       reply.header('preference-applied', `wait=${wait}`);
@@ -129,14 +110,49 @@ export function registerTaskEndpoint(
     const caller = callerOf(request);
     const taskId = (request.params as Record<string, string>)[param] ?? '';
     const task = await options.statusReader.read(caller.ownerId, taskId);
-    // A task polled on another endpoint's status path is not found there either.
-    if (!task || task.endpoint !== endpoint.path) throw new HttpError(404, TASK_NOT_FOUND);
+    // Any of the owner's tasks answers at any task path's status, in its own shape, as the
+    // original's status read looked a task up by its id alone: its frontend polls upscaler and
+    // model-switch tasks at /bgchanger/v1/status. Another owner's id stays not found.
+    if (!task) throw new HttpError(404, TASK_NOT_FOUND);
     return statusAnswer(options, task);
   };
   // Its aliases (the forms the original service's docs print) answer exactly as it does.
   for (const path of [status.path, ...(status.aliases ?? []).map((alias) => alias.path)]) {
     app.get(fastifyPath(path), { schema: routeSchema(status) }, readStatus);
   }
+}
+
+/**
+ * Queues a task, once per Idempotency-Key (`key`), and counts and logs a new one: the one way in
+ * of the submission paths, the OpenAI Images API and the MCP tools. A refusal throws the HttpError
+ * the submission path answers (the other ways put it in their own words).
+ */
+export async function queueTask(
+  options: Pick<TaskRouteOptions, 'pool' | 'metrics'>,
+  request: FastifyRequest,
+  params: SubmitTaskParams,
+  key: string | undefined,
+): Promise<{ submitted: SubmittedTask; replayed: boolean }> {
+  let queued: { submitted: SubmittedTask; replayed: boolean };
+  try {
+    // load_model, train_model and sync_model write their model rows with the task (tasks/models).
+    const submit = params.kind === 'generation' ? submitTask : submitModelTask;
+    queued =
+      key === undefined
+        ? { submitted: await submit(options.pool, params), replayed: false }
+        : await submitIdempotent(options.pool, params, key);
+  } catch (error) {
+    if (error instanceof SubmitRefusedError) throw new HttpError(error.status, error.message);
+    if (error instanceof IdempotencyKeyReusedError) {
+      throw headerError('Idempotency-Key', error.message, 'value_error.idempotency_key.reused');
+    }
+    throw error;
+  }
+  if (!queued.replayed) {
+    options.metrics.tasksSubmitted.inc({ pipeline: params.endpoint });
+    request.log.info({ taskId: queued.submitted.id, pipeline: params.endpoint }, 'task submitted');
+  }
+  return queued;
 }
 
 /**

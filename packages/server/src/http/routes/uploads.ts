@@ -4,8 +4,7 @@ import type { Pool } from '@imagegen/db';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_MAX_IMAGE_BYTES, InputFetchError, inspectImage } from '../../fetch/image-fetcher.ts';
 import type { ImageHeader } from '../../fetch/image-header.ts';
-import { insertUpload } from '../../records/sql/insertUpload.ts';
-import { downloadUrl, extensionFor, newBlobKeys } from '../../storage/blob-keys.ts';
+import { saveUploads } from '../../records/save-uploads.ts';
 import type { BlobStore } from '../../tasks/types.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
@@ -154,18 +153,11 @@ async function storeUpload(
   }
   if (problems.length > 0) throw new HttpError(422, problems);
 
-  const urls: string[] = [];
-  const keys = newBlobKeys(images.map(({ header }, n) => `upload${n}.${extensionFor(header.contentType)}`));
-  for (const [n, { data, header }] of images.entries()) {
-    const key = keys[n]!;
-    await options.store.put(key, data, header.contentType);
-    await insertUpload(options.pool, {
+  return {
+    image_urls: await saveUploads(
+      options,
       ownerId,
-      blobKey: key,
-      contentType: header.contentType,
-      sizeBytes: data.length,
-    });
-    urls.push(downloadUrl(options.publicUrl, key));
-  }
-  return { image_urls: urls };
+      images.map(({ data, header }) => ({ data, contentType: header.contentType })),
+    ),
+  };
 }
