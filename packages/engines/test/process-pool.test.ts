@@ -5,10 +5,19 @@ import type { TestChildRequest } from './support/test-child.ts';
 const CHILD = new URL('./support/test-child.ts', import.meta.url);
 const pools: ProcessPool<TestChildRequest, unknown>[] = [];
 
-function pool(options: { size?: number; idleMs?: number } = {}) {
+function pool(
+  options: {
+    size?: number;
+    idleMs?: number;
+    warm?: number;
+    retire?: (request: TestChildRequest) => boolean;
+  } = {},
+) {
   const created = new ProcessPool<TestChildRequest, unknown>(CHILD, {
     size: options.size ?? 1,
     idleMs: options.idleMs ?? 60_000,
+    ...(options.warm !== undefined ? { warm: options.warm } : {}),
+    ...(options.retire ? { retire: options.retire } : {}),
   });
   pools.push(created);
   return created;
@@ -108,5 +117,24 @@ describe('the process pool', () => {
     const pid = (await children.run({ op: 'pid' })) as number;
     expect(children.size).toBe(1);
     await eventually(() => children.size === 0 && !alive(pid));
+  });
+
+  it('starts a warm child ahead, and keeps it past its idle time', async () => {
+    const children = pool({ idleMs: 100, warm: 1 });
+    children.warmUp();
+    expect(children.size).toBe(1);
+    const pid = (await children.run({ op: 'pid' })) as number;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(children.size).toBe(1);
+    expect(await children.run({ op: 'pid' })).toBe(pid);
+  });
+
+  it('sends a child away once it answered a request it retires, and warms another', async () => {
+    const children = pool({ warm: 1, retire: (request) => request.op === 'echo' });
+    const pid = (await children.run({ op: 'pid' })) as number;
+    expect(await children.run({ op: 'echo', bytes: new Uint8Array(10) })).toBe(10);
+    await eventually(() => !alive(pid));
+    expect(children.size).toBe(1);
+    expect(await children.run({ op: 'pid' })).not.toBe(pid);
   });
 });

@@ -9,8 +9,11 @@ import { startChild } from './start-child.ts';
  * that runs past its time, has its child killed, and the next request starts a fresh one. So a
  * child should hold nothing worth keeping between requests.
  *
- * Children start on demand and leave after `idleMs` without work; an idle pool keeps no process
- * alive, and a child whose parent dies exits with it (its channel closes).
+ * Children start on demand and leave after `idleMs` without work, but for `warm` of them, which
+ * stay (started ahead with warmUp()) so the next request does not wait for a process to start; a
+ * request `retire` names (a large one) sends its child away once answered, with what it took.
+ * Idle children keep no parent alive, and a child whose parent dies exits with it (its channel
+ * closes).
  */
 export class ProcessPool<Request, Result> {
   private readonly children: Child<Request, Result>[] = [];
@@ -24,8 +27,24 @@ export class ProcessPool<Request, Result> {
    */
   constructor(
     private readonly module: URL,
-    readonly options: { readonly size: number; readonly idleMs: number },
+    readonly options: {
+      readonly size: number;
+      readonly idleMs: number;
+      /** Children kept when idle (default none). */
+      readonly warm?: number;
+      /** Whether a request's child leaves once it has answered it (its memory with it). */
+      readonly retire?: (request: Request) => boolean;
+    },
   ) {}
+
+  /** Starts children, idle, until `warm` run. */
+  warmUp(): void {
+    while (!this.closed && this.children.length < (this.options.warm ?? 0)) {
+      const child = this.spawn();
+      if (!child) return;
+      this.rest(child);
+    }
+  }
 
   /**
    * Runs one request in a child. Rejects with the signal's reason when it aborts, with
@@ -110,7 +129,12 @@ export class ProcessPool<Request, Result> {
       child.busy = undefined;
       if (reply.ok) this.settle(job, undefined, reply.result);
       else this.settle(job, new Error(reply.error));
-      this.rest(child);
+      if (this.options.retire?.(job.request)) {
+        // Out of the pool at once, so the next request starts another; the warm one too.
+        this.children.splice(this.children.indexOf(child), 1);
+        child.process.disconnect();
+        this.warmUp();
+      } else this.rest(child);
       this.dispatch();
     });
     // A failed spawn or a broken channel: the 'exit' that follows settles the job.
@@ -119,13 +143,17 @@ export class ProcessPool<Request, Result> {
     return child;
   }
 
-  /** An idle child: lets the parent exit without it, and leaves after idleMs. */
+  /** An idle child: lets the parent exit without it, and leaves after idleMs unless it is kept warm. */
   private rest(child: Child<Request, Result>): void {
     child.process.unref();
     child.process.channel?.unref();
-    child.idle = setTimeout(() => {
-      if (!child.busy && child.process.connected) child.process.disconnect();
-    }, this.options.idleMs);
+    const leave = () => {
+      if (child.busy || !child.process.connected) return;
+      if (this.children.length <= (this.options.warm ?? 0)) return;
+      this.children.splice(this.children.indexOf(child), 1);
+      child.process.disconnect();
+    };
+    child.idle = setTimeout(leave, this.options.idleMs);
     child.idle.unref();
   }
 

@@ -21,6 +21,8 @@ export interface DecodeCheckRequest {
   readonly source: string | Uint8Array;
   readonly format: string;
   readonly maxPixels: number;
+  /** Its width × height, from its header. */
+  readonly pixels: number;
 }
 
 /** A generous bound: a 50-megapixel PNG decodes in 1-2 s on one core. */
@@ -28,10 +30,33 @@ export const DECODE_TIMEOUT_MS = 60_000;
 
 /** Decodes at once: up to half the cores (each decode process uses one), at most four. */
 const PROCESSES = Math.max(1, Math.min(4, Math.ceil(availableParallelism() / 2)));
-/** An idle decode process leaves after this long, and its memory with it. */
+/** An idle decode process leaves after this long, and its memory with it; one stays, warm. */
 const IDLE_MS = 10_000;
+/**
+ * A decode process that decoded more than this leaves once it answers: the memory a large image
+ * took (a progressive JPEG or an interlaced PNG is held whole) goes back with it.
+ */
+const RETIRE_PIXELS = 10_000_000;
 
 let pool: ProcessPool<DecodeCheckRequest, true> | undefined;
+
+function decodePool(): ProcessPool<DecodeCheckRequest, true> {
+  pool ??= new ProcessPool(new URL('./decode-check-process.ts', import.meta.url), {
+    size: PROCESSES,
+    idleMs: IDLE_MS,
+    warm: 1,
+    retire: (request) => request.pixels > RETIRE_PIXELS,
+  });
+  return pool;
+}
+
+/**
+ * Starts a decode process ahead of the first image, so that image does not wait for a process to
+ * start (half a second to a second from the sources): the worker and the API call it as they start.
+ */
+export function warmDecodeChecks(): void {
+  decodePool().warmUp();
+}
 
 /**
  * Decodes the image once, whole, in a decode process; throws InputFetchError naming the field
@@ -44,13 +69,14 @@ export async function checkDecodes(
   field: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  pool ??= new ProcessPool(new URL('./decode-check-process.ts', import.meta.url), {
-    size: PROCESSES,
-    idleMs: IDLE_MS,
-  });
   try {
-    await pool.run(
-      { source, format: SHARP_FORMAT[header.contentType], maxPixels: MAX_IMAGE_PIXELS },
+    await decodePool().run(
+      {
+        source,
+        format: SHARP_FORMAT[header.contentType],
+        maxPixels: MAX_IMAGE_PIXELS,
+        pixels: header.width * header.height,
+      },
       { timeoutMs: DECODE_TIMEOUT_MS, ...(signal ? { signal } : {}) },
     );
   } catch (error) {

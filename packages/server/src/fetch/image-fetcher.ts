@@ -1,6 +1,6 @@
 import type { InputImage } from '@imagegen/engines';
 import { checkRanges } from './address-policy.ts';
-import { checkDecodes } from './decode-check.ts';
+import { checkDecodes, warmDecodeChecks } from './decode-check.ts';
 import { type ImageHeader, MAX_IMAGE_BYTES, readImageHeader } from './image-header.ts';
 import type { InputBudget } from './input-budget.ts';
 import { InputFetchError } from './input-fetch-error.ts';
@@ -68,8 +68,12 @@ export function createImageFetcher(options: ImageFetcherOptions = {}): ImageFetc
   };
 }
 
-/** The fetcher the environment asks for: IMAGEGEN_ALLOW_PRIVATE_URLS=1 admits loopback. */
+/**
+ * The fetcher the environment asks for: IMAGEGEN_ALLOW_PRIVATE_URLS=1 admits loopback. Its decode
+ * process starts now, so the first input image does not wait for it.
+ */
 export function imageFetcherFromEnv(env: NodeJS.ProcessEnv = process.env): ImageFetcher {
+  warmDecodeChecks();
   return createImageFetcher({ allowPrivate: env.IMAGEGEN_ALLOW_PRIVATE_URLS === '1' });
 }
 

@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart';
 import { BODY_PARSE_ERROR, type Endpoint, type ValidationErrorEntry } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { warmDecodeChecks } from '../../fetch/decode-check.ts';
 import { DEFAULT_MAX_IMAGE_BYTES, InputFetchError, inspectImage } from '../../fetch/image-fetcher.ts';
 import type { ImageHeader } from '../../fetch/image-header.ts';
 import { saveUploads } from '../../records/save-uploads.ts';
@@ -103,6 +104,8 @@ export async function registerUploadEndpoint(
   endpoint: Endpoint,
   options: UploadOptions,
 ): Promise<void> {
+  // The decode process starts now, so the first upload does not wait for it.
+  warmDecodeChecks();
   await app.register(async (uploads) => {
     await uploads.register(multipart, {
       limits: { fileSize: DEFAULT_MAX_IMAGE_BYTES, files: MAX_UPLOAD_FILES, fields: 32, parts: 64 },
