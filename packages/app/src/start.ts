@@ -44,6 +44,7 @@ import {
   mountMetrics,
   type OpenConnections,
   openDatabase,
+  promptEnhancerFromEnv,
   type Readiness,
   ROLES,
   readStartConfig,
@@ -170,7 +171,10 @@ async function main(): Promise<void> {
       enqueueWebhook,
       signal: stop.signal,
       drainMs: config.shutdownGraceMs,
+      // TASK_MAX_RUN_SECONDS(_BY_PIPELINE), PLAN_CONCURRENCY, TASK_MAX_INPUT_*.
       ...taskLimits,
+      // PROMPT_ENHANCER_URL and its settings: the model enhance_prompt asks.
+      ...promptEnhancerFromEnv(process.env),
       ...(config.serverId ? { serverId: config.serverId } : {}),
       log: lineLog(logger.child({ component: 'worker' })),
       metrics,

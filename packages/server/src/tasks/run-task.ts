@@ -11,10 +11,11 @@ import { outputTotals, type UsageFacts } from '../usage/usage-facts.ts';
 import { LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
 import { FinalError } from './final-error.ts';
 import { jobModels } from './models/job-models.ts';
+import { NO_ENHANCER_NOTE } from './prompt-enhancer.ts';
 import { drawSeed } from './submit.ts';
 import { fetchTaskImages } from './task-inputs.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
-import { taskLabels, type WorkerContext } from './worker-context.ts';
+import { taskFields, taskLabels, type WorkerContext } from './worker-context.ts';
 
 export { FinalError };
 
@@ -108,9 +109,10 @@ async function runEngine(
     if (preflight.pipelines.includes(task.endpoint)) await preflight.check(job, signal);
   }
   signal.throwIfAborted();
+  const enhanced = await enhancePrompt(ctx, job, signal);
   const engineStarted = performance.now();
   const output = withoutMetadata(
-    await engine.run(job, {
+    await engine.run(enhanced.job, {
       signal,
       progress: report.progress,
       ...(report.preview ? { preview: report.preview } : {}),
@@ -126,6 +128,9 @@ async function runEngine(
     signal.throwIfAborted();
   }
   const started = task.startedAt?.getTime() ?? Date.now();
+  const notes = [...enhanced.notes, ...(output.notes ?? [])];
+  if (notes.length > 0)
+    ctx.log(`ran otherwise than the request reads: ${notes.join('; ')}`, taskFields(task, 'info'));
   const result: TaskResult = {
     ...(task.input.base64 === true
       ? { base64: output.images.map((image) => image.data.toString('base64')) }
@@ -133,6 +138,7 @@ async function runEngine(
     ...(output.text !== undefined ? { text: output.text } : {}),
     ...(task.kind === 'training' ? { training_duration_seconds: (Date.now() - started) / 1000 } : {}),
     meta: { ...output.meta, engine: engine.name, seed: job.seed },
+    ...(notes.length > 0 ? { notes } : {}),
   };
   return {
     result,
@@ -140,6 +146,22 @@ async function runEngine(
     totals: outputTotals(output),
     ...(output.model ? { model: output.model } : {}),
   };
+}
+
+/**
+ * The job with its prompt rewritten where the request asks (`enhance_prompt: true`), by the
+ * worker's language model, and the note that says what became of it. Any engine gets the rewritten
+ * prompt; the task's own input keeps the prompt as sent.
+ */
+async function enhancePrompt(
+  ctx: WorkerContext,
+  job: EngineJob,
+  signal: AbortSignal,
+): Promise<{ job: EngineJob; notes: string[] }> {
+  if (job.input.enhance_prompt !== true || typeof job.input.prompt !== 'string') return { job, notes: [] };
+  if (!ctx.promptEnhancer) return { job, notes: [NO_ENHANCER_NOTE] };
+  const { prompt, note } = await ctx.promptEnhancer.enhance(job.input.prompt, signal);
+  return { job: { ...job, input: { ...job.input, prompt } }, notes: [note] };
 }
 
 /**
