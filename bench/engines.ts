@@ -9,7 +9,7 @@ import {
   tfjs,
 } from '@imagegen/engine-cpu/engine';
 import { facePhoto, photoCrop, productScene } from '@imagegen/engine-cpu/test-images';
-import { createEngineRegistry, type EngineJob, type InputImage } from '@imagegen/engines';
+import { createEngineRegistry, type EngineJob, type InputImage, inMemoryImage } from '@imagegen/engines';
 import { createOwner, migrate } from '@imagegen/server';
 import { type LoopbackApi, serveFiles, startLoopbackApi } from '@imagegen/server/testing';
 import { removeBackground as imglyRemoveBackground } from '@imgly/background-removal-node';
@@ -39,7 +39,7 @@ async function median(fn: () => Promise<unknown>): Promise<number> {
 
 async function input(data: Buffer, url = 'https://bench.example/in.png'): Promise<InputImage> {
   const meta = await sharp(data).metadata();
-  return { data, contentType: 'image/png', width: meta.width!, height: meta.height!, url };
+  return inMemoryImage(data, { contentType: 'image/png', width: meta.width!, height: meta.height!, url });
 }
 
 const job = (pipeline: string, values: Record<string, unknown>, images: EngineJob['images']): EngineJob => ({

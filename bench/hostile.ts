@@ -26,6 +26,7 @@ import { benchDatabase } from './bench-database.ts';
 import { spawnServer, stopServer } from './child-server.ts';
 import { sampleCpu } from './cpu-time.ts';
 import { median } from './percentile.ts';
+import { pollSlowest } from './poll-slowest.ts';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const SIZES = [10_000, 100_000, 1_000_000];
@@ -41,27 +42,6 @@ async function send(api: string, key: string, shape: HostileShape, text: string)
       : await fetch(`${api}${shape.path}`, { method: 'POST', headers, body: text });
   await response.arrayBuffer();
   return response.status;
-}
-
-/** Polls /health every 20 ms until stopped; answers the slowest answer's time. */
-function pollHealth(api: string): { stop(): Promise<number> } {
-  let running = true;
-  let slowest = 0;
-  const done = (async () => {
-    while (running) {
-      const start = performance.now();
-      await (await fetch(`${api}/health`)).arrayBuffer();
-      slowest = Math.max(slowest, performance.now() - start);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await done;
-      return Math.round(slowest);
-    },
-  };
 }
 
 export default async function main(): Promise<void> {
@@ -120,7 +100,7 @@ export default async function main(): Promise<void> {
     }
 
     note('the 1 MiB bodies at once, with /health polled');
-    const poll = pollHealth(api);
+    const poll = pollSlowest(`${api}/health`);
     await Promise.all(
       HOSTILE_SHAPES.filter((shape) => shape.method === 'POST').map((shape) =>
         send(api, apiKey, shape, shape.build(SIZES.at(-1)!)),

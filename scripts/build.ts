@@ -61,7 +61,7 @@ for (const [name, parts] of Object.entries(BUILT)) {
     for (const file of await filesUnder(path.join(ROOT, 'packages', name, part))) {
       if (file.endsWith('.d.ts')) continue;
       if (file.endsWith('.ts')) sources.push(file);
-      else if (!file.endsWith('.md') && !file.endsWith('thread-entry.mjs')) assets.push(file);
+      else if (!file.endsWith('.md') && !file.endsWith('-entry.mjs')) assets.push(file);
     }
   }
 }

@@ -48,6 +48,7 @@ import {
   type Readiness,
   ROLES,
   readStartConfig,
+  redeliveryLimitsFromEnv,
   runRetentionSweeper,
   startWebhookDispatcher,
   startWorker,
@@ -66,6 +67,8 @@ const metrics = metricsFromEnv(process.env);
 
 async function main(): Promise<void> {
   const config = readStartConfig(process.env);
+  // TASK_MAX_RUN_SECONDS(_BY_PIPELINE), PLAN_CONCURRENCY, TASK_MAX_INPUT_*: read (and refused) at start.
+  const taskLimits = taskLimitsFromEnv(process.env);
   const { roles } = config;
   const store = blobStoreFromEnv(process.env);
   if (roles.size < ROLES.length && store instanceof LocalBlobStore) {
@@ -135,6 +138,9 @@ async function main(): Promise<void> {
       ),
       // A request the serving engine can already tell will fail is answered 422, not queued.
       admit: (pipeline, input) => setup.registry.admit(pipeline, input),
+      // A request naming more images than a task may have is answered 422, not queued.
+      maxInputImages: taskLimits.inputLimits.maxImages,
+      redeliveryLimits: redeliveryLimitsFromEnv(process.env),
       logger: apiLogger,
       metrics,
       enqueueWebhook,
@@ -165,8 +171,8 @@ async function main(): Promise<void> {
       enqueueWebhook,
       signal: stop.signal,
       drainMs: config.shutdownGraceMs,
-      // TASK_MAX_RUN_SECONDS(_BY_PIPELINE), PLAN_CONCURRENCY.
-      ...taskLimitsFromEnv(process.env),
+      // TASK_MAX_RUN_SECONDS(_BY_PIPELINE), PLAN_CONCURRENCY, TASK_MAX_INPUT_*.
+      ...taskLimits,
       // PROMPT_ENHANCER_URL and its settings: the model enhance_prompt asks.
       ...promptEnhancerFromEnv(process.env),
       ...(config.serverId ? { serverId: config.serverId } : {}),

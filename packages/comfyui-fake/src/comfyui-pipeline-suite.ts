@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { compileRequestValidator, endpointByPath } from '@imagegen/contract';
 import { type ApiPrompt, type CompiledWorkflow, compilerFor } from '@imagegen/engine-comfyui/engine';
-import type { EngineJob, InputImage, JobModel } from '@imagegen/engines';
+import { type EngineJob, type InputImage, inMemoryImage, type JobModel } from '@imagegen/engines';
 import sharp from 'sharp';
 import { MODEL_INPUTS } from './fake-comfyui/model-lists.ts';
 
@@ -623,13 +623,13 @@ export async function caseJob(
   const body: Record<string, unknown> = { ...testCase.body };
   const images: Record<string, InputImage | InputImage[]> = {};
   for (const [field, value] of Object.entries(testCase.images)) {
-    const one = async (picture: Picture, n?: number): Promise<InputImage> => ({
-      data: await drawPicture(picture),
-      contentType: 'image/png',
-      width: picture.width,
-      height: picture.height,
-      url: imageUrl(field, n),
-    });
+    const one = async (picture: Picture, n?: number): Promise<InputImage> =>
+      inMemoryImage(await drawPicture(picture), {
+        contentType: 'image/png',
+        width: picture.width,
+        height: picture.height,
+        url: imageUrl(field, n),
+      });
     if (Array.isArray(value)) {
       images[field] = await Promise.all((value as Picture[]).map((picture, n) => one(picture, n)));
       body[field] = (images[field] as InputImage[]).map((image) => image.url);

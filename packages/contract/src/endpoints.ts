@@ -692,8 +692,9 @@ const records = [
       '/webhooks/v1/deliveries',
       'Your webhook deliveries',
       'Designed path: the webhook calls of your tasks, newest first, each with its event, status ' +
-        '(pending, delivered or failed) and every attempt (time, HTTP status, error). Query `task_id` ' +
-        "(only that task's) and `limit` (1 to 100, default 20).",
+        '(pending, delivered or failed) and its attempts (time, HTTP status, error; the newest 25). ' +
+        "Query `task_id` (only that task's); page with `limit` (1 to 100, default 20) and the " +
+        '`next_cursor` of the previous page as `cursor`.',
       WebhookDeliveryList,
     ),
     query: DeliveriesQuery(),
@@ -704,12 +705,14 @@ const records = [
       'Redeliver a webhook',
       'Designed path: sends a delivered or failed webhook call again, the same body under the same ' +
         '`webhook-id`, as a new attempt signed with your secret as it is now. Answers the delivery, ' +
-        'pending; one that is still pending answers 409 (its next attempt is already planned).',
+        'pending; one that is still pending answers 409 (its next attempt is already planned). ' +
+        'One delivery may be sent again 10 times in 24 hours, and one key may ask 20 times a minute ' +
+        '(the defaults of the service); past either the answer is 429 with `Retry-After`.',
       WebhookDelivery,
     ),
     method: 'POST' as const,
     operationId: 'redeliver_webhooks_v1_deliveries_by_delivery_id',
-    responses: { 200: WebhookDelivery, ...auth, 404: HTTPError, 409: HTTPError },
+    responses: { 200: WebhookDelivery, ...auth, 404: HTTPError, 409: HTTPError, 429: HTTPError },
   },
   {
     ...record(
@@ -769,6 +772,7 @@ function DeliveriesQuery() {
   return Type.Object({
     task_id: Type.Optional(Type.String({ description: "Only this task's deliveries." })),
     limit: Type.Optional(Int({ ge: 1, le: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ description: 'The `next_cursor` of the previous page.' })),
   });
 }
 

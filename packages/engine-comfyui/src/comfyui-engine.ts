@@ -578,11 +578,16 @@ async function upload(
   const given: Record<string, string | string[]> = {};
   for (const [field, value] of Object.entries(task.job.images)) {
     const names = asked[field]!;
-    const one = (image: InputImage, name: string) =>
-      client.upload({ name, data: image.data, contentType: image.contentType }, signal);
-    given[field] = isList(value)
-      ? await Promise.all(value.map((image, n) => one(image, (names as string[])[n]!)))
-      : await one(value, names as string);
+    const one = async (image: InputImage, name: string) =>
+      client.upload({ name, data: await image.read(), contentType: image.contentType }, signal);
+    // One at a time: each image is read from the worker's files as it is sent, never all at once.
+    if (isList(value)) {
+      const list: string[] = [];
+      for (const [n, image] of value.entries()) list.push(await one(image, (names as string[])[n]!));
+      given[field] = list;
+    } else {
+      given[field] = await one(value, names as string);
+    }
   }
   return given;
 }

@@ -1,4 +1,10 @@
-import { type Engine, EngineInputError, type EngineJob, type InputImage } from '@imagegen/engines';
+import {
+  type Engine,
+  EngineInputError,
+  type EngineJob,
+  type InputImage,
+  inMemoryImage,
+} from '@imagegen/engines';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createComfyuiEngine } from '../src/comfyui-engine.ts';
@@ -48,13 +54,12 @@ const png = (width: number, height: number) =>
     .toBuffer();
 
 async function inputImage(): Promise<InputImage> {
-  return {
-    data: await png(8, 8),
+  return inMemoryImage(await png(8, 8), {
     contentType: 'image/png',
     width: 8,
     height: 8,
     url: 'https://x.test/in.png',
-  };
+  });
 }
 
 interface Submission {

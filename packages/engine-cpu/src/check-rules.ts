@@ -1,7 +1,8 @@
 /**
- * The rules of the engine's two checks, as data: the NSFW checker (safety-checker.ts) and the face
- * check of face pipelines' inputs (face-preflight.ts) run on them, and the engine's notes
- * (engine-notes.ts) quote them in the OpenAPI descriptions. Reading it loads no model.
+ * The rules of the engine's checks, as data: the NSFW checker (safety-checker.ts), the face check
+ * of face pipelines' inputs (face-preflight.ts) and the limit on what one job makes
+ * (output-pixels.ts) run on them, and the engine's notes (engine-notes.ts) quote them in the
+ * OpenAPI descriptions. Reading it loads no model.
  */
 
 /** When the NSFW checker counts an output as unsafe (nsfwjs class probabilities). */
@@ -15,3 +16,11 @@ export const FACE_CHECKED_FIELDS: Readonly<Record<string, readonly string[]>> = 
   '/instamodel/v1': ['input_face'],
   '/photomaker/v1': ['init_images'],
 };
+
+/**
+ * The most pixels one job makes unless IMAGEGEN_CPU_MAX_OUTPUT_PIXELS says otherwise: 4096 × 4096.
+ * Upscaling costs in proportion to what it makes (the model runs on every output pixel, on a CPU)
+ * and holds the whole result in memory: a 143 KB picture of 7000 × 7000 at scale 4 would run for
+ * hours and hold gigabytes.
+ */
+export const DEFAULT_MAX_OUTPUT_PIXELS = 4096 * 4096;

@@ -3,21 +3,25 @@ import {
   EngineInputError,
   type EngineJob,
   type EngineResult,
+  type InputImage,
   type RunContext,
 } from '@imagegen/engines';
 import { removeBackground } from './background-removal.ts';
 import { CPU_PIPELINES } from './cpu-pipelines.ts';
 import { upscaleTiled } from './esrgan-tiler.ts';
 import { describeImage } from './image-tags.ts';
-import { acquirePool, type InferencePool, releasePool } from './inference-pool.ts';
+import { acquirePool, cpuThreads, type InferencePool, releasePool } from './inference-pool.ts';
+import { JobProgress, NS_PER_PIXEL } from './job-progress.ts';
 import {
   type EsrganChoice,
+  type EsrganSize,
   modelScaleFor,
   SUPERRESOLUTION_MODEL_MAP,
   UPSCALER_DEBLUR,
 } from './model-table.ts';
 import { parseKeepAlive, parsePreload, threadsFor } from './models.ts';
-import { decodeRgb, imageField, png, rgbSharp } from './raw-image.ts';
+import { checkOutputPixels, parseMaxOutputPixels } from './output-pixels.ts';
+import { decodeInput, imageField, png, rgbSharp } from './raw-image.ts';
 
 export interface CpuEngineOptions {
   /**
@@ -25,6 +29,8 @@ export interface CpuEngineOptions {
    * Default: what IMAGEGEN_CPU_PRELOAD names; nothing when it is unset (each model loads on first use).
    */
   readonly preload?: readonly string[];
+  /** The most pixels one job makes. Default: IMAGEGEN_CPU_MAX_OUTPUT_PIXELS, else 4096 × 4096. */
+  readonly maxOutputPixels?: number;
 }
 
 /**
@@ -39,11 +45,18 @@ const DEFAULT_TILE = 192;
 /**
  * The `cpu` engine: real models shipped inside npm packages, run on worker threads.
  * Background removal (ISNet), ESRGAN upscaling; see model-table.ts for the model mapping.
+ *
+ * It takes as many jobs at once as it has inference threads (one per core, IMAGEGEN_CPU_THREADS):
+ * one job decodes or encodes while another's model runs, and the patches of an upscaling spread
+ * over every thread. A job that would make more than its output limit fails before it decodes
+ * anything.
  */
 export function createCpuEngine(options: CpuEngineOptions = {}): Engine {
   const preload = options.preload ?? parsePreload(process.env.IMAGEGEN_CPU_PRELOAD);
   // The pool reads it when the first job starts it; a wrong value stops the engine now instead.
   parseKeepAlive(process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS);
+  const maxOutputPixels =
+    options.maxOutputPixels ?? parseMaxOutputPixels(process.env.IMAGEGEN_CPU_MAX_OUTPUT_PIXELS);
   let pool: InferencePool | undefined;
   const use = (): InferencePool => {
     pool ??= acquirePool();
@@ -53,6 +66,7 @@ export function createCpuEngine(options: CpuEngineOptions = {}): Engine {
   return {
     name: 'cpu',
     pipelines: CPU_PIPELINES,
+    capacity: cpuThreads(),
     async start() {
       if (preload.length === 0) return;
       await use().preload(preload);
@@ -61,13 +75,13 @@ export function createCpuEngine(options: CpuEngineOptions = {}): Engine {
     async run(job: EngineJob, ctx: RunContext): Promise<EngineResult> {
       switch (job.pipeline) {
         case '/bgremover/v1':
-          return backgroundRemover(use(), job, ctx);
+          return backgroundRemover(use, job, ctx, maxOutputPixels);
         case '/superresolution/v1':
-          return superresolution(use(), job, ctx);
+          return superresolution(use, job, ctx, maxOutputPixels);
         case '/upscaler/v1':
-          return upscaler(use(), job, ctx);
+          return upscaler(use, job, ctx, maxOutputPixels);
         case '/image2prompt/v1':
-          return image2prompt(use(), job, ctx);
+          return image2prompt(use, job, ctx);
         default:
           throw new Error(`the cpu engine does not serve ${job.pipeline}`);
       }
@@ -97,16 +111,27 @@ function queueIsnetWarmUp(pool: InferencePool): void {
 }
 
 async function backgroundRemover(
-  pool: InferencePool,
+  use: () => InferencePool,
   job: EngineJob,
   ctx: RunContext,
+  maxOutputPixels: number,
 ): Promise<EngineResult> {
   const input = job.input as Record<string, boolean | undefined>;
-  const image = await decodeRgb(imageField(job.images, 'init_image').data);
-  ctx.progress(0.1, 'removing the background');
+  const source = imageField(job.images, 'init_image');
+  checkOutputPixels('init_image', source, 1, maxOutputPixels);
+  // One ISNet pass at 1024 × 1024 costs about as much as decoding and encoding 40 megapixels.
+  const pixels = source.width * source.height;
+  const progress = new JobProgress(ctx.progress, {
+    decode: pixels * NS_PER_PIXEL.decode,
+    remove: 2e9,
+    encode: pixels * NS_PER_PIXEL.encode,
+  });
+  const image = await decodeInput(source, 'init_image');
+  ctx.signal.throwIfAborted();
+  progress.finished('decode', 'removing the background');
   const started = Date.now();
   const { output, faces } = await removeBackground(
-    pool,
+    use(),
     image,
     {
       only_mask: input.only_mask === true,
@@ -117,7 +142,8 @@ async function backgroundRemover(
     },
     ctx.signal,
   );
-  ctx.progress(1);
+  progress.finished('remove');
+  progress.finished('encode');
   return {
     images: [output],
     meta: {
@@ -142,7 +168,12 @@ export function superresolutionModel(modelName: string): EsrganChoice {
   return choice;
 }
 
-async function superresolution(pool: InferencePool, job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+async function superresolution(
+  use: () => InferencePool,
+  job: EngineJob,
+  ctx: RunContext,
+  maxOutputPixels: number,
+): Promise<EngineResult> {
   const input = job.input as {
     model_name: string;
     scale_factor: number;
@@ -159,30 +190,31 @@ async function superresolution(pool: InferencePool, job: EngineJob, ctx: RunCont
   const scaleFactor = input.scale_factor;
   const scale = modelScaleFor(scaleFactor);
   const tile = Math.max(128, Math.min(256, input.tile ?? DEFAULT_TILE));
-  const image = await decodeRgb(imageField(job.images, 'init_image').data);
+  const source = imageField(job.images, 'init_image');
+  // The model makes the image at its native scale; a smaller factor is a resize afterwards.
+  checkOutputPixels('init_image', source, scale, maxOutputPixels);
   const started = Date.now();
-  const upscaled = await upscaleTiled(pool, image, {
-    size: choice.size,
-    scale,
-    tile,
-    signal: ctx.signal,
-    onPatch: (done, total) => ctx.progress((0.95 * done) / total),
-  });
-  const width = Math.max(1, Math.round(image.width * scaleFactor));
-  const height = Math.max(1, Math.round(image.height * scaleFactor));
-  let out = rgbSharp(upscaled);
-  if (width !== upscaled.width || height !== upscaled.height) {
-    out = rgbSharp(upscaled).resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
+  const upscaled = await upscale(use, source, 'init_image', { size: choice.size, scale, tile }, ctx);
+  const width = Math.max(1, Math.round(source.width * scaleFactor));
+  const height = Math.max(1, Math.round(source.height * scaleFactor));
+  let out = rgbSharp(upscaled.image);
+  if (width !== upscaled.image.width || height !== upscaled.image.height) {
+    out = out.resize(width, height, { fit: 'fill', kernel: 'lanczos3' });
   }
   const output = await png(out);
-  ctx.progress(1);
+  upscaled.progress.finished('encode');
   return {
     images: [output],
     meta: { model: choice.package, native_scale: scale, tile, ms: Date.now() - started },
   };
 }
 
-async function upscaler(pool: InferencePool, job: EngineJob, ctx: RunContext): Promise<EngineResult> {
+async function upscaler(
+  use: () => InferencePool,
+  job: EngineJob,
+  ctx: RunContext,
+  maxOutputPixels: number,
+): Promise<EngineResult> {
   const input = job.input as { type?: string };
   if (input.type === 'variation') {
     throw new EngineInputError(
@@ -190,17 +222,18 @@ async function upscaler(pool: InferencePool, job: EngineJob, ctx: RunContext): P
         'send type: deblur, or route the request to an engine with one',
     );
   }
-  const image = await decodeRgb(imageField(job.images, 'input_image').data);
+  const source = imageField(job.images, 'input_image');
+  checkOutputPixels('input_image', source, UPSCALER_DEBLUR.scale, maxOutputPixels);
   const started = Date.now();
-  const upscaled = await upscaleTiled(pool, image, {
-    size: UPSCALER_DEBLUR.size,
-    scale: UPSCALER_DEBLUR.scale,
-    tile: DEFAULT_TILE,
-    signal: ctx.signal,
-    onPatch: (done, total) => ctx.progress((0.95 * done) / total),
-  });
-  const output = await png(rgbSharp(upscaled));
-  ctx.progress(1);
+  const upscaled = await upscale(
+    use,
+    source,
+    'input_image',
+    { size: UPSCALER_DEBLUR.size, scale: UPSCALER_DEBLUR.scale, tile: DEFAULT_TILE },
+    ctx,
+  );
+  const output = await png(rgbSharp(upscaled.image));
+  upscaled.progress.finished('encode');
   return {
     images: [output],
     meta: {
@@ -211,11 +244,52 @@ async function upscaler(pool: InferencePool, job: EngineJob, ctx: RunContext): P
   };
 }
 
-async function image2prompt(pool: InferencePool, job: EngineJob, ctx: RunContext): Promise<EngineResult> {
-  const image = await decodeRgb(imageField(job.images, 'input_image').data, 1024);
+/**
+ * Decodes a field's image and upscales it patch by patch, reporting the share done as the
+ * patches finish; answers the upscaled image and the progress, whose last step (encoding the
+ * result) is the caller's.
+ */
+async function upscale(
+  use: () => InferencePool,
+  source: InputImage,
+  field: string,
+  model: { size: EsrganSize; scale: 2 | 3 | 4; tile: number },
+  ctx: RunContext,
+) {
+  const made = source.width * source.height * model.scale ** 2;
+  const progress = new JobProgress(ctx.progress, {
+    decode: source.width * source.height * NS_PER_PIXEL.decode,
+    upscale: made * (model.size === 'slim' ? NS_PER_PIXEL.esrganSlim : NS_PER_PIXEL.esrganMedium),
+    encode: made * NS_PER_PIXEL.encode,
+  });
+  const image = await decodeInput(source, field);
+  ctx.signal.throwIfAborted();
+  progress.finished('decode');
+  const upscaled = await upscaleTiled(use(), image, {
+    size: model.size,
+    scale: model.scale,
+    tile: model.tile,
+    signal: ctx.signal,
+    onPatch: (done, total) => progress.partly('upscale', done / total),
+  });
+  ctx.signal.throwIfAborted();
+  progress.finished('upscale');
+  return { image: upscaled, progress };
+}
+
+async function image2prompt(
+  use: () => InferencePool,
+  job: EngineJob,
+  ctx: RunContext,
+): Promise<EngineResult> {
+  const source = imageField(job.images, 'input_image');
+  const progress = new JobProgress(ctx.progress, { decode: 1, describe: 9 });
+  const image = await decodeInput(source, 'input_image', 1024);
+  ctx.signal.throwIfAborted();
+  progress.finished('decode');
   const started = Date.now();
-  const { text, facts } = await describeImage(pool, image, ctx.signal);
-  ctx.progress(1);
+  const { text, facts } = await describeImage(use(), image, ctx.signal);
+  progress.finished('describe');
   return {
     images: [],
     text,

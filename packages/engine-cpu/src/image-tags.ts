@@ -2,6 +2,7 @@ import { findFaces } from './face-detection.ts';
 import type { InferencePool } from './inference-pool.ts';
 import type { RgbImage } from './inference-protocol.ts';
 import { rgbSharp } from './raw-image.ts';
+import { withSharpSlot } from './sharp-slots.ts';
 
 /**
  * image2prompt on the cpu engine: no captioning model ships in any npm package, so the answer is
@@ -34,10 +35,9 @@ const NAMED_COLOURS: readonly [string, number, number, number][] = [
 
 /** The named colours covering at least 10 % of the picture, most first (at most 3). */
 export async function dominantColours(image: RgbImage): Promise<string[]> {
-  const { data } = await rgbSharp(image)
-    .resize(48, 48, { fit: 'fill' })
-    .raw()
-    .toBuffer({ resolveWithObject: true });
+  const { data } = await withSharpSlot(() =>
+    rgbSharp(image).resize(48, 48, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true }),
+  );
   const counts = new Map<string, number>();
   for (let i = 0; i < data.length; i += 3) {
     let best = NAMED_COLOURS[0]!;
@@ -66,13 +66,13 @@ export async function describeImage(
   signal?: AbortSignal,
 ): Promise<{ text: string; facts: Record<string, unknown> }> {
   const withSignal = signal ? { signal } : {};
-  const small = await rgbSharp(image).resize(224, 224, { fit: 'fill' }).raw().toBuffer();
+  const small = await withSharpSlot(() => rgbSharp(image).resize(224, 224, { fit: 'fill' }).raw().toBuffer());
   const [kind, objects, faces, colours, stats] = await Promise.all([
     pool.run('nsfw', { image: { data: new Uint8Array(small), width: 224, height: 224 } }, withSignal),
     pool.run('objects', { image }, withSignal),
     findFaces(pool, image, signal),
     dominantColours(image),
-    rgbSharp(image).stats(),
+    withSharpSlot(() => rgbSharp(image).stats()),
   ]);
   const tags: string[] = [];
   tags.push((kind.Drawing ?? 0) + (kind.Hentai ?? 0) > 0.5 ? 'drawing' : 'photo');

@@ -14,7 +14,8 @@ import { modelFor, parseKeepAlive, threadsFor } from './models.ts';
  *
  * A thread left idle for the keep-alive period stops, and the memory of its models (hundreds of
  * MB each: onnxruntime's arena, tfjs's WASM heap) goes back to the system with it; the next job
- * that needs them starts a thread and loads them again, as local inference servers do.
+ * that needs them starts a thread and loads them again, as local inference servers do. A thread
+ * that large work grew (its WASM memory never shrinks) stops sooner: see expire().
  */
 
 interface Pending {
@@ -35,6 +36,8 @@ interface Slot {
   loads: readonly string[];
   /** The models it holds or is loading now: what placement and the per-model thread limit count. */
   models: Set<string>;
+  /** Its tfjs WASM memory as its last reply said: what its work grew it to (it never shrinks). */
+  heapBytes: number;
   busy: Pending | undefined;
   /** Called when the job it holds ends (close() waits on it). */
   idle?: () => void;
@@ -49,6 +52,15 @@ interface Slot {
  * model's first load and run took over 30 s.
  */
 const CLOSE_WAIT_MS = 120_000;
+
+/**
+ * A thread's tfjs memory past which it is a large job's: measured on the shipped ESRGAN weights,
+ * slim x4 patches of 152 pixels take it to 119 MB, the default tile (192, 216 with its context)
+ * to 287 MB, 256 to 527 MB, medium x4 at 256 to 728 MB; nsfwjs and Human stay far below.
+ */
+const LARGE_HEAP_BYTES = 256 * 1024 * 1024;
+/** How long such a thread stays idle before it stops (the keep-alive, when that is shorter). */
+const LARGE_HEAP_KEEP_ALIVE_MS = 10_000;
 
 class AbortError extends Error {
   override readonly name = 'AbortError';
@@ -80,26 +92,33 @@ export class InferencePool {
   ): Promise<OpMap[K]['result']> {
     if (this.closed) return Promise.reject(new Error('the inference pool is closed'));
     if (options.signal?.aborted) return Promise.reject(new AbortError('aborted'));
+    const { signal } = options;
     return new Promise((resolve, reject) => {
+      // Aborted while it waits, the job leaves the queue; while it runs, its caller stops waiting
+      // for it at once (a thread cannot be interrupted short of stopping it, which would throw
+      // away its models, so the pass ends on its thread and its answer is dropped).
+      const onAbort = () => {
+        const at = this.queue.indexOf(pending);
+        if (at >= 0) this.queue.splice(at, 1);
+        reject(new AbortError('aborted'));
+      };
+      // Settled, the job lets go of the signal: an upscaling's thousand patches share one.
+      const settled = () => signal?.removeEventListener('abort', onAbort);
       const pending: Pending = {
         request: { id: this.nextId++, op, args },
         models: [modelFor(op, args)].filter((model) => model !== undefined),
         transfer: options.transfer ?? [],
-        signal: options.signal,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-      };
-      options.signal?.addEventListener(
-        'abort',
-        () => {
-          const at = this.queue.indexOf(pending);
-          if (at >= 0) {
-            this.queue.splice(at, 1);
-            reject(new AbortError('aborted'));
-          }
+        signal,
+        resolve: (value) => {
+          settled();
+          resolve(value as OpMap[K]['result']);
         },
-        { once: true },
-      );
+        reject: (error) => {
+          settled();
+          reject(error);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.queue.push(pending);
       this.dispatch();
     });
@@ -135,6 +154,11 @@ export class InferencePool {
   /** What each thread has loaded, once per load, in load order (a model loaded twice shows twice). */
   loads(): string[][] {
     return this.slots.map((slot) => [...slot.loads]);
+  }
+
+  /** Each thread's tfjs WASM memory, in bytes, as its last reply said. */
+  heaps(): number[] {
+    return this.slots.map((slot) => slot.heapBytes);
   }
 
   /**
@@ -191,7 +215,7 @@ export class InferencePool {
 
   private spawn(): Slot {
     const worker = startThread(new URL('./inference-worker.ts', import.meta.url));
-    const slot: Slot = { worker, loads: [], models: new Set(), busy: undefined };
+    const slot: Slot = { worker, loads: [], models: new Set(), heapBytes: 0, busy: undefined };
     worker.on('message', (reply: WorkReply) => {
       const pending = slot.busy;
       slot.busy = undefined;
@@ -199,6 +223,7 @@ export class InferencePool {
       // The thread's own account replaces the guess made at dispatch (a load that failed is not held).
       slot.loads = reply.loads;
       slot.models = new Set(reply.loads);
+      slot.heapBytes = reply.heapBytes;
       worker.unref();
       if (pending && pending.request.id === reply.id) {
         if (reply.ok) pending.resolve(reply.result);
@@ -223,15 +248,24 @@ export class InferencePool {
     this.slots.push(slot);
     return slot;
   }
-  /** Stops an idle thread after the keep-alive period, unless a job takes it first. */
+  /**
+   * Stops an idle thread after the keep-alive period, unless a job takes it first; a thread whose
+   * tfjs memory grew past LARGE_HEAP_BYTES (large upscaling patches) after a short while instead,
+   * so the memory a large job took goes back soon after it, as a small job's garbage does. Its
+   * models load again on the next job that needs them, seconds against the minutes such a job runs.
+   */
   private expire(slot: Slot): void {
     if (!Number.isFinite(this.keepAliveMs) || this.closed) return;
+    const wait =
+      slot.heapBytes > LARGE_HEAP_BYTES
+        ? Math.min(this.keepAliveMs, LARGE_HEAP_KEEP_ALIVE_MS)
+        : this.keepAliveMs;
     slot.expiry = setTimeout(() => {
       if (slot.busy || this.closed) return;
       this.slots.splice(this.slots.indexOf(slot), 1);
       // Idle, so not inside onnxruntime's run (see close()): stopping it is safe.
       void slot.worker.terminate();
-    }, this.keepAliveMs);
+    }, wait);
     slot.expiry.unref();
   }
 }
@@ -247,15 +281,17 @@ function jobEnded(slot: Slot): Promise<void> {
   });
 }
 
+/** The inference threads the pool may run: IMAGEGEN_CPU_THREADS, else one per core. */
+export function cpuThreads(): number {
+  return Math.max(1, Math.floor(Number(process.env.IMAGEGEN_CPU_THREADS)) || os.availableParallelism());
+}
+
 let shared: { pool: InferencePool; users: number } | undefined;
 
 /** The process's one pool, shared by the engine, the safety checker and the face preflight. */
 export function acquirePool(): InferencePool {
   shared ??= {
-    pool: new InferencePool(
-      Number(process.env.IMAGEGEN_CPU_THREADS) || undefined,
-      parseKeepAlive(process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS),
-    ),
+    pool: new InferencePool(cpuThreads(), parseKeepAlive(process.env.IMAGEGEN_CPU_KEEP_ALIVE_MS)),
     users: 0,
   };
   shared.users++;

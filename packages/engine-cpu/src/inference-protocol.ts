@@ -52,7 +52,11 @@ export interface WorkRequest<K extends OpName = OpName> {
   readonly args: OpMap[K]['args'];
 }
 
-/** Every reply carries the models its thread has loaded, once per load, in load order. */
-export type WorkReply =
-  | { readonly id: number; readonly ok: true; readonly result: unknown; readonly loads: string[] }
-  | { readonly id: number; readonly ok: false; readonly error: string; readonly loads: string[] };
+/**
+ * Every reply carries the models its thread has loaded, once per load, in load order, and the
+ * size of its tfjs WASM memory (tfjs-runtime.ts), which never shrinks while the thread lives.
+ */
+export type WorkReply = { readonly id: number; readonly loads: string[]; readonly heapBytes: number } & (
+  | { readonly ok: true; readonly result: unknown }
+  | { readonly ok: false; readonly error: string }
+);

@@ -17,7 +17,7 @@ import type {
 } from './inference-protocol.ts';
 import { createIsnetSession } from './isnet-session.ts';
 import { esrganModelJson, humanModelsDir, humanNodeWasmEntry, tfjsWasmDir } from './model-files.ts';
-import { tfjs } from './tfjs-runtime.ts';
+import { tfjs, tfjsHeapBytes } from './tfjs-runtime.ts';
 
 /**
  * One inference worker thread. Models (named in models.ts) load on first use and stay loaded for
@@ -284,7 +284,13 @@ function transferables(value: unknown): ArrayBuffer[] {
 parentPort!.on('message', (request: WorkRequest) => {
   run(request.op, request.args).then(
     (result) => {
-      const reply: WorkReply = { id: request.id, ok: true, result, loads: [...loads] };
+      const reply: WorkReply = {
+        id: request.id,
+        ok: true,
+        result,
+        loads: [...loads],
+        heapBytes: tfjsHeapBytes(),
+      };
       parentPort!.postMessage(reply, transferables(result));
     },
     (error: unknown) => {
@@ -293,6 +299,7 @@ parentPort!.on('message', (request: WorkRequest) => {
         ok: false,
         error: error instanceof Error ? `${error.message}` : String(error),
         loads: [...loads],
+        heapBytes: tfjsHeapBytes(),
       };
       parentPort!.postMessage(reply);
     },

@@ -2,6 +2,7 @@ import type { OutputImage, SafetyChecker, SafetyVerdict } from '@imagegen/engine
 import sharp from 'sharp';
 import { NSFW_UNSAFE_RULE } from './check-rules.ts';
 import { acquirePool, type InferencePool, releasePool } from './inference-pool.ts';
+import { withSharpSlot } from './sharp-slots.ts';
 
 /** nsfwjs's MobileNetV2 looks at 224 x 224 pixels. */
 const NSFW_SIDE = 224;
@@ -22,11 +23,13 @@ export function createSafetyChecker(): SafetyChecker {
   return {
     async classify(image: OutputImage, signal: AbortSignal): Promise<SafetyVerdict> {
       pool ??= acquirePool();
-      const { data, info } = await sharp(image.data)
-        .removeAlpha()
-        .resize(NSFW_SIDE, NSFW_SIDE, { fit: 'fill' })
-        .raw()
-        .toBuffer({ resolveWithObject: true });
+      const { data, info } = await withSharpSlot(() =>
+        sharp(image.data)
+          .removeAlpha()
+          .resize(NSFW_SIDE, NSFW_SIDE, { fit: 'fill' })
+          .raw()
+          .toBuffer({ resolveWithObject: true }),
+      );
       const scores = await pool.run(
         'nsfw',
         {

@@ -12,6 +12,7 @@ import { tfjsWasmDir } from './model-files.ts';
  */
 
 let ready: Promise<typeof Tf> | undefined;
+let loaded: typeof Tf | undefined;
 
 export function tfjs(): Promise<typeof Tf> {
   ready ??= (async () => {
@@ -27,9 +28,21 @@ export function tfjs(): Promise<typeof Tf> {
     });
     await tf.setBackend('wasm');
     await tf.ready();
+    loaded = tf;
     return tf;
   })();
   return ready;
+}
+
+/**
+ * The bytes of this thread's tfjs WASM memory (0 before tfjs loads). A WASM memory grows to the
+ * largest work it has done (an ESRGAN patch of 256 pixels at x4 takes it near a gigabyte) and
+ * never shrinks: only stopping the thread gives it back (inference-pool.ts does, soon after such
+ * work).
+ */
+export function tfjsHeapBytes(): number {
+  const backend = loaded?.backend() as { wasm?: { HEAPU8?: Uint8Array } } | undefined;
+  return backend?.wasm?.HEAPU8?.byteLength ?? 0;
 }
 
 function fileModel(url: string): Tf.io.IOHandler {

@@ -91,6 +91,23 @@ describe('the keep-alive period', () => {
     expect(pool.loads()).toEqual([['nsfw']]);
   }, 60_000);
 
+  it('stops a thread that a large upscaling grew soon after its job, and keeps one small jobs used', async () => {
+    pool = new InferencePool(1, 120_000);
+    // A patch of the largest tile at x4 grows the thread's WASM memory past 500 MB, for good.
+    await pool.run('esrgan-patch', { image: blank(280), size: 'slim', scale: 4 });
+    expect(pool.heaps()[0]).toBeGreaterThan(256 * 1024 * 1024);
+    const grown = Date.now();
+    while (pool.loads().length > 0) {
+      expect(Date.now() - grown, 'the grown thread still runs').toBeLessThan(30_000);
+      await settled(100);
+    }
+    // Small patches leave the thread small: it keeps its model for the keep-alive period.
+    await pool.run('esrgan-patch', { image: blank(64), size: 'slim', scale: 4 });
+    expect(pool.heaps()[0]).toBeLessThan(256 * 1024 * 1024);
+    await settled(12_000);
+    expect(pool.loads()).toEqual([['esrgan-slim-x4']]);
+  }, 120_000);
+
   it('keeps a thread that gets a job within the period', async () => {
     pool = new InferencePool(1, 1_500);
     await pool.run('nsfw', { image: blank(224) });

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { EngineJob, InputImage, RunContext } from '@imagegen/engines';
+import { type EngineJob, type InputImage, inMemoryImage, type RunContext } from '@imagegen/engines';
 import { describe, expect, it } from 'vitest';
 import { createSandboxEngine } from '../src/sandbox-engine.ts';
 import {
@@ -9,13 +9,12 @@ import {
   SANDBOX_TRAINING_STEP_MS,
 } from '../src/sandbox-training.ts';
 
-const photo: InputImage = {
-  data: Buffer.alloc(0),
+const photo: InputImage = inMemoryImage(Buffer.alloc(0), {
   contentType: 'image/png',
   width: 8,
   height: 8,
   url: 'https://x/p.png',
-};
+});
 
 function training(steps: number): EngineJob {
   return {

@@ -14,13 +14,25 @@
 export type Pipeline = string;
 
 export interface InputImage {
-  /** The bytes as fetched; the content was sniffed, so `contentType` is trustworthy. */
-  readonly data: Buffer;
+  /** Sniffed from the bytes, so it is trustworthy; width and height were read from its header. */
   readonly contentType: string;
   readonly width: number;
   readonly height: number;
+  /** Its size in bytes. */
+  readonly size: number;
   /** The URL it came from, for error messages only. */
   readonly url: string;
+  /**
+   * The bytes as fetched. The worker keeps a task's inputs in files of its own while it runs, so
+   * an engine holds at once only the images it is reading: read each when it is used. The same
+   * link named twice is one image, read from one file.
+   */
+  read(): Promise<Buffer>;
+}
+
+/** An input image whose bytes are in memory: what tests and suites hand an engine directly. */
+export function inMemoryImage(data: Buffer, facts: Omit<InputImage, 'read' | 'size'>): InputImage {
+  return { ...facts, size: data.length, read: async () => data };
 }
 
 export interface EngineJob {

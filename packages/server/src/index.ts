@@ -43,6 +43,7 @@ export {
   taskLimitsFromEnv,
   type WorkerOptions,
 } from './tasks/index.ts';
+export { redeliveryLimitsFromEnv } from './webhooks/redelivery-limits.ts';
 export { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 export { enqueueWebhook } from './webhooks/webhook-outbox.ts';
 export { signWebhook } from './webhooks/webhook-signing.ts';

@@ -244,13 +244,20 @@ export const WebhookDelivery = Type.Object(
     event: Enum(WEBHOOK_EVENTS),
     status: Enum(DELIVERY_STATES),
     created_at: timestamp,
-    attempts: Type.Array(WebhookAttempt, { description: 'Oldest first.' }),
+    attempts: Type.Array(WebhookAttempt, {
+      description: 'Oldest first; the newest 25 are kept (their numbers say how many came before).',
+    }),
   },
   { title: 'WebhookDelivery' },
 );
 
 export const WebhookDeliveryList = Type.Object(
-  { deliveries: Type.Array(WebhookDelivery, { description: 'Newest first.' }) },
+  {
+    deliveries: Type.Array(WebhookDelivery, { description: 'Newest first.' }),
+    next_cursor: Nullable(
+      Type.String({ description: 'Pass it as `cursor` to read the next page; null on the last page.' }),
+    ),
+  },
   { title: 'WebhookDeliveryList' },
 );
 

@@ -1,6 +1,12 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { EngineJob, InputImage, OutputImage, RunContext } from '@imagegen/engines';
+import {
+  type EngineJob,
+  type InputImage,
+  inMemoryImage,
+  type OutputImage,
+  type RunContext,
+} from '@imagegen/engines';
 import sharp from 'sharp';
 
 /**
@@ -90,7 +96,7 @@ export async function landscape(w = 640, h = 400): Promise<Buffer> {
 
 export async function inputImage(data: Buffer, url = 'https://images.example/test.png'): Promise<InputImage> {
   const meta = await sharp(data).metadata();
-  return { data, contentType: 'image/png', width: meta.width!, height: meta.height!, url };
+  return inMemoryImage(data, { contentType: 'image/png', width: meta.width!, height: meta.height!, url });
 }
 
 export function job(

@@ -1,51 +1,48 @@
 import type { InputImage } from '@imagegen/engines';
-import sharp, { type Metadata } from 'sharp';
 import { checkRanges } from './address-policy.ts';
-import { describeStart, SHARP_FORMAT, sniffImageType } from './image-sniff.ts';
+import { checkDecodes, warmDecodeChecks } from './decode-check.ts';
+import { type ImageHeader, MAX_IMAGE_BYTES, readImageHeader } from './image-header.ts';
+import type { InputBudget } from './input-budget.ts';
+import { InputFetchError } from './input-fetch-error.ts';
+import { type InputSpool, inMemory, type KeptBytes } from './input-spool.ts';
 import { GuardError, type GuardOptions, guardedFetch } from './ssrf-guard.ts';
+
+export { InputFetchError };
 
 /**
  * Fetches the input images of a task: every URL field of every request goes through here.
  *
- * Order matters: the address is checked before connecting, the size while streaming, the pixel
- * count from the header before anything is decoded (a 50 KB PNG can claim 2 gigapixels), and only
- * then is the whole image decoded once to prove it is not truncated or corrupt.
+ * Order matters: the address is checked before connecting, the size while streaming, the header's
+ * limits (pixels, sides, aspect: image-header.ts) and the task's allowance (input-budget.ts)
+ * before anything is decoded, and only then is the whole image decoded once, in a decode process
+ * (decode-check.ts), to prove it is not truncated or corrupt.
  */
 
 export interface ImageFetcherOptions extends GuardOptions {
   /** Largest body, in bytes (20 MB). */
   readonly maxBytes?: number;
-  /** Largest width × height (50 megapixels). */
-  readonly maxPixels?: number;
+}
+
+export interface FetchImageOptions {
+  readonly signal?: AbortSignal;
+  /** The task's allowance for its inputs' bytes and pixels; absent: each image's caps alone. */
+  readonly budget?: InputBudget;
+  /** Keeps the bytes in the attempt's folder rather than in memory. Absent: in memory. */
+  readonly spool?: InputSpool;
 }
 
 export interface ImageFetcher {
   /** `field` names the request field in errors, e.g. `init_image` or `init_images[1]`. */
-  fetchImage(url: string, field: string, signal?: AbortSignal): Promise<InputImage>;
+  fetchImage(url: string, field: string, options?: FetchImageOptions): Promise<InputImage>;
 }
 
-/** The task's owner reads this message as the task's error: it names the field and the reason. */
-export class InputFetchError extends Error {
-  override readonly name = 'InputFetchError';
-  constructor(
-    readonly field: string,
-    readonly reason: string,
-    /** The image host timed out, failed or answered 5xx/429: a later attempt may succeed. */
-    readonly transient = false,
-  ) {
-    super(`${field}: ${reason}`);
-  }
-}
-
-export const DEFAULT_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
-const DEFAULT_MAX_PIXELS = 50_000_000;
+export const DEFAULT_MAX_IMAGE_BYTES = MAX_IMAGE_BYTES;
 
 export function createImageFetcher(options: ImageFetcherOptions = {}): ImageFetcher {
   checkRanges(options.allowedRanges ?? []);
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES;
-  const maxPixels = options.maxPixels ?? DEFAULT_MAX_PIXELS;
+  const maxBytes = options.maxBytes ?? MAX_IMAGE_BYTES;
   return {
-    async fetchImage(url, field, signal) {
+    async fetchImage(url, field, { signal, budget, spool } = {}) {
       let response: Awaited<ReturnType<typeof guardedFetch>>;
       try {
         response = await guardedFetch(
@@ -61,58 +58,36 @@ export function createImageFetcher(options: ImageFetcherOptions = {}): ImageFetc
         const transient = response.status >= 500 || response.status === 429;
         throw new InputFetchError(field, `server answered HTTP ${response.status}`, transient);
       }
-      return { ...(await inspectImage(response.body, field, maxPixels)), url };
+      const data = response.body;
+      const header = await readImageHeader(data, field);
+      budget?.take(field, data.length, header.width * header.height);
+      const kept = spool ? await spool.keep(data) : inMemory(data);
+      await checkDecodes(kept.path ?? data, header, field, signal);
+      return inputImage(header, data.length, url, kept);
     },
   };
 }
 
-/** The fetcher the environment asks for: IMAGEGEN_ALLOW_PRIVATE_URLS=1 admits loopback. */
+/**
+ * The fetcher the environment asks for: IMAGEGEN_ALLOW_PRIVATE_URLS=1 admits loopback. Its decode
+ * process starts now, so the first input image does not wait for it.
+ */
 export function imageFetcherFromEnv(env: NodeJS.ProcessEnv = process.env): ImageFetcher {
+  warmDecodeChecks();
   return createImageFetcher({ allowPrivate: env.IMAGEGEN_ALLOW_PRIVATE_URLS === '1' });
 }
 
 /**
- * Checks bytes that claim to be an image (fetched, or uploaded through image_files): sniffed type,
- * pixel cap from the header, one full decode. Throws InputFetchError naming the field.
+ * Checks bytes that claim to be an image outside a task (an upload through image_files): the
+ * header's limits, then one full decode. Throws InputFetchError naming the field.
  */
-export async function inspectImage(
-  data: Buffer,
-  field: string,
-  maxPixels = DEFAULT_MAX_PIXELS,
-): Promise<Omit<InputImage, 'url'>> {
-  if (data.length === 0) throw new InputFetchError(field, 'the image is empty (0 bytes)');
-  const contentType = sniffImageType(data);
-  if (!contentType) {
-    throw new InputFetchError(
-      field,
-      `content is not a PNG, JPEG, WebP or GIF image (it starts with ${describeStart(data)})`,
-    );
-  }
-  let metadata: Metadata;
-  try {
-    metadata = await sharp(data, { limitInputPixels: false }).metadata();
-  } catch {
-    throw new InputFetchError(field, `the ${SHARP_FORMAT[contentType].toUpperCase()} header is unreadable`);
-  }
-  const { width, height } = metadata;
-  if (metadata.format !== SHARP_FORMAT[contentType] || !width || !height) {
-    throw new InputFetchError(field, 'the image header is inconsistent');
-  }
-  if (width * height > maxPixels) {
-    throw new InputFetchError(
-      field,
-      `image is ${width}×${height} (${megapixels(width * height)} MP), above the ${megapixels(maxPixels)} MP limit`,
-    );
-  }
-  try {
-    // One full decode: a truncated or corrupt file fails here rather than inside an engine.
-    await sharp(data, { failOn: 'truncated', limitInputPixels: maxPixels }).stats();
-  } catch {
-    throw new InputFetchError(field, 'the image data is truncated or corrupt');
-  }
-  return { data, contentType, width, height };
+export async function inspectImage(data: Buffer, field: string, signal?: AbortSignal): Promise<ImageHeader> {
+  const header = await readImageHeader(data, field);
+  await checkDecodes(data, header, field, signal);
+  return header;
 }
 
-function megapixels(pixels: number): string {
-  return (Math.round(pixels / 100_000) / 10).toString();
+/** An input image as engines see it: its facts, and its bytes read back when needed. */
+export function inputImage(header: ImageHeader, size: number, url: string, kept: KeptBytes): InputImage {
+  return { ...header, size, url, read: kept.read };
 }

@@ -14,6 +14,7 @@ import { DEFAULT_OPENAI_MODELS, type OpenAiSettings, openAiModels } from '../ope
 import { openAiRoutes } from '../openai/openai-routes.ts';
 import { type ModelFileRemover, QueueEstimates, TaskStatusReader, TaskWatcher } from '../tasks/index.ts';
 import type { BlobStore, EnqueueWebhook } from '../tasks/types.ts';
+import type { RedeliveryLimits } from '../webhooks/redelivery-limits.ts';
 import { type AuthFailureLimits, apiKeyHook } from './api-key-auth.ts';
 import { contractValidatorCompiler } from './contract-validation.ts';
 import { installErrorHandlers } from './http-errors.ts';
@@ -57,6 +58,13 @@ export interface ApiOptions {
    * (`EngineRegistry.admit`): a refusal answers 422 located at the field. Absent: none.
    */
   admit?: EngineRegistry['admit'];
+  /** TASK_MAX_INPUT_IMAGES: a request naming more image links is answered 422 (default 64). */
+  maxInputImages?: number;
+  /**
+   * How often an owner may redeliver a webhook (WEBHOOK_REDELIVERIES_PER_DELIVERY, _PER_MINUTE;
+   * default DEFAULT_REDELIVERY_LIMITS); past it the answer is 429 with Retry-After.
+   */
+  redeliveryLimits?: RedeliveryLimits;
   /**
    * Origins of the documentation site: they may post page views to the analytics collector
    * (which needs no API key: the browser has none). Without origins the collector is not served.
@@ -192,6 +200,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     metrics,
     streams: new Set<() => void>(),
     ...(options.admit ? { admit: options.admit } : {}),
+    ...(options.maxInputImages ? { maxInputImages: options.maxInputImages } : {}),
     ...(options.enqueueWebhook ? { enqueueWebhook: options.enqueueWebhook } : {}),
     ...(options.eventsKeepAliveMs ? { keepAliveMs: options.eventsKeepAliveMs } : {}),
   };
@@ -227,7 +236,12 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
           await registerUploadEndpoint(scope, endpoint, { pool, store, publicUrl });
           break;
         case 'record':
-          registerRecordEndpoint(scope, endpoint, { pool, publicUrl, placeholderEngines });
+          registerRecordEndpoint(scope, endpoint, {
+            pool,
+            publicUrl,
+            placeholderEngines,
+            ...(options.redeliveryLimits ? { redeliveryLimits: options.redeliveryLimits } : {}),
+          });
           break;
         case 'delete':
           registerDeleteEndpoint(scope, endpoint, {

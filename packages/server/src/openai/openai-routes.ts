@@ -117,10 +117,10 @@ function modelEntry(id: string) {
   return { id, object: 'model', created: STARTED, owned_by: 'imagegen' };
 }
 
-/** An image sent with an edit, held to the caps of any input image (type, size, pixels). */
+/** An image sent with an edit, held to the caps of any input image (type, size, pixels, whole). */
 async function inspected(data: Buffer, field: string) {
   try {
-    return await inspectImage(data, field);
+    return { data, ...(await inspectImage(data, field)) };
   } catch (error) {
     if (error instanceof InputFetchError)
       throw invalidRequest(`Invalid '${field}': ${error.reason}`, field, 'invalid_image');

@@ -6,9 +6,13 @@
  * a bucket (s3-blob-store.ts). blob-store-from-env.ts picks one.
  */
 export interface BlobStore {
-  put(key: string, data: Buffer, contentType: string): Promise<void>;
-  /** Null when no blob has that key (yet: queued_image_urls links exist before their image). */
-  get(key: string): Promise<StoredBlob | null>;
+  /** `signal` stops a write still on its way (a bucket's upload); a local write is too short to stop. */
+  put(key: string, data: Buffer, contentType: string, options?: BlobOptions): Promise<void>;
+  /**
+   * Null when no blob has that key (yet: queued_image_urls links exist before their image), and for
+   * a key that names a folder of blobs rather than one. `signal` stops the read.
+   */
+  get(key: string, options?: BlobOptions): Promise<StoredBlob | null>;
   /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   /**
@@ -22,4 +26,8 @@ export interface BlobStore {
 export interface StoredBlob {
   readonly data: Buffer;
   readonly contentType: string;
+}
+
+export interface BlobOptions {
+  readonly signal?: AbortSignal;
 }

@@ -3,7 +3,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { contentTypeOfKey, isValidBlobKey } from './blob-keys.ts';
-import type { BlobStore, StoredBlob } from './blob-store.ts';
+import type { BlobOptions, BlobStore, StoredBlob } from './blob-store.ts';
 
 /**
  * A directory as a blob store: `<dir>/objects/<key>` holds the bytes as they are (an operator can
@@ -46,13 +46,15 @@ export class LocalBlobStore implements BlobStore {
     writeAtomically(file, data);
   }
 
-  async get(key: string): Promise<StoredBlob | null> {
+  async get(key: string, options: BlobOptions = {}): Promise<StoredBlob | null> {
     if (!isValidBlobKey(key)) return null;
     let data: Buffer;
     try {
-      data = await readFile(this.objectPath(key));
+      data = await readFile(this.objectPath(key), options.signal ? { signal: options.signal } : {});
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      // A key that is a folder of blobs (`/files/<folder>`), or runs through a blob as if it were
+      // one, names no blob either.
+      if (NOT_A_BLOB.has((error as NodeJS.ErrnoException).code ?? '')) return null;
       throw error;
     }
     const contentType = await readFile(this.typePath(key), 'utf8').catch(
@@ -79,6 +81,9 @@ export class LocalBlobStore implements BlobStore {
     return path.join(this.dir, 'types', ...key.split('/'));
   }
 }
+
+/** What reading a key that names no file answers: missing, a folder, or a path through a file. */
+const NOT_A_BLOB = new Set(['ENOENT', 'EISDIR', 'ENOTDIR']);
 
 /** Writes to a temporary name in the file's folder, then renames it into place. */
 function writeAtomically(file: string, data: Buffer | string): void {

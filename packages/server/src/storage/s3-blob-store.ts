@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { isValidBlobKey } from './blob-keys.ts';
-import type { BlobStore, StoredBlob } from './blob-store.ts';
+import type { BlobOptions, BlobStore, StoredBlob } from './blob-store.ts';
 
 export interface S3BlobStoreOptions {
   bucket: string;
@@ -53,17 +53,21 @@ export class S3BlobStore implements BlobStore {
     if (seconds !== undefined) this.downloadRedirect = (key) => this.presignedUrl(key, seconds);
   }
 
-  async put(key: string, data: Buffer, contentType: string): Promise<void> {
+  async put(key: string, data: Buffer, contentType: string, options: BlobOptions = {}): Promise<void> {
     this.check(key);
     await this.client.send(
       new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: data, ContentType: contentType }),
+      sdkOptions(options),
     );
   }
 
-  async get(key: string): Promise<StoredBlob | null> {
+  async get(key: string, options: BlobOptions = {}): Promise<StoredBlob | null> {
     if (!isValidBlobKey(key)) return null;
     try {
-      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const object = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key }),
+        sdkOptions(options),
+      );
       const data = Buffer.from((await object.Body?.transformToByteArray()) ?? []);
       return { data, contentType: object.ContentType ?? 'application/octet-stream' };
     } catch (error) {
@@ -99,6 +103,11 @@ export class S3BlobStore implements BlobStore {
   private check(key: string): void {
     if (!isValidBlobKey(key)) throw new Error(`blob key ${JSON.stringify(key)} is not valid`);
   }
+}
+
+/** The SDK's per-call options: an aborted signal stops the request and its body. */
+function sdkOptions(options: BlobOptions): { abortSignal?: AbortSignal } {
+  return options.signal ? { abortSignal: options.signal } : {};
 }
 
 function isNotFound(error: unknown): boolean {

@@ -59,6 +59,7 @@ export {
 } from './status-body.ts';
 export { drawSeed, submitTask } from './submit.ts';
 export { TASK_EVENTS_CHANNEL } from './task-events.ts';
+export { tooManyImages } from './task-inputs.ts';
 export { type TaskLimits, taskLimitsFromEnv } from './task-limits.ts';
 export { TASKS_CHANNEL } from './task-notifications.ts';
 export { type TaskStatus, TaskStatusReader } from './task-status-reader.ts';

@@ -1,6 +1,9 @@
 import { endpointByPath } from '@imagegen/contract';
-import { isUuid, type Queryable } from '@imagegen/db';
+import type { Queryable } from '@imagegen/db';
+import { readCursor, writeCursor } from '../records/page-cursor.ts';
 import { listOwnerTasks } from './sql/listOwnerTasks.ts';
+
+export { InvalidCursorError } from '../records/page-cursor.ts';
 
 /** One task as GET /tasks/v1 lists it (the contract's TaskListEntry). */
 export interface TaskListEntry {
@@ -26,11 +29,6 @@ export interface TaskListQuery {
   readonly cursor?: string;
   /** The engines whose output is labelled placeholders: their tasks are listed `placeholder: true`. */
   readonly placeholderEngines: ReadonlySet<string>;
-}
-
-/** A cursor that no page of this listing handed out. */
-export class InvalidCursorError extends Error {
-  override readonly name = 'InvalidCursorError';
 }
 
 /**
@@ -74,16 +72,4 @@ export async function listTasks(
 function statusPath(endpoint: string, id: string): string {
   const template = endpointByPath(endpoint)?.status?.path ?? `${endpoint}/status/{task_id}`;
   return template.replace(/\{[^}]+\}/, id);
-}
-
-function writeCursor(createdUs: string, id: string): string {
-  return Buffer.from(`${createdUs}.${id}`).toString('base64url');
-}
-
-function readCursor(cursor: string): { createdUs: string; id: string } {
-  const [createdUs, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('.');
-  if (!createdUs || !/^-?\d{1,19}$/.test(createdUs) || !id || !isUuid(id)) {
-    throw new InvalidCursorError('not a cursor of this listing: pass the next_cursor of a previous page');
-  }
-  return { createdUs, id };
 }

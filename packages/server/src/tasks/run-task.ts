@@ -1,7 +1,6 @@
 import {
   type EngineJob,
   type EngineResult,
-  type InputImage,
   type ModelOutput,
   type RunContext,
   registersWithoutEngine,
@@ -9,14 +8,16 @@ import {
 import { allocateOutputKeys, extensionFor } from '../storage/blob-keys.ts';
 import { stripMetadata } from '../storage/strip-metadata.ts';
 import { outputTotals, type UsageFacts } from '../usage/usage-facts.ts';
+import { LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
+import { FinalError } from './final-error.ts';
 import { jobModels } from './models/job-models.ts';
 import { NO_ENHANCER_NOTE } from './prompt-enhancer.ts';
 import { drawSeed } from './submit.ts';
+import { fetchTaskImages } from './task-inputs.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
 import { taskFields, taskLabels, type WorkerContext } from './worker-context.ts';
 
-/** An error the task's owner reads as is, and which no retry can cure. */
-export class FinalError extends Error {}
+export { FinalError };
 
 /** What one attempt produced: the task's result, its stored outputs, and its model's marks. */
 export interface TaskOutcome {
@@ -32,14 +33,32 @@ export interface TaskOutcome {
  * Runs one attempt of a task: fetches its input images, runs the preflight checks, hands the job
  * to the engine that serves its pipeline, checks the outputs when the request asked for the safety
  * checker, and stores them. Writes nothing to the task: settling it is the caller's.
+ *
+ * The attempt ends as soon as `signal` aborts (a cancel, the task's deadline, the attempt's time
+ * limit, a lost lease, shutdown), whatever it is doing: fetching, decoding, waiting for its
+ * engine, running or storing. Each of those stops its own work on the signal too (a decode is
+ * stopped with its process, a queued job leaves the engine's queue, a request is aborted), but
+ * the attempt does not wait for a step that cannot stop at once, such as a model pass already on
+ * its thread: what that step produces is dropped.
  */
-export async function runTask(
+export function runTask(
   ctx: WorkerContext,
   task: TaskRecord,
   signal: AbortSignal,
   /** Where the engine's progress and previews go (the attempt's lease). */
   report: Pick<RunContext, 'progress' | 'preview'>,
   /** The engine servers its routing allows (`EngineJob.servers`); absent: any. */
+  servers?: readonly string[],
+): Promise<TaskOutcome> {
+  const attempt = runAttempt(ctx, task, signal, report, servers);
+  return untilAborted(attempt, signal);
+}
+
+async function runAttempt(
+  ctx: WorkerContext,
+  task: TaskRecord,
+  signal: AbortSignal,
+  report: Pick<RunContext, 'progress' | 'preview'>,
   servers?: readonly string[],
 ): Promise<TaskOutcome> {
   const engine = ctx.engines.engineFor(task.endpoint);
@@ -51,15 +70,33 @@ export async function runTask(
     throw new FinalError(`no engine serves ${task.endpoint}`);
   }
   const models = await jobModels(ctx.pool, task);
-  const job: EngineJob = {
-    pipeline: task.endpoint,
-    input: task.input,
-    // A load's sample_images are links shown with the model, not an input of any engine.
-    images: task.kind === 'load_model' ? {} : await fetchImages(ctx, task, signal),
-    seed,
-    ...(servers ? { servers } : {}),
-    ...(models ? { models } : {}),
-  };
+  signal.throwIfAborted();
+  // A load's sample_images are links shown with the model, not an input of any engine.
+  const inputs =
+    task.kind === 'load_model' ? { images: {}, spool: null } : await fetchTaskImages(ctx, task, signal);
+  try {
+    const job: EngineJob = {
+      pipeline: task.endpoint,
+      input: task.input,
+      images: inputs.images,
+      seed,
+      ...(servers ? { servers } : {}),
+      ...(models ? { models } : {}),
+    };
+    return await runEngine(ctx, task, engine, job, signal, report);
+  } finally {
+    await inputs.spool?.close();
+  }
+}
+
+async function runEngine(
+  ctx: WorkerContext,
+  task: TaskRecord,
+  engine: NonNullable<ReturnType<WorkerContext['engines']['engineFor']>>,
+  job: EngineJob,
+  signal: AbortSignal,
+  report: Pick<RunContext, 'progress' | 'preview'>,
+): Promise<TaskOutcome> {
   // A check the caller asked for is never skipped in silence: without a checker on this worker
   // the task fails before any compute is spent.
   if (task.input.safety_checker === true && !ctx.safety) {
@@ -68,6 +105,7 @@ export async function runTask(
     );
   }
   for (const preflight of ctx.preflights ?? []) {
+    signal.throwIfAborted();
     if (preflight.pipelines.includes(task.endpoint)) await preflight.check(job, signal);
   }
   signal.throwIfAborted();
@@ -83,7 +121,12 @@ export async function runTask(
   ctx.metrics?.engineRuns.observe(taskLabels(ctx, task), (performance.now() - engineStarted) / 1000);
   signal.throwIfAborted();
   if (task.input.safety_checker === true) await checkSafety(ctx, output, signal);
-  const outputKeys = await storeOutputs(ctx, task, output);
+  signal.throwIfAborted();
+  const outputKeys = await storeOutputs(ctx, task, output, signal);
+  if (signal.aborted) {
+    await discardOutputs(ctx, task, outputKeys, signal);
+    signal.throwIfAborted();
+  }
   const started = task.startedAt?.getTime() ?? Date.now();
   const notes = [...enhanced.notes, ...(output.notes ?? [])];
   if (notes.length > 0)
@@ -94,7 +137,7 @@ export async function runTask(
       : {}),
     ...(output.text !== undefined ? { text: output.text } : {}),
     ...(task.kind === 'training' ? { training_duration_seconds: (Date.now() - started) / 1000 } : {}),
-    meta: { ...output.meta, engine: engine.name, seed },
+    meta: { ...output.meta, engine: engine.name, seed: job.seed },
     ...(notes.length > 0 ? { notes } : {}),
   };
   return {
@@ -132,41 +175,23 @@ function withoutMetadata(output: EngineResult): EngineResult {
   };
 }
 
-async function fetchImages(
-  ctx: WorkerContext,
-  task: TaskRecord,
-  signal: AbortSignal,
-): Promise<EngineJob['images']> {
-  const images: Record<string, InputImage | readonly InputImage[]> = {};
-  for (const field of ctx.imageFields(task.endpoint)) {
-    const value = task.input[field];
-    if (typeof value === 'string' && value !== '') {
-      images[field] = await fetchOne(ctx, value, field, signal);
-    } else if (Array.isArray(value)) {
-      const list: InputImage[] = [];
-      for (const [n, url] of value.entries()) {
-        if (typeof url === 'string') list.push(await fetchOne(ctx, url, `${field}[${n}]`, signal));
-      }
-      images[field] = list;
-    }
+/**
+ * The work's own outcome, or the signal's reason as soon as it aborts, whichever comes first;
+ * what the work does after that is dropped (its failure included, so it is never unhandled).
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(signal.reason);
   }
-  return images;
-}
-
-async function fetchOne(
-  ctx: WorkerContext,
-  url: string,
-  field: string,
-  signal: AbortSignal,
-): Promise<InputImage> {
-  try {
-    return await ctx.fetcher.fetchImage(url, field, signal);
-  } catch (error) {
-    if (signal.aborted) throw error;
-    // The fetcher's InputFetchError already names the field and the reason.
-    const text = (error as Error).message;
-    throw new FinalError((error as Error).name === 'InputFetchError' ? text : `${field}: ${text}`);
-  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      work.catch(() => {});
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 async function checkSafety(ctx: WorkerContext, output: EngineResult, signal: AbortSignal): Promise<void> {
@@ -185,7 +210,12 @@ async function checkSafety(ctx: WorkerContext, output: EngineResult, signal: Abo
   }
 }
 
-async function storeOutputs(ctx: WorkerContext, task: TaskRecord, output: EngineResult): Promise<string[]> {
+async function storeOutputs(
+  ctx: WorkerContext,
+  task: TaskRecord,
+  output: EngineResult,
+  signal: AbortSignal,
+): Promise<string[]> {
   const images = output.images;
   const keys = task.outputKeys.slice(0, images.length);
   if (keys.length < images.length) {
@@ -196,7 +226,31 @@ async function storeOutputs(ctx: WorkerContext, task: TaskRecord, output: Engine
     );
     keys.push(...more.slice(keys.length));
   }
-  await Promise.all(images.map((image, n) => ctx.store.put(keys[n]!, image.data, image.contentType)));
+  try {
+    await Promise.all(
+      images.map((image, n) => ctx.store.put(keys[n]!, image.data, image.contentType, { signal })),
+    );
+  } catch (error) {
+    await discardOutputs(ctx, task, keys, signal);
+    throw error;
+  }
   // Pre-allocated links the engine did not fill stay listed but answer 404, never stale data.
   return task.outputKeys.length > keys.length ? [...keys, ...task.outputKeys.slice(keys.length)] : keys;
+}
+
+/**
+ * Removes the outputs of an attempt stopped while it stored them, so a cancelled or failed task's
+ * images are never served, except the pre-allocated links (queued_image_urls) of a task another
+ * attempt will run again (its lease moved on, or this worker is shutting down): that attempt
+ * writes the same keys.
+ */
+async function discardOutputs(
+  ctx: WorkerContext,
+  task: TaskRecord,
+  keys: readonly string[],
+  signal: AbortSignal,
+): Promise<void> {
+  const reason = (signal.reason as Error | undefined)?.message;
+  if (task.outputKeys.length > 0 && (reason === LEASE_LOST || reason === SHUTDOWN)) return;
+  await Promise.all(keys.map((key) => ctx.store.delete(key).catch(() => {})));
 }

@@ -4,8 +4,9 @@ import { downloadUrl } from '../storage/blob-keys.ts';
 import { insertFailureUsage } from '../usage/sql/insertFailureUsage.ts';
 import { failureFacts, successFacts, type UsageFacts } from '../usage/usage-facts.ts';
 import { CANCELLED, DeadlinePassedError, LEASE_LOST, SHUTDOWN } from './attempt-lease.ts';
+import { FinalError } from './final-error.ts';
 import { settleModel } from './models/sql/settleModel.ts';
-import { FinalError, type TaskOutcome } from './run-task.ts';
+import type { TaskOutcome } from './run-task.ts';
 import { completeTask } from './sql/completeTask.ts';
 import { failTask } from './sql/failTask.ts';
 import { getCancelledAt } from './sql/getCancelledAt.ts';
@@ -134,7 +135,7 @@ export async function settleError(
   const deadline = signal.aborted && signal.reason instanceof DeadlinePassedError ? signal.reason : null;
   const final = deadline !== null || error instanceof FinalError || error instanceof EngineInputError;
   // Timed out: the engine saw the abort; the reason says why it was aborted.
-  const cause = reason ?? (error as Error)?.message ?? String(error);
+  const cause = reason ?? describeError(error);
   const text = deadline ? deadline.message : final ? (error as Error).message : `engine error: ${cause}`;
   const backoffMs = ctx.retryBaseMs * 2 ** Math.max(0, task.attempts - 1);
   const labels = taskLabels(ctx, task);
@@ -198,4 +199,16 @@ async function enqueueWebhook(ctx: FailureContext, client: PoolClient, task: Tas
     url,
     body: taskWebhookBody(task, ctx.publicUrl),
   });
+}
+
+/**
+ * An error's message for the task's owner. A system call's failure is named by the call and its
+ * code alone: Node's own text carries the worker's paths (`ENOSPC: no space left on device, open
+ * '/data/files/...'`).
+ */
+function describeError(error: unknown): string {
+  const { code, syscall, message } = (error ?? {}) as NodeJS.ErrnoException;
+  if (typeof code === 'string' && typeof syscall === 'string')
+    return `the worker's ${syscall} failed (${code})`;
+  return message ?? String(error);
 }

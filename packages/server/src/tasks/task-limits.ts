@@ -1,5 +1,6 @@
 import { endpointByPath } from '@imagegen/contract';
 import { isPlan, type Plan } from '../auth/plans.ts';
+import { DEFAULT_INPUT_LIMITS, type InputLimits } from '../fetch/input-budget.ts';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from './worker-context.ts';
 
 /** A week: the longest attempt a setting may allow, well within a timer's range (24.8 days). */
@@ -13,6 +14,8 @@ export interface TaskLimits {
   readonly attemptTimeoutsByPipeline: Readonly<Record<string, number>>;
   /** PLAN_CONCURRENCY: tasks of one owner running at once, by plan; 0 is no cap. */
   readonly planConcurrency: Readonly<Record<Plan, number>>;
+  /** TASK_MAX_INPUT_IMAGES, _BYTES and _PIXELS: what one task's input images may come to. */
+  readonly inputLimits: InputLimits;
 }
 
 /**
@@ -36,8 +39,9 @@ export const DEFAULT_PLAN_CONCURRENCY: Readonly<Record<Plan, number>> = {
 
 /**
  * Reads TASK_MAX_RUN_SECONDS (whole seconds, default 3600), TASK_MAX_RUN_SECONDS_BY_PIPELINE
- * (`/sd/text2image/v1=600,/train_model/v1=7200`) and PLAN_CONCURRENCY (`FREE=1,STANDARD=4`; the
- * plans it does not name keep their defaults). Lists are read as IMAGEGEN_PIPELINE_ENGINES is:
+ * (`/sd/text2image/v1=600,/train_model/v1=7200`), PLAN_CONCURRENCY (`FREE=1,STANDARD=4`; the
+ * plans it does not name keep their defaults) and TASK_MAX_INPUT_IMAGES, TASK_MAX_INPUT_BYTES and
+ * TASK_MAX_INPUT_PIXELS (whole numbers; defaults DEFAULT_INPUT_LIMITS). Lists are read as IMAGEGEN_PIPELINE_ENGINES is:
  * comma-separated `<name>=<value>` pairs; a malformed pair, an unknown pipeline or plan, or a
  * value out of bounds stops the start with a message naming the setting.
  */
@@ -61,7 +65,19 @@ export function taskLimitsFromEnv(env: Readonly<Record<string, string | undefine
     if (!isPlan(plan)) throw new Error(`PLAN_CONCURRENCY: "${plan}" is not a plan`);
     planConcurrency[plan] = wholeNumber('PLAN_CONCURRENCY', value, 0, 100_000);
   }
-  return { attemptTimeoutMs: seconds * 1000, attemptTimeoutsByPipeline: byPipeline, planConcurrency };
+  const limit = (name: string, fallback: number, max: number) =>
+    env[name]?.trim() ? wholeNumber(name, env[name]!, 1, max) : fallback;
+  const inputLimits: InputLimits = {
+    maxImages: limit('TASK_MAX_INPUT_IMAGES', DEFAULT_INPUT_LIMITS.maxImages, 100_000),
+    maxBytes: limit('TASK_MAX_INPUT_BYTES', DEFAULT_INPUT_LIMITS.maxBytes, Number.MAX_SAFE_INTEGER),
+    maxPixels: limit('TASK_MAX_INPUT_PIXELS', DEFAULT_INPUT_LIMITS.maxPixels, Number.MAX_SAFE_INTEGER),
+  };
+  return {
+    attemptTimeoutMs: seconds * 1000,
+    attemptTimeoutsByPipeline: byPipeline,
+    planConcurrency,
+    inputLimits,
+  };
 }
 
 function pairs(name: string, value: string | undefined): [string, string][] {
@@ -77,7 +93,7 @@ function pairs(name: string, value: string | undefined): [string, string][] {
 
 function wholeNumber(name: string, value: string, min: number, max: number): number {
   const n = Number(value);
-  if (!/^\d{1,9}$/.test(value.trim()) || n < min || n > max) {
+  if (!/^\d{1,15}$/.test(value.trim()) || n < min || n > max) {
     throw new Error(`${name}: "${value}" is not a whole number from ${min} to ${max}`);
   }
   return n;

@@ -2,6 +2,7 @@ import type { WEBHOOK_EVENTS } from '@imagegen/contract';
 import type { Pool, Queryable } from '@imagegen/db';
 import type { EngineRegistry, Preflight, SafetyChecker } from '@imagegen/engines';
 import type { ImageFetcher } from '../fetch/image-fetcher.ts';
+import type { InputLimits } from '../fetch/input-budget.ts';
 import type { LineLog } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
@@ -149,6 +150,11 @@ export interface WorkerOptions {
   readonly retryBaseMs?: number;
   /** The request fields holding image URLs per pipeline (default: the contract's endpoint table). */
   readonly imageFields?: (pipeline: string) => readonly string[];
+  /**
+   * What one task's input images may come to (TASK_MAX_INPUT_IMAGES, _BYTES, _PIXELS); past it the
+   * task fails at once, naming the setting. Default: DEFAULT_INPUT_LIMITS.
+   */
+  readonly inputLimits?: InputLimits;
   /** Stable name of this worker in `lease_owner` (default host:pid:random). */
   readonly workerId?: string;
   /** Its lines about a task carry the task's id and request id as fields. */

@@ -1,5 +1,8 @@
-import { isUuid, type Queryable } from '@imagegen/db';
+import { inTransaction, isUuid, type Pool, type Queryable } from '@imagegen/db';
+import { readCursor, writeCursor } from '../records/page-cursor.ts';
+import { DEFAULT_REDELIVERY_LIMITS, type RedeliveryLimits } from './redelivery-limits.ts';
 import { type DeliveryRow, listDeliveries } from './sql/listDeliveries.ts';
+import { lockOwnerRedeliveries } from './sql/lockOwnerRedeliveries.ts';
 import { type RedeliverOutcome, redeliverDelivery } from './sql/redeliverDelivery.ts';
 
 /** A delivery as /webhooks/v1/deliveries answers it (the contract's WebhookDelivery). */
@@ -18,33 +21,57 @@ export interface DeliveryAnswer {
   }[];
 }
 
-/** An owner's deliveries, newest first; a task id that is not one lists nothing, as a missing one. */
+/**
+ * An owner's deliveries, newest first, a page at a time (each with at most its newest
+ * ATTEMPTS_KEPT attempts, so a page is bounded whatever was asked of them); `next_cursor` reads
+ * the next page, null on the last. A task id that is not one lists nothing, as a missing one. A
+ * cursor no page handed out throws InvalidCursorError.
+ */
 export async function ownerDeliveries(
   db: Queryable,
-  params: { ownerId: string; taskId?: string; limit: number },
-): Promise<DeliveryAnswer[]> {
-  if (params.taskId !== undefined && !isUuid(params.taskId)) return [];
+  params: { ownerId: string; taskId?: string; limit: number; cursor?: string },
+): Promise<{ deliveries: DeliveryAnswer[]; next_cursor: string | null }> {
+  const after = params.cursor === undefined ? null : readCursor(params.cursor);
+  if (params.taskId !== undefined && !isUuid(params.taskId)) return { deliveries: [], next_cursor: null };
   const rows = await listDeliveries(db, {
     ownerId: params.ownerId,
     taskId: params.taskId ?? null,
-    limit: params.limit,
+    after,
+    // One more than the page: whether a next page exists, without counting.
+    limit: params.limit + 1,
   });
-  return rows.map(toDeliveryAnswer);
+  const page = rows.slice(0, params.limit);
+  const last = page.at(-1);
+  return {
+    deliveries: page.map(toDeliveryAnswer),
+    next_cursor: rows.length > params.limit && last ? writeCursor(last.created_us, last.id) : null,
+  };
 }
 
 /**
- * Sends one of the owner's deliveries again, and answers it as it stands then; null when the owner
- * has no such delivery (an id that is not one included), 'pending' when it has not finished yet.
+ * Sends one of the owner's deliveries again, and answers it as it stands then; 'missing' when the
+ * owner has no such delivery (an id that is not one included), 'pending' when it has not
+ * finished yet (one redelivery in flight at a time), or the allowance used up
+ * (WEBHOOK_REDELIVERIES_PER_DELIVERY, _PER_MINUTE) with the seconds to wait.
  */
 export async function redeliver(
-  db: Queryable,
-  params: { ownerId: string; id: string },
-): Promise<DeliveryAnswer | Exclude<RedeliverOutcome, 'redelivered'>> {
-  if (!isUuid(params.id)) return 'missing';
-  const outcome = await redeliverDelivery(db, params);
-  if (outcome !== 'redelivered') return outcome;
-  const [row] = await listDeliveries(db, { ownerId: params.ownerId, taskId: null, id: params.id, limit: 1 });
-  return row ? toDeliveryAnswer(row) : 'missing';
+  pool: Pool,
+  params: { ownerId: string; id: string; limits?: RedeliveryLimits },
+): Promise<DeliveryAnswer | Exclude<RedeliverOutcome, { kind: 'redelivered' }>> {
+  if (!isUuid(params.id)) return { kind: 'missing' };
+  const limits = params.limits ?? DEFAULT_REDELIVERY_LIMITS;
+  const outcome = await inTransaction(pool, async (client) => {
+    await lockOwnerRedeliveries(client, params.ownerId);
+    return redeliverDelivery(client, { ownerId: params.ownerId, id: params.id, ...limits });
+  });
+  if (outcome.kind !== 'redelivered') return outcome;
+  const [row] = await listDeliveries(pool, {
+    ownerId: params.ownerId,
+    taskId: null,
+    id: params.id,
+    limit: 1,
+  });
+  return row ? toDeliveryAnswer(row) : { kind: 'missing' };
 }
 
 function toDeliveryAnswer(row: DeliveryRow): DeliveryAnswer {

@@ -63,7 +63,8 @@ beforeAll(async () => {
   pictures = await serveFiles(files);
   for (const [n, testCase] of PIPELINE_SUITE.entries()) {
     for (const value of Object.values((await caseJob(testCase, pictureUrl(n))).images)) {
-      for (const image of [value].flat()) files[new URL(image.url).pathname] = ['image/png', image.data];
+      for (const image of [value].flat())
+        files[new URL(image.url).pathname] = ['image/png', await image.read()];
     }
   }
 

@@ -44,7 +44,7 @@ beforeAll(async () => {
   pictures = await serveFiles(files);
   const job = await caseJob(TRAINING, (field, n) => `${pictures.url}/${field}-${n}.png`);
   for (const image of [job.images.images!].flat())
-    files[new URL(image.url).pathname] = ['image/png', image.data];
+    files[new URL(image.url).pathname] = ['image/png', await image.read()];
   body = { ...TRAINING.body, images: job.input.images };
 
   db = await createTestDatabase();

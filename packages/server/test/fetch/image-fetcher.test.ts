@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -8,8 +9,10 @@ import {
   type ImageFetcherOptions,
   InputFetchError,
 } from '../../src/fetch/image-fetcher.ts';
+import { InputBudget } from '../../src/fetch/input-budget.ts';
+import { InputSpool } from '../../src/fetch/input-spool.ts';
 import type { Resolver } from '../../src/fetch/ssrf-guard.ts';
-import { claimedSizePng, noiseImage } from '../support/test-images.ts';
+import { claimedSizePng, manyScansJpeg, noiseImage } from '../support/test-images.ts';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from '../support/test-tls.ts';
 
 /**
@@ -18,6 +21,7 @@ import { TEST_TLS_CERT, TEST_TLS_KEY } from '../support/test-tls.ts';
  */
 let png: Buffer;
 let jpeg: Buffer;
+let scans: Buffer;
 let publicServer: http.Server;
 let privateServer: http.Server;
 let publicPort: number;
@@ -62,6 +66,7 @@ async function failure(promise: Promise<unknown>): Promise<InputFetchError> {
 beforeAll(async () => {
   png = await noiseImage(64, 48, 'png');
   jpeg = await noiseImage(40, 30, 'jpeg');
+  scans = await manyScansJpeg(5_000);
   publicServer = http.createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://x');
     const send = (type: string, body: Buffer | string) => {
@@ -80,6 +85,12 @@ beforeAll(async () => {
         return send('image/png', '<!doctype html><title>not an image</title>');
       case '/bomb.png':
         return send('image/png', claimedSizePng(20_000, 20_000));
+      case '/thin.png':
+        return send('image/png', claimedSizePng(1, 49_999_999));
+      case '/banner.png':
+        return send('image/png', claimedSizePng(8_000, 100));
+      case '/scans.jpg':
+        return send('image/jpeg', scans);
       case '/declared-huge':
         response.writeHead(200, { 'content-type': 'image/png', 'content-length': String(30 * MB) });
         return response.write(png);
@@ -139,7 +150,7 @@ describe('the image fetcher', () => {
   it('fetches a real PNG, sniffing its type rather than trusting Content-Type', async () => {
     const image = await fetcher().fetchImage(at('/photo.png'), 'init_image');
     expect(image).toMatchObject({ contentType: 'image/png', width: 64, height: 48 });
-    expect(image.data.equals(png)).toBe(true);
+    expect((await image.read()).equals(png)).toBe(true);
   });
 
   it('fetches a real JPEG', async () => {
@@ -203,6 +214,49 @@ describe('the image fetcher', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it('refuses a picture of one pixel by fifty million from its header: each side has a limit', async () => {
+    const started = Date.now();
+    const error = await failure(fetcher().fetchImage(at('/thin.png'), 'init_image'));
+    expect(error.message).toBe('init_image: image is 1×49999999; each side may be at most 16384 pixels');
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('refuses a picture far longer than it is wide from its header', async () => {
+    const error = await failure(fetcher().fetchImage(at('/banner.png'), 'init_image'));
+    expect(error.message).toBe(
+      'init_image: image is 8000×100; its long side may be at most 64 times its short side',
+    );
+  });
+
+  it('refuses a JPEG of thousands of scans before decoding it', async () => {
+    const error = await failure(fetcher().fetchImage(at('/scans.jpg'), 'init_image'));
+    expect(error.message).toBe(
+      'init_image: the JPEG has more than 100 scans, which no camera or encoder writes',
+    );
+  });
+
+  it('charges the task’s allowance from the header, and refuses an image past it before decoding', async () => {
+    const budget = new InputBudget({ maxImages: 64, maxBytes: 10 * MB, maxPixels: 64 * 48 + 100 });
+    await fetcher().fetchImage(at('/photo.png'), 'init_images[0]', { budget });
+    const error = await failure(fetcher().fetchImage(at('/photo.jpg'), 'init_images[1]', { budget }));
+    expect(error.message).toBe(
+      "init_images[1]: the task's input images come to 4272 pixels, above the 3172 pixels a task may have (TASK_MAX_INPUT_PIXELS)",
+    );
+  });
+
+  it('keeps the bytes in the attempt’s folder, not in memory, and reads them back from there', async () => {
+    const spool = await InputSpool.open();
+    try {
+      const image = await fetcher().fetchImage(at('/photo.png'), 'init_image', { spool });
+      expect(image.size).toBe(png.length);
+      expect(await readdir(spool.dir)).toHaveLength(1);
+      expect((await image.read()).equals(png)).toBe(true);
+    } finally {
+      await spool.close();
+    }
+    await expect(readdir(spool.dir)).rejects.toThrow('ENOENT');
+  });
+
   it('times out a server that stops sending', async () => {
     const error = await failure(fetcher({ totalTimeoutMs: 300 }).fetchImage(at('/stall'), 'init_image'));
     expect(error.message).toBe('init_image: timed out after 300 ms');
@@ -223,7 +277,7 @@ describe('the image fetcher', () => {
 
   it('passes the caller’s abort through instead of blaming the input', async () => {
     const controller = new AbortController();
-    const pending = fetcher().fetchImage(at('/stall'), 'init_image', controller.signal);
+    const pending = fetcher().fetchImage(at('/stall'), 'init_image', { signal: controller.signal });
     setTimeout(() => controller.abort(new Error('lease lost')), 50);
     await expect(pending).rejects.toThrow('lease lost');
   });

@@ -8,6 +8,7 @@ import { createImageFetcher, InputFetchError } from '../../src/fetch/image-fetch
 import { withStoredFiles } from '../../src/fetch/stored-files.ts';
 import { allocateOutputKeys, downloadUrl } from '../../src/storage/blob-keys.ts';
 import { LocalBlobStore } from '../../src/storage/local-blob-store.ts';
+import { claimedSizePng } from '../support/test-images.ts';
 
 /**
  * The API's own /files links as inputs, with the default fetcher (no private addresses): on one
@@ -48,7 +49,7 @@ describe('withStoredFiles', () => {
   it('reads our own links from the store, though they point at loopback', async () => {
     const link = downloadUrl(PUBLIC_URL, await stored(png));
     const image = await ours().fetchImage(link, 'init_image');
-    expect(image.data.equals(png)).toBe(true);
+    expect((await image.read()).equals(png)).toBe(true);
     expect(image).toMatchObject({ contentType: 'image/png', width: 30, height: 20, url: link });
     // With a query, as the /files route ignores it.
     expect((await ours().fetchImage(`${link}?download=1`, 'init_image')).width).toBe(30);
@@ -72,15 +73,26 @@ describe('withStoredFiles', () => {
     const notImage = await failure(ours().fetchImage(text, 'mask_image'));
     expect(notImage.message).toMatch(/^mask_image: content is not a PNG, JPEG, WebP or GIF image/);
 
-    const truncated = downloadUrl(PUBLIC_URL, await stored(png.subarray(0, png.length - 20)));
-    expect((await failure(ours().fetchImage(truncated, 'init_image'))).message).toBe(
-      'init_image: the image data is truncated or corrupt',
-    );
+    // A link to the folder of an upload (`/files/<folder>`) names no file either.
+    const folder = (await stored(png)).split('/')[0]!;
+    const directory = await failure(ours().fetchImage(`${PUBLIC_URL}/files/${folder}`, 'init_image'));
+    expect(directory.message).toBe('init_image: no file is stored at this link (HTTP 404)');
 
     const traversal = await failure(
       ours().fetchImage(`${PUBLIC_URL}/files/..%2F..%2Fetc%2Fpasswd`, 'init_image'),
     );
     expect(traversal.message).toBe('init_image: no file is stored at this link (HTTP 404)');
+  });
+
+  it("holds a stored file to the header's limits, and does not decode it again", async () => {
+    const thin = downloadUrl(PUBLIC_URL, await stored(claimedSizePng(1, 49_999_999)));
+    expect((await failure(ours().fetchImage(thin, 'init_image'))).message).toBe(
+      'init_image: image is 1×49999999; each side may be at most 16384 pixels',
+    );
+    // Every stored file was decoded whole when it was stored (an upload) or made by an engine:
+    // reading it as an input costs its header alone, so even a file cut short since is not decoded.
+    const truncated = downloadUrl(PUBLIC_URL, await stored(png.subarray(0, png.length - 20)));
+    expect(await ours().fetchImage(truncated, 'init_image')).toMatchObject({ width: 30, height: 20 });
   });
 
   it('reads the sample images of the API though the store holds none', async () => {

@@ -123,6 +123,8 @@ export interface HarnessOptions {
   logger?: Logger;
   /** Where files go (default: a local store in a temporary folder). */
   store?: BlobStore;
+  /** How often owners may redeliver a webhook (default: the API's own). */
+  redeliveryLimits?: ApiOptions['redeliveryLimits'];
   /** The OpenAI Images API's model table and wait (default: the built-in table, 300 s). */
   openAi?: ApiOptions['openAi'];
   /** MCP tool calls' wait and largest inline image (default: 300 s, 2 MiB). */
@@ -158,6 +160,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.store ? { store: options.store } : {}),
+    ...(options.redeliveryLimits ? { redeliveryLimits: options.redeliveryLimits } : {}),
     ...(options.openAi ? { openAi: options.openAi } : {}),
     ...(options.mcp ? { mcp: options.mcp } : {}),
   });

@@ -7,3 +7,4 @@ export { eventually } from './fakes.ts';
 export { HOSTILE_SHAPES, type HostileShape } from './hostile-bodies.ts';
 export { type FileServer, freePort, type LoopbackApi, serveFiles, startLoopbackApi } from './loopback.ts';
 export { createTestDatabase, type TestDatabase } from './test-database.ts';
+export { blackPng, claimedSizePng, incompressiblePng, noiseImage } from './test-images.ts';

@@ -85,6 +85,8 @@ export async function startLoopbackApi(options: {
   logger?: Logger;
   /** Removes a deleted model's file from the model folders (default: the row only). */
   removeModelFiles?: ApiOptions['removeModelFiles'];
+  /** How often owners may redeliver a webhook (default: the API's own). */
+  redeliveryLimits?: ApiOptions['redeliveryLimits'];
   /** The OpenAI Images API's model table and wait (default: the built-in table, 300 s). */
   openAi?: ApiOptions['openAi'];
   /** MCP tool calls' wait and largest inline image (default: 300 s, 2 MiB). */
@@ -120,6 +122,7 @@ export async function startLoopbackApi(options: {
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.logger ? { logger: options.logger.child({ component: 'api' }) } : {}),
     ...(options.removeModelFiles ? { removeModelFiles: options.removeModelFiles } : {}),
+    ...(options.redeliveryLimits ? { redeliveryLimits: options.redeliveryLimits } : {}),
     ...(options.openAi ? { openAi: options.openAi } : {}),
     ...(options.mcp ? { mcp: options.mcp } : {}),
   });

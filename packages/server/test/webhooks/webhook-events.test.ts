@@ -1,24 +1,16 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type Engine, EngineInputError, type EngineJob, type RunContext } from '@imagegen/engines';
 import sharp from 'sharp';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { PROGRESS_EVENT_MS } from '../../src/tasks/webhook-events.ts';
-import { startWebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.ts';
 import { type ApiHarness, startApiHarness } from '../support/api-harness.ts';
+import { type ReceivedCall, startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 const T2I = '/sd/text2image/v1';
 /** How long a `slow` task reports progress, every TICK_MS. */
 const SLOW_MS = 1_600;
 const TICK_MS = 10;
-
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
 
 /**
  * Draws `samples` plain images of the requested size; a prompt of `slow` first reports progress
@@ -52,42 +44,20 @@ function tickingEngine(): Engine {
 }
 
 let api: ApiHarness;
-let receiver: http.Server;
+let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 let hookUrl: string;
-const received: Received[] = [];
-const stop = new AbortController();
-let dispatcher: Promise<void>;
+let received: ReceivedCall[];
 const metrics = new Metrics();
 
 beforeAll(async () => {
   api = await startApiHarness({ engine: tickingEngine(), webhooks: true, metrics });
-  receiver = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      received.push({
-        path: request.url ?? '/',
-        headers: request.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      });
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
-  hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  dispatcher = startWebhookDispatcher({
-    pool: api.db.pool,
-    signal: stop.signal,
-    allowPrivate: true,
-    pollMs: 50,
-  }).stopped;
+  receiver = await startWebhookReceiver(api.db.pool);
+  hookUrl = receiver.url;
+  received = receiver.received;
 });
 
 afterAll(async () => {
-  stop.abort();
-  await dispatcher;
-  receiver.closeAllConnections();
-  await new Promise((done) => receiver.close(done));
+  await receiver.close();
   await api.close();
 });
 
@@ -101,7 +71,7 @@ async function submit(body: Record<string, unknown>, key = api.alice.key): Promi
 }
 
 /** The calls received on `path`, once `count` of them came. */
-async function calls(path: string, count: number): Promise<Received[]> {
+async function calls(path: string, count: number): Promise<ReceivedCall[]> {
   const deadline = Date.now() + 15_000;
   for (;;) {
     const seen = received.filter((call) => call.path === path);
@@ -115,7 +85,7 @@ async function secretOf(key: string): Promise<string> {
   return ((await api.request('GET', '/webhook_secret/v1', { key })).body as { secret: string }).secret;
 }
 
-function verified(call: Received, secret: string): Record<string, unknown> {
+function verified(call: ReceivedCall, secret: string): Record<string, unknown> {
   return new Webhook(secret).verify(call.body, {
     'webhook-id': String(call.headers['webhook-id']),
     'webhook-timestamp': String(call.headers['webhook-timestamp']),
@@ -283,9 +253,9 @@ describe('webhook deliveries', () => {
     const [delivery] = (mine.body as { deliveries: { id: string }[] }).deliveries;
     expect(delivery).toBeDefined();
     const theirs = await api.request('GET', `/webhooks/v1/deliveries?task_id=${id}`, { key: api.bob.key });
-    expect(theirs.body).toEqual({ deliveries: [] });
+    expect(theirs.body).toEqual({ deliveries: [], next_cursor: null });
     const all = await api.request('GET', '/webhooks/v1/deliveries?limit=100', { key: api.bob.key });
-    expect(all.body).toEqual({ deliveries: [] });
+    expect(all.body).toEqual({ deliveries: [], next_cursor: null });
     const redeliver = await api.request('POST', `/webhooks/v1/deliveries/${delivery!.id}/redeliver`, {
       key: api.bob.key,
     });

@@ -25,6 +25,7 @@ import {
 } from '../../tasks/index.ts';
 import { UsageQueryError, usageReport } from '../../usage/usage-report.ts';
 import { ownerDeliveries, redeliver } from '../../webhooks/deliveries.ts';
+import type { RedeliveryLimits } from '../../webhooks/redelivery-limits.ts';
 import { callerOf, requestKey } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
 import { HttpError } from '../http-errors.ts';
@@ -37,6 +38,8 @@ const SUBSCRIPTIONS_LISTED = 100;
 
 interface RecordOptions {
   readonly pool: Pool;
+  /** How often an owner may redeliver a webhook (default DEFAULT_REDELIVERY_LIMITS). */
+  readonly redeliveryLimits?: RedeliveryLimits;
   readonly publicUrl: string;
   /** The engines whose output is labelled placeholders (the task list says so of their tasks). */
   readonly placeholderEngines: ReadonlySet<string>;
@@ -51,6 +54,7 @@ function recordHandlers({
   pool,
   publicUrl,
   placeholderEngines,
+  redeliveryLimits,
 }: RecordOptions): Record<string, RecordHandler> {
   const param = (request: FastifyRequest, name: string) =>
     (request.params as Record<string, string>)[name] ?? '';
@@ -143,21 +147,42 @@ function recordHandlers({
     },
     '/webhooks/v1/deliveries': async (request, ownerId) => {
       // The contract's query schema bounded `limit` and filled its default.
-      const query = request.query as { task_id?: string; limit: number };
-      return {
-        deliveries: await ownerDeliveries(pool, {
+      const query = request.query as { task_id?: string; limit: number; cursor?: string };
+      try {
+        return await ownerDeliveries(pool, {
           ownerId,
           limit: query.limit,
           ...(query.task_id === undefined ? {} : { taskId: query.task_id }),
-        }),
-      };
+          ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+        });
+      } catch (error) {
+        if (!(error instanceof InvalidCursorError)) throw error;
+        throw new HttpError(422, [
+          { loc: ['query', 'cursor'], msg: error.message, type: 'value_error.cursor' },
+        ]);
+      }
     },
     '/webhooks/v1/deliveries/{delivery_id}/redeliver': async (request, ownerId) => {
-      const outcome = await redeliver(pool, { ownerId, id: param(request, 'delivery_id') });
-      if (outcome === 'missing') throw new HttpError(404, 'Delivery not found');
-      if (outcome === 'pending')
-        throw new HttpError(409, 'The delivery is still pending: its next attempt is already planned');
-      return outcome;
+      const outcome = await redeliver(pool, {
+        ownerId,
+        id: param(request, 'delivery_id'),
+        ...(redeliveryLimits ? { limits: redeliveryLimits } : {}),
+      });
+      if (!('kind' in outcome)) return outcome;
+      switch (outcome.kind) {
+        case 'missing':
+          throw new HttpError(404, 'Delivery not found');
+        case 'pending':
+          throw new HttpError(409, 'The delivery is still pending: its next attempt is already planned');
+        case 'limited': {
+          const seconds = outcome.retryAfterSeconds;
+          const detail =
+            outcome.scope === 'delivery'
+              ? `This delivery was redelivered as often as a day allows: retry after ${seconds} s`
+              : `Too many redeliveries in the last minute: retry after ${seconds} s`;
+          throw new HttpError(429, detail, { 'retry-after': String(seconds) });
+        }
+      }
     },
     '/usage/v1': async (request, ownerId) => {
       const query = request.query as { from?: string; to?: string };

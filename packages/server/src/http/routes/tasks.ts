@@ -2,6 +2,7 @@ import type { Endpoint } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
 import type { EngineRegistry } from '@imagegen/engines';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DEFAULT_INPUT_LIMITS } from '../../fetch/input-budget.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import {
   hasEnded,
@@ -17,6 +18,7 @@ import {
   type TaskStatusReader,
   type TaskWatcher,
   taskStatusBody,
+  tooManyImages,
 } from '../../tasks/index.ts';
 import { callerOf } from '../api-key-auth.ts';
 import { routeSchema } from '../contract-validation.ts';
@@ -38,6 +40,8 @@ export interface TaskRouteOptions {
    * pipeline's adapters do not fit): answered 422 at the field, nothing queued. Absent: nothing.
    */
   admit?: EngineRegistry['admit'];
+  /** TASK_MAX_INPUT_IMAGES: a request naming more image links is answered 422 (default 64). */
+  maxInputImages?: number;
 }
 
 /**
@@ -62,7 +66,15 @@ export function registerTaskEndpoint(
     const key = idempotencyKey(request);
     const deadline = cancelAfter(request);
     // Before the Idempotency-Key is claimed: a refused request leaves it free, as routing does.
-    const refusal = kind === 'generation' ? options.admit?.(endpoint.path, input) : null;
+    // A load's sample_images are links shown with the model, never fetched: not counted.
+    const refusal =
+      (kind === 'load_model'
+        ? null
+        : tooManyImages(
+            endpoint.imageFields,
+            input,
+            options.maxInputImages ?? DEFAULT_INPUT_LIMITS.maxImages,
+          )) ?? (kind === 'generation' ? options.admit?.(endpoint.path, input) : null);
     if (refusal) {
       throw new HttpError(422, [{ loc: ['body', refusal.field], msg: refusal.message, type: refusal.type }]);
     }

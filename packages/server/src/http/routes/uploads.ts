@@ -1,9 +1,10 @@
 import multipart from '@fastify/multipart';
 import { BODY_PARSE_ERROR, type Endpoint, type ValidationErrorEntry } from '@imagegen/contract';
 import type { Pool } from '@imagegen/db';
-import type { InputImage } from '@imagegen/engines';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { warmDecodeChecks } from '../../fetch/decode-check.ts';
 import { DEFAULT_MAX_IMAGE_BYTES, InputFetchError, inspectImage } from '../../fetch/image-fetcher.ts';
+import type { ImageHeader } from '../../fetch/image-header.ts';
 import { saveUploads } from '../../records/save-uploads.ts';
 import type { BlobStore } from '../../tasks/types.ts';
 import { callerOf } from '../api-key-auth.ts';
@@ -90,8 +91,10 @@ function endsEarly(error: unknown): boolean {
 /**
  * POST the upload endpoint: multipart `image_files` parts → stored blobs → `image_urls` that work
  * as inputs of any request. Every part goes through the same inspection and caps as a fetched
- * input image (size, sniffed type, pixel cap, one full decode) before anything is stored, so a bad
- * part leaves nothing behind and an uploaded image always works as an input.
+ * input image (size, sniffed type, the header's pixel, side and aspect limits, then one full
+ * decode in a decode process) before anything is stored, so a bad part leaves nothing behind and
+ * an uploaded image always works as an input. That check is the only decode an upload gets: a
+ * task naming it reads its header alone (fetch/stored-files.ts).
  *
  * The endpoint gets a scope of its own, where @fastify/multipart lives: its hooks would otherwise
  * run on every request of the API.
@@ -101,6 +104,8 @@ export async function registerUploadEndpoint(
   endpoint: Endpoint,
   options: UploadOptions,
 ): Promise<void> {
+  // The decode process starts now, so the first upload does not wait for it.
+  warmDecodeChecks();
   await app.register(async (uploads) => {
     await uploads.register(multipart, {
       limits: { fileSize: DEFAULT_MAX_IMAGE_BYTES, files: MAX_UPLOAD_FILES, fields: 32, parts: 64 },
@@ -119,28 +124,43 @@ interface UploadOptions {
 function registerUploadRoute(app: FastifyInstance, endpoint: Endpoint, options: UploadOptions): void {
   const paths = [endpoint.path, ...(endpoint.aliases ?? []).map((alias) => alias.path)];
   for (const path of paths) {
-    app.post(path, { schema: routeSchema(endpoint), preValidation: readForm }, (request) =>
-      storeUpload(request, options),
+    app.post(path, { schema: routeSchema(endpoint), preValidation: readForm }, (request, reply) =>
+      storeUpload(request, reply, options),
     );
   }
 }
 
 async function storeUpload(
   request: FastifyRequest,
+  reply: FastifyReply,
   options: UploadOptions,
 ): Promise<{ image_urls: string[] }> {
   const ownerId = callerOf(request).ownerId;
   const problems: ValidationErrorEntry[] = [];
-  const images: Omit<InputImage, 'url'>[] = [];
-  for (const [n, data] of (uploadedFiles.get(request) ?? []).entries()) {
-    try {
-      images.push(await inspectImage(data, `image_files[${n}]`));
-    } catch (error) {
-      if (!(error instanceof InputFetchError)) throw error;
-      problems.push({ loc: ['body', 'image_files', n], msg: error.reason, type: 'value_error.image' });
+  const images: { data: Buffer; header: ImageHeader }[] = [];
+  // A client that leaves stops the checks still to run (a decode is stopped with its process).
+  const left = new AbortController();
+  const onClose = () => left.abort(new Error('the client left'));
+  reply.raw.once('close', onClose);
+  try {
+    for (const [n, data] of (uploadedFiles.get(request) ?? []).entries()) {
+      try {
+        images.push({ data, header: await inspectImage(data, `image_files[${n}]`, left.signal) });
+      } catch (error) {
+        if (!(error instanceof InputFetchError)) throw error;
+        problems.push({ loc: ['body', 'image_files', n], msg: error.reason, type: 'value_error.image' });
+      }
     }
+  } finally {
+    reply.raw.off('close', onClose);
   }
   if (problems.length > 0) throw new HttpError(422, problems);
 
-  return { image_urls: await saveUploads(options, ownerId, images) };
+  return {
+    image_urls: await saveUploads(
+      options,
+      ownerId,
+      images.map(({ data, header }) => ({ data, contentType: header.contentType })),
+    ),
+  };
 }

@@ -14,7 +14,15 @@ export interface AttemptOutcome {
 }
 
 /**
- * Records one attempt and moves the delivery on, in one statement. It only applies while the
+ * Attempts kept per delivery, the newest: a whole retry schedule (18) and a few redeliveries
+ * after it. Older ones are removed as new ones are recorded, so no delivery's record (and no
+ * page of GET /webhooks/v1/deliveries) grows with the redeliveries asked of it.
+ */
+export const ATTEMPTS_KEPT = 25;
+
+/**
+ * Records one attempt and moves the delivery on, in one statement, removing the delivery's
+ * attempts older than the newest ATTEMPTS_KEPT. It only applies while the
  * row still carries this attempt's number: if the lease ran out and another dispatcher claimed
  * the row again, this late outcome is recorded but does not overwrite the newer attempt's state.
  */
@@ -27,6 +35,8 @@ export async function finishAttempt(db: Queryable, outcome: AttemptOutcome): Pro
                                            status_code, error, response_excerpt)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT (delivery_id, attempt) DO NOTHING
+           ), pruned AS (
+             DELETE FROM webhook_attempts WHERE delivery_id = $1 AND attempt <= $3 - $11::int
            )
            UPDATE webhook_deliveries
            SET state = $9,
@@ -48,6 +58,7 @@ export async function finishAttempt(db: Queryable, outcome: AttemptOutcome): Pro
       toStored(outcome.responseExcerpt),
       outcome.next.state,
       delayMs,
+      ATTEMPTS_KEPT,
     ],
   });
 }
