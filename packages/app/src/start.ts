@@ -48,7 +48,6 @@ import {
   type Readiness,
   ROLES,
   readStartConfig,
-  redeliveryLimitsFromEnv,
   runRetentionSweeper,
   startWebhookDispatcher,
   startWorker,
@@ -138,9 +137,6 @@ async function main(): Promise<void> {
       ),
       // A request the serving engine can already tell will fail is answered 422, not queued.
       admit: (pipeline, input) => setup.registry.admit(pipeline, input),
-      // A request naming more images than a task may have is answered 422, not queued.
-      maxInputImages: taskLimits.inputLimits.maxImages,
-      redeliveryLimits: redeliveryLimitsFromEnv(process.env),
       logger: apiLogger,
       metrics,
       enqueueWebhook,

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { StartConfig } from '../cli/start-config.ts';
 import { openAiSettingsFromEnv } from '../openai/model-table.ts';
+import { taskLimitsFromEnv } from '../tasks/task-limits.ts';
+import { redeliveryLimitsFromEnv } from '../webhooks/redelivery-limits.ts';
 import { type ApiOptions, buildApi } from './api-app.ts';
 import { authFailureLimitsFromEnv } from './api-key-auth.ts';
 import { endStalledConnectionsOnClose, type OpenConnections } from './open-connections.ts';
@@ -13,8 +15,8 @@ export type ApiSettings = Pick<StartConfig, 'publicUrl' | 'docsPort'>;
 /**
  * The built parts the API runs on (the pool, the store, the engines...). The settings-dependent
  * options (`publicUrl`, the docs origins, the wrong-key allowances) are not among them: they come
- * from the settings, the same way for every caller; so do the OpenAI table and the waits, unless
- * handed in.
+ * from the settings, the same way for every caller; so do the OpenAI table, the waits, the input
+ * image count and the redelivery limits, unless handed in.
  */
 export type ApiParts = Omit<ApiOptions, 'publicUrl' | 'docsOrigins' | 'authFailureLimits'>;
 
@@ -48,6 +50,10 @@ export async function buildApiRole(
     // shorter waits or another table.
     openAi: options.openAi ?? openAiSettingsFromEnv(env),
     mcp: options.mcp ?? { waitMs: waitSetting(env, 'MCP_WAIT_SECONDS') },
+    // A request naming more images than a task may have (TASK_MAX_INPUT_IMAGES) is answered 422,
+    // not queued; owners' webhook redeliveries are limited (WEBHOOK_REDELIVERIES_*).
+    maxInputImages: options.maxInputImages ?? taskLimitsFromEnv(env).inputLimits.maxImages,
+    redeliveryLimits: options.redeliveryLimits ?? redeliveryLimitsFromEnv(env),
   });
   registerHealthRoutes(app, readiness);
   return { app, connections: endStalledConnectionsOnClose(app) };
