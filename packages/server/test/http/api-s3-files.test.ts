@@ -48,7 +48,8 @@ async function generate(api: LoopbackApi, path: string, fields: Record<string, u
   const submitted = await fetch(`${api.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
   expect(submitted.status, await submitted.clone().text()).toBe(200);
   const { id } = (await submitted.json()) as { id: string };
-  for (let i = 0; i < 200; i++) {
+  // A bound for a hang, not a speed: a sandbox task takes a second or so, much longer on a busy machine.
+  for (const until = Date.now() + 60_000; Date.now() < until; ) {
     const status = (await (await fetch(`${api.url}${path}/status/${id}`, { headers })).json()) as {
       status: string;
       download_urls: string[];

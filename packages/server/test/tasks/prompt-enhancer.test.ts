@@ -223,15 +223,23 @@ describe('enhance_prompt through the API', () => {
     await db?.drop();
   });
 
+  /** One API at a time: an earlier test's worker would claim this test's task from the database. */
+  async function onlyApi(
+    options: Omit<Parameters<typeof startLoopbackApi>[0], 'pool'>,
+  ): Promise<LoopbackApi> {
+    for (const api of apis.splice(0)) await api.close();
+    const api = await startLoopbackApi({ pool: db.pool, ...options });
+    apis.push(api);
+    return api;
+  }
+
   it('draws the rewritten prompt, and the status says what it was', async () => {
     answer = answerWith('A lighthouse at dawn, long exposure, pastel sky');
-    const api = await startLoopbackApi({
-      pool: db.pool,
+    const api = await onlyApi({
       engines: createEngineRegistry([recording], { enabled: ['recording'], pinned: {} }),
       // What `npm start` hands its worker for these settings.
       worker: promptEnhancerFromEnv({ PROMPT_ENHANCER_URL: chatUrl, PROMPT_ENHANCER_MODEL: 'llama3.2' }),
     });
-    apis.push(api);
     const { submit, settle } = apiCalls(() => api.url);
     const id = await submit('/generate/v3', { prompt: 'a lighthouse', enhance_prompt: true }, key);
     const status = await settle('/generate/v3', id, key);
@@ -252,8 +260,7 @@ describe('enhance_prompt through the API', () => {
   it('runs the task with the prompt as given on a deployment with no language model, and says so', async () => {
     // The engines `npm start` sets up by default for this path: the sandbox.
     const { registry } = await setUpEngines([sandboxEngineModule], { IMAGEGEN_ENGINES: 'sandbox' });
-    const api = await startLoopbackApi({ pool: db.pool, engines: registry });
-    apis.push(api);
+    const api = await onlyApi({ engines: registry });
     const { submit, settle } = apiCalls(() => api.url);
     const id = await submit(
       '/generate/v3',
