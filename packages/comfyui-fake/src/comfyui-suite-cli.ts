@@ -4,11 +4,13 @@
  * checkpoint files, as for the API). `--only` keeps the cases whose name contains TEXT (several
  * widen the choice). COMFYUI_MODELS_DIR, one path: the `models/` folder the server reads, where a
  * training stores its LoRA, then used by a text2image (default: a temporary folder, LoRA only
- * checked). Prints per case: ran, skipped (what the server lacks) or failed (why); exits 1 when a
- * case failed. Not part of `npm test`.
+ * checked). COMFYUI_STALL_SECONDS, as for the API: how long a prompt may send nothing (a CPU
+ * server's VAE pass at a megapixel can take longer than the default five minutes). Prints per
+ * case: ran, skipped (what the server lacks) or failed (why); exits 1 when a case failed. Not part
+ * of `npm test`.
  */
 
-import { createComfyClient, parseCheckpoints } from '@imagegen/engine-comfyui/engine';
+import { createComfyClient, parseCheckpoints, parseStallMs } from '@imagegen/engine-comfyui/engine';
 import { PIPELINE_SUITE } from './comfyui-pipeline-suite.ts';
 import { runServerSuite } from './comfyui-server-suite.ts';
 
@@ -45,7 +47,11 @@ if (cases.length === 0) {
   process.exit(2);
 }
 const checkpoints = parseCheckpoints(process.env.COMFYUI_CHECKPOINTS);
-const client = createComfyClient({ url, requestTimeoutMs: 120_000 });
+const client = createComfyClient({
+  url,
+  requestTimeoutMs: 120_000,
+  stallMs: parseStallMs(process.env.COMFYUI_STALL_SECONDS),
+});
 const stats = await client.stats();
 console.log(`ComfyUI ${stats.comfyuiVersion} at ${url}; checkpoints ${JSON.stringify(checkpoints)}`);
 
