@@ -90,7 +90,10 @@ fi
 # 2. The image.
 step "podman build $IMAGE (BASE=$BASE)"
 # The docker format: OCI image configs have no HEALTHCHECK, and podman drops it from them.
-podman build --isolation chroot --format docker --build-arg "BASE=$BASE" "${reuse[@]}" -t "$IMAGE" .
+# chroot isolation keeps the caller's limit on open files (often 1024): npm ci reading its cache
+# opens far more at once (EMFILE), so the build gets a higher one.
+podman build --isolation chroot --format docker --ulimit nofile=65536:65536 --build-arg "BASE=$BASE" \
+  "${reuse[@]}" -t "$IMAGE" .
 size=$(podman image inspect "$IMAGE" --format '{{.Size}}')
 echo "image size: $((size / 1024 / 1024)) MiB"
 

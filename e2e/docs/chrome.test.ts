@@ -236,8 +236,7 @@ describe('page chrome', () => {
           "SELECT path FROM analytics_events WHERE type = 'page_view' ORDER BY id",
         )
       ).rows.map((r) => r.path);
-    for (let i = 0; i < 50 && (await paths()).length < 3; i++) await page.waitForTimeout(100);
-    expect(await paths()).toEqual(['/', '/guide', '/guide/turn-ideas-into-products']);
+    await expect.poll(paths, { timeout: 30_000 }).toEqual(['/', '/guide', '/guide/turn-ideas-into-products']);
     await context.close();
   });
 

@@ -155,7 +155,7 @@ describe('the routes of the site', () => {
     // The client-side route sets the page title once React has rendered it: a loaded machine can
     // read the title between the URL change and that render.
     await page
-      .waitForFunction(() => document.title !== 'imagegen', undefined, { timeout: 10_000 })
+      .waitForFunction(() => document.title !== 'imagegen', undefined, { timeout: 30_000 })
       .catch(() => {});
     expect(await page.title()).toBe('Archive | imagegen');
     await context.close();

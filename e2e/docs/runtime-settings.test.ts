@@ -101,7 +101,7 @@ describe('a built site started with other settings than its build', () => {
     await page.keyboard.press('Control+k');
     await page.locator('.DocSearch-Input').fill('relight');
     const hits = page.locator('.DocSearch-Dropdown-Results .DocSearch-Hit');
-    await expect.poll(() => hits.count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => hits.count(), { timeout: 30_000 }).toBeGreaterThan(0);
     expect(await page.getByText('Unable to fetch results').count()).toBe(0);
     const searches = requested.filter((url) => url.includes('/1/indexes/'));
     expect(searches.length).toBeGreaterThan(0);
@@ -111,7 +111,7 @@ describe('a built site started with other settings than its build', () => {
     }
     // The view event of the hits shown goes to the run's index too.
     await expect
-      .poll(async () => (await listSearchEvents(env.site.db.pool, 1))[0]?.index_name, { timeout: 5000 })
+      .poll(async () => (await listSearchEvents(env.site.db.pool, 1))[0]?.index_name, { timeout: 30_000 })
       .toBe(RUN_SEARCH.indexName);
   });
 
@@ -132,7 +132,7 @@ describe('a built site started with other settings than its build', () => {
   it('serves /search?q= from the index of the run', async () => {
     const { page } = await open('/search?q=face%20lock');
     const first = page.locator('article h2 a').first();
-    await first.waitFor({ timeout: 10_000 });
+    await first.waitFor({ timeout: 30_000 });
     expect(await first.textContent()).toBe('Face lock');
   });
 });

@@ -271,7 +271,7 @@ describe('the playground', () => {
       // The place in line is an estimate from a queue snapshot a few seconds old at most: the
       // live view shows it as the status stream sends it again.
       await expect
-        .poll(() => page.getByRole('status').first().textContent(), { timeout: 15_000 })
+        .poll(() => page.getByRole('status').first().textContent(), { timeout: 30_000 })
         .toContain('next in line');
       const cancel = page.getByRole('button', { name: 'Cancel' });
       await expect.poll(() => cancel.isEnabled()).toBe(true);
@@ -394,7 +394,7 @@ describe('the playground', () => {
 
     const { page } = await open('/sd/text2image/v1');
     const prompt = page.locator(`[data-task-id="${described}"]`).getByTestId('gallery-prompt');
-    await expect.poll(() => prompt.textContent(), { timeout: 15_000 }).toBe(answer.prompt);
+    await expect.poll(() => prompt.textContent(), { timeout: 30_000 }).toBe(answer.prompt);
     const card = page.locator(`[data-task-id="${drawn}"]`);
     await card.getByRole('button', { name: /Use as ip_adapter_style_images/ }).waitFor();
     // Every button and line of every card lies within the card's box.

@@ -191,15 +191,32 @@ describe('search modal: results', () => {
   });
 
   it('shows the stalled state after 300 ms of loading and leaves it when the answer comes', async () => {
+    // The page's clock is stopped and moved by the test, and the answer is held until the test
+    // lets it go: what is checked is the 300 ms threshold itself, whatever the machine's load.
     const page = await openDocsPage();
-    // Above the 300 ms stall threshold, below the client's 1 s connect timeout.
-    env.site.fault = { delayMs: 700 };
+    await page.clock.install();
+    await page.clock.pauseAt(new Date(Date.now() + 60_000));
+    let answer = () => {};
+    env.site.fault = { hold: new Promise<void>((resolve) => (answer = resolve)) };
     await search(page, 'upscale');
     const container = page.locator('.DocSearch-Container');
     await expect.poll(() => container.getAttribute('data-status')).toBe('loading');
-    await expect.poll(() => container.getAttribute('data-status'), { timeout: 1000 }).toBe('stalled');
+    await page.clock.runFor(299);
+    expect(await container.getAttribute('data-status')).toBe('loading');
+    await page.clock.runFor(1);
+    await expect.poll(() => container.getAttribute('data-status')).toBe('stalled');
     expect(await page.locator('.DocSearch-LoadingIndicator').isVisible()).toBe(true);
-    await expect.poll(() => container.getAttribute('data-status'), { timeout: 5000 }).toBe('idle');
+    answer();
+    // Well inside the client's 1 s connect timeout on the page's clock.
+    await expect
+      .poll(
+        async () => {
+          await page.clock.runFor(10);
+          return container.getAttribute('data-status');
+        },
+        { timeout: 30_000 },
+      )
+      .toBe('idle');
     expect(await hits(page).count()).toBeGreaterThan(0);
   });
 });
@@ -237,7 +254,7 @@ describe('search modal: screens and texts', () => {
     env.site.fault = 'error-500';
     await search(page, 'relight');
     const screen = page.locator('.DocSearch-ErrorScreen');
-    await screen.waitFor({ timeout: 10000 });
+    await screen.waitFor({ timeout: 30_000 });
     expect(await text(screen.locator('.DocSearch-Title'))).toBe('Unable to fetch results');
     expect(await text(screen.locator('.DocSearch-Help'))).toBe(
       'You might want to check your network connection.',
@@ -249,14 +266,14 @@ describe('search modal: screens and texts', () => {
     const page = await openDocsPage();
     env.site.fault = 'down';
     await search(page, 'relight');
-    await page.locator('.DocSearch-ErrorScreen').waitFor({ timeout: 10000 });
+    await page.locator('.DocSearch-ErrorScreen').waitFor({ timeout: 30_000 });
     expect(await text(page.locator('.DocSearch-ErrorScreen .DocSearch-Title'))).toBe(
       'Unable to fetch results',
     );
     // Back up, the next query works again.
     env.site.fault = 'none';
     await search(page, 'upscale');
-    await expect.poll(() => hits(page).count(), { timeout: 10000 }).toBeGreaterThan(0);
+    await expect.poll(() => hits(page).count(), { timeout: 30_000 }).toBeGreaterThan(0);
   });
 });
 
@@ -386,7 +403,7 @@ describe('search page and network', () => {
   it('serves /search?q= from the self-hosted service', async () => {
     const page = await openDocsPage('/search?q=face%20lock');
     const first = page.locator('article h2 a').first();
-    await first.waitFor({ timeout: 10000 });
+    await first.waitFor({ timeout: 30_000 });
     expect(await text(first)).toBe('Face lock');
     expect(env.site.searchRequests.some((r) => r.startsWith('POST /1/indexes/'))).toBe(true);
   });
@@ -395,13 +412,33 @@ describe('search page and network', () => {
     const count = async () => (await listSearchEvents(env.site.db.pool, 1000)).length;
     const before = await count();
     const page = await openDocsPage();
-    // Keystrokes whose hits are replaced at once send no view event.
-    await search(page, 'rel');
-    await search(page, 'relight');
-    await expect.poll(() => hits(page).count()).toBeGreaterThan(0);
-    await expect.poll(count, { timeout: 5000 }).toBe(before + 1);
+    // The page's clock is the test's: hits shown for less than 400 ms (replaced by the next
+    // keystroke's) send no view event however slowly the machine runs, the last ones do at 400 ms.
+    await page.clock.install();
+    await page.clock.pauseAt(new Date(Date.now() + 60_000));
+    const container = page.locator('.DocSearch-Container');
+    const shownFor = async (query: string, ms: number) => {
+      const asked = env.site.searchRequests.length;
+      await search(page, query);
+      // This query's answer is shown: its request was served and the modal is idle again.
+      await expect
+        .poll(async () => {
+          await page.clock.runFor(1);
+          const status = await container.getAttribute('data-status');
+          return (
+            env.site.searchRequests.length > asked && status === 'idle' && (await hits(page).count()) > 0
+          );
+        })
+        .toBe(true);
+      await page.clock.runFor(ms);
+    };
+    await shownFor('rel', 300);
+    await shownFor('relight', 350);
+    expect(await count()).toBe(before);
+    await page.clock.runFor(60);
+    await expect.poll(count, { timeout: 30_000 }).toBe(before + 1);
     await page.keyboard.press('Enter');
-    await expect.poll(count, { timeout: 5000 }).toBe(before + 2);
+    await expect.poll(count, { timeout: 30_000 }).toBe(before + 2);
     const events = (await listSearchEvents(env.site.db.pool, 2)).reverse();
     expect(events.map((e) => e.event_type)).toEqual(['view', 'click']);
     expect(events[0]!.object_ids.length).toBeGreaterThan(0);
@@ -417,7 +454,7 @@ describe('search page and network', () => {
     await page.keyboard.press('Control+k');
     await page.locator('[data-section="recent"] button[title="Save this search"]').first().click();
     await expect
-      .poll(async () => (await listSearchEvents(env.site.db.pool, 1))[0]?.event_type, { timeout: 5000 })
+      .poll(async () => (await listSearchEvents(env.site.db.pool, 1))[0]?.event_type, { timeout: 30_000 })
       .toBe('conversion');
   });
 
@@ -427,7 +464,7 @@ describe('search page and network', () => {
     await search(page, 'relight');
     await expect.poll(() => hits(page).count()).toBeGreaterThan(0);
     await page.goto(`${env.site.docs.url}/search?q=relight`);
-    await page.locator('article h2 a').first().waitFor({ timeout: 10000 });
+    await page.locator('article h2 a').first().waitFor({ timeout: 30_000 });
     expect(env.site.outside.filter((url) => url.includes('algolia'))).toEqual([]);
     // Every built page: no preconnect to, or mention of, algolia.net.
     const pages = (await readdir(SITE_DIR, { recursive: true })).filter((file) => file.endsWith('.html'));

@@ -17,7 +17,12 @@ import { BUILD_DIR } from '../support/docs-site.ts';
 export const SITE_DIR = process.env.IMAGEGEN_DOCS_BUILD_DIR ?? BUILD_DIR;
 
 /** How the search paths answer: normally, 500, a dropped connection (service gone), or late. */
-export type Fault = 'none' | 'error-500' | 'down' | { delayMs: number };
+/**
+ * What the search service does to the next requests: answer (`none`), fail with a 500, drop the
+ * connection, or `hold`: answer only once the promise settles, so a test decides when the answer
+ * comes (with the page's clock stopped, the client's timeouts wait for it too).
+ */
+export type Fault = 'none' | 'error-500' | 'down' | { hold: Promise<void> };
 
 export interface SearchSite {
   docs: DocsHost;
@@ -62,9 +67,7 @@ export async function startSearchSite(): Promise<SearchSite & { outside: string[
       res.end('{"message":"Internal error","status":500}');
       return true;
     }
-    if (typeof fault === 'object') {
-      return new Promise((resolve) => setTimeout(() => resolve(service.handle(req, res)), fault.delayMs));
-    }
+    if (typeof fault === 'object') return fault.hold.then(() => service.handle(req, res));
     return service.handle(req, res);
   };
   const docs = await startDocsHost({ port: 0, buildDir: SITE_DIR, handlers: [handler] });

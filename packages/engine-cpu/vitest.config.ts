@@ -4,7 +4,9 @@ export default defineConfig({
   test: {
     name: 'engine-cpu',
     include: ['test/**/*.test.ts'],
-    testTimeout: 120000,
-    hookTimeout: 60000,
+    // Real models on the CPU: loading one and its first run take minutes on a busy machine. The
+    // bounds are for a hang; a hook that times out while onnxruntime runs would end the process.
+    testTimeout: 300000,
+    hookTimeout: 300000,
   },
 });

@@ -44,6 +44,7 @@ import {
   mountMetrics,
   type OpenConnections,
   openDatabase,
+  promptEnhancerFromEnv,
   type Readiness,
   ROLES,
   readStartConfig,
@@ -166,6 +167,8 @@ async function main(): Promise<void> {
       drainMs: config.shutdownGraceMs,
       // TASK_MAX_RUN_SECONDS(_BY_PIPELINE), PLAN_CONCURRENCY.
       ...taskLimitsFromEnv(process.env),
+      // PROMPT_ENHANCER_URL and its settings: the model enhance_prompt asks.
+      ...promptEnhancerFromEnv(process.env),
       ...(config.serverId ? { serverId: config.serverId } : {}),
       log: lineLog(logger.child({ component: 'worker' })),
       metrics,

@@ -237,7 +237,8 @@ describe('npm start and the CLI', () => {
 
   // Seven CLI processes, each a cold tsx start: seconds each on a loaded 2-core machine.
   it('creates owners, keys, subscriptions and servers from the CLI, beside the running API', {
-    timeout: 90_000,
+    // Seven cold starts of the CLI (tsx): minutes on a busy machine, a bound for a hang.
+    timeout: 300_000,
   }, async () => {
     const cli = async (...args: string[]) =>
       JSON.parse((await run(process.execPath, ['--import', 'tsx', CLI, ...args, '--json'], { env })).stdout);
@@ -325,7 +326,8 @@ describe('npm start and the CLI', () => {
 
   // A second cold start: tens of seconds on a loaded 2-core machine.
   it('on a later start, prints the command that makes another key with the first owner id filled in', {
-    timeout: 90_000,
+    // Seven cold starts of the CLI (tsx): minutes on a busy machine, a bound for a hang.
+    timeout: 300_000,
   }, async () => {
     const { rows } = await db.pool.query<{ id: string }>(
       "SELECT id FROM owners WHERE name = 'default' ORDER BY created_at LIMIT 1",

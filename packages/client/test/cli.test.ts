@@ -57,6 +57,29 @@ describe('imagegen run', () => {
     expect(result.stderr).not.toContain('\u001b');
   });
 
+  it("says each of the task's notes on stderr: a prompt used as given where no language model is set up", async () => {
+    const result = await imagegen(
+      [
+        'run',
+        'generate/v3',
+        '--prompt',
+        'a lighthouse',
+        '--enhance-prompt',
+        '--width',
+        '64',
+        '--height',
+        '64',
+        '--samples',
+        '1',
+      ],
+      { env },
+    );
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      'imagegen: note: enhance_prompt: no language model is configured on this deployment to rewrite prompts (PROMPT_ENHANCER_URL), so the prompt was used as given\n',
+    );
+  });
+
   it('says each preview that arrived: a line when piped, a count on the bar in a terminal', async () => {
     const previewing = await startTestApi({ delayMs: 1500, previews: true });
     try {

@@ -35,6 +35,12 @@ export interface PipelineCase {
    */
   readonly needs?: readonly string[];
   /**
+   * The owner's models the body names by model id (an uploaded adapter in `ip_adapter`), as the
+   * worker hands them over: each a copy of a model file the server already holds (`copyOf`, in the
+   * model's folder), placed under the id's own name in the models folder the server reads.
+   */
+  readonly ownerModels?: readonly OwnerModel[];
+  /**
    * What the answer must hold: this many images of this size, a text where the pipeline
    * describes, a stored model file where it trains (its images are the model's sample images).
    */
@@ -44,13 +50,37 @@ export interface PipelineCase {
     readonly height: number;
     readonly text?: boolean;
     readonly model?: boolean;
+    /**
+     * The fields the task's notes name, in order: those the model takes no notice of here, as the
+     * original's own pipeline took none (absent: the task notes nothing).
+     */
+    readonly notes?: readonly string[];
   };
+}
+
+/** One of the owner's models a case names by id, made from a file the server already holds. */
+export interface OwnerModel {
+  readonly modelId: string;
+  readonly modelType: string;
+  readonly baseModel: string;
+  /** The folder (`ipadapter`) and the file of the server's own whose copy stands for the model. */
+  readonly folder: string;
+  readonly copyOf: string;
 }
 
 const photo = (width: number, height: number): Picture => ({ width, height, kind: 'photo' });
 const mask = (width: number, height: number): Picture => ({ width, height, kind: 'mask' });
 
 const SD = { prompt: 'a red fox in the snow', negative_prompt: 'blurry', num_inference_steps: 2 };
+
+/** The owner's SD1.5 IP-Adapter of the uploaded-adapter case: a copy of the server's ip-adapter_sd15. */
+const UPLOADED_ADAPTER: OwnerModel = {
+  modelId: '5a17e0c0ffee00000000000000adab7e',
+  modelType: 'adapter',
+  baseModel: 'sd1.5',
+  folder: 'ipadapter',
+  copyOf: 'ip-adapter_sd15.safetensors',
+};
 const SD_SIZE = { width: 128, height: 192 };
 const XL_SIZE = { width: 256, height: 192 };
 const BIG = {
@@ -257,6 +287,39 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     expect: { count: 1, width: 768, height: 768 },
   },
   {
+    // Style alignment (style_aligned_comfy): the second picture takes the first one's style.
+    name: '/sd/text2image/v1 with style alignment (attn, adain, style)',
+    pipeline: '/sd/text2image/v1',
+    body: { ...SD, ...SD_SIZE, samples: 2, attn: true, adain: true, style: 0.8 },
+    images: {},
+    expect: { count: 2, ...SD_SIZE },
+  },
+  {
+    name: '/sdxl/text2image/v1 with style alignment (attn, adain, style)',
+    pipeline: '/sdxl/text2image/v1',
+    body: { ...SD, ...XL_SIZE, samples: 2, attn: true, style: 0.5 },
+    images: {},
+    expect: { count: 2, ...XL_SIZE },
+  },
+  {
+    // Masked controlnet inpainting: the control photo repainted under its masks (joined), the
+    // painting laid back over the photo at its own size.
+    name: '/sd/controlnet/v1 with mask_images',
+    pipeline: '/sd/controlnet/v1',
+    body: { ...SD, ...SD_SIZE, controlnets: ['canny'], strength: 0.9 },
+    images: { init_images: [photo(160, 120)], mask_images: [mask(160, 120), mask(80, 60)] },
+    expect: { count: 1, width: 160, height: 120 },
+  },
+  {
+    // An uploaded adapter: the owner's model by id, loaded from the ipadapter folder.
+    name: '/sd/text2image/v1 with an uploaded adapter in ip_adapter',
+    pipeline: '/sd/text2image/v1',
+    body: { ...SD, ...SD_SIZE, ip_adapter: [UPLOADED_ADAPTER.modelId], ip_adapter_scale: [0.5] },
+    images: { ip_adapter_image: photo(160, 120) },
+    ownerModels: [UPLOADED_ADAPTER],
+    expect: { count: 1, ...SD_SIZE },
+  },
+  {
     name: '/generate/v1',
     pipeline: '/generate/v1',
     body: { ...SD, ...SD_SIZE, samples: 2, style: 'fantasy_art' },
@@ -285,6 +348,23 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     body: { prompt: 'a lighthouse at dawn', num_inference_steps: 2, samples: 1, strength: 0.7, ...XL_SIZE },
     images: { init_image: photo(160, 120) },
     expect: { count: 1, ...XL_SIZE },
+  },
+  {
+    // The palette's colours (the empty slots the original's frontend pads with left out), a
+    // guidance Schnell takes no notice of, and strength without a picture: drawn, and noted.
+    name: '/generate/v3 with a palette, guidance and strength',
+    pipeline: '/generate/v3',
+    body: {
+      prompt: 'a lighthouse at dawn',
+      num_inference_steps: 2,
+      samples: 1,
+      palette: ['#006400', '#ffd700', '', '', ''],
+      guidance_scale: 3.5,
+      strength: 0.5,
+      ...XL_SIZE,
+    },
+    images: {},
+    expect: { count: 1, ...XL_SIZE, notes: ['strength', 'guidance_scale'] },
   },
   {
     name: '/generate/v3 inpainting',
@@ -324,6 +404,28 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     expect: { count: 1, width: 192, height: 160 },
   },
   {
+    // The fine-tuning fields of the original's page: the blend band, stretching before padding,
+    // and tiles (two across the grown 1088 x 544 canvas, each sampled at SDXL's smallest area).
+    name: '/outpainting/v1 with overlap, stretching and tiles',
+    pipeline: '/outpainting/v1',
+    body: {
+      prompt: 'a wider view',
+      num_inference_steps: 2,
+      guidance_scale: 7,
+      direction: ['right', 'left', 'down'],
+      expansion: [64],
+      strength: 0.7,
+      overlap: 0.02,
+      stretch_area: 0.3,
+      stretch_scale: 2,
+      horizontal_tile: 2,
+      vertical_tile: 1,
+      resolution: 256,
+    },
+    images: { init_image: photo(960, 480) },
+    expect: { count: 1, width: 1088, height: 544 },
+  },
+  {
     name: '/upscaler/v1 deblur',
     pipeline: '/upscaler/v1',
     body: { prompt: 'sharp', type: 'deblur' },
@@ -341,6 +443,14 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     name: '/superresolution/v1',
     pipeline: '/superresolution/v1',
     body: { model_name: 'RealESRGAN_x4plus', scale_factor: 2, tile: 128 },
+    images: { init_image: photo(96, 64) },
+    expect: { count: 1, width: 192, height: 128 },
+  },
+  {
+    // Real-ESRGAN's face_enhance: the enlarged picture's faces restored with GFPGAN (ReActor's node).
+    name: '/superresolution/v1 with face_enhance',
+    pipeline: '/superresolution/v1',
+    body: { model_name: 'RealESRGAN_x4plus', scale_factor: 2, tile: 128, face_enhance: true },
     images: { init_image: photo(96, 64) },
     expect: { count: 1, width: 192, height: 128 },
   },
@@ -423,6 +533,13 @@ export const PIPELINE_SUITE: readonly PipelineCase[] = [
     body: { prompt: 'a coffee shop logo, flat vector', ...XL_SIZE },
     images: { image: photo(128, 128) },
     // The sketch frames the answer: square, over the requested area.
+    expect: { count: 1, width: 222, height: 222 },
+  },
+  {
+    name: '/logo/v1 with logo_prompt',
+    pipeline: '/logo/v1',
+    body: { prompt: 'flat vector, two colours', logo_prompt: 'a coffee cup with the word BEAN', ...XL_SIZE },
+    images: { image: photo(128, 128) },
     expect: { count: 1, width: 222, height: 222 },
   },
   ...(['/fashion_upper/v1', '/fashion_lower/v1', '/fashion_dress/v1'] as const).map((pipeline, n) => ({
@@ -535,12 +652,27 @@ export async function caseJob(
           url: null,
         }
       : undefined;
+  const models: Record<string, JobModel> = Object.fromEntries(
+    (testCase.ownerModels ?? []).map((model) => [model.modelId, ownerJobModel(model)]),
+  );
+  if (trained) models[trained.modelId] = trained;
   return {
     pipeline: testCase.pipeline,
     input: validated.value,
     images,
     seed: 1,
-    ...(trained ? { models: { [trained.modelId]: trained } } : {}),
+    ...(Object.keys(models).length > 0 ? { models } : {}),
+  };
+}
+
+/** An owner's model of a case as the worker hands it to the engine (its file is `<id>.safetensors`). */
+export function ownerJobModel(model: OwnerModel): JobModel {
+  return {
+    modelId: model.modelId,
+    modelType: model.modelType,
+    baseModel: model.baseModel,
+    extension: 'safetensors',
+    url: null,
   };
 }
 
@@ -571,6 +703,8 @@ export function compileCase(
     imageSizes,
     filenamePrefix: 'imagegen/suite/img',
     checkpoints,
+    // A training's own model is what it makes, not one its graph loads (the engine hands it none).
+    ...(testCase.ownerModels && job.models ? { models: job.models } : {}),
   });
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -111,6 +111,11 @@ export async function runServerSuite(url: string, options: ServerSuiteOptions = 
           continue;
         }
         const job = await caseJob(testCase);
+        const placed = await placeOwnerModels(testCase, options.modelsDir, filesIn);
+        if (placed) {
+          settle('skipped', placed);
+          continue;
+        }
         const lacks = await missingOnServer(testCase, job, checkpoints, objectInfo, filesIn);
         if (lacks.length > 0) {
           settle('skipped', `the server lacks ${lacks.join(', ')}`);
@@ -121,7 +126,14 @@ export async function runServerSuite(url: string, options: ServerSuiteOptions = 
         const { count, width, height, text, model } = testCase.expect;
         const sizes = result.images.map((image) => `${image.width}x${image.height}`);
         const wrong = sizes.filter((size) => size !== `${width}x${height}`);
-        if (text && !result.text) {
+        const noted = notedFields(result.notes);
+        const notes = testCase.expect.notes ?? [];
+        if (noted.join() !== notes.join()) {
+          settle(
+            'failed',
+            `expected notes on ${notes.join(', ') || 'nothing'}, got ${result.notes?.join('; ') || 'none'}`,
+          );
+        } else if (text && !result.text) {
           settle('failed', 'expected a text, got none');
         } else if (text) {
           settle('ran', `the text '${result.text}'`);
@@ -141,7 +153,10 @@ export async function runServerSuite(url: string, options: ServerSuiteOptions = 
             `${count} sample image(s) of ${width}x${height}; ${used.detail}`,
           );
         } else {
-          settle('ran', `${count} image(s) of ${width}x${height}`);
+          settle(
+            'ran',
+            `${count} image(s) of ${width}x${height}${noted.length > 0 ? `; noted ${noted.join(', ')}` : ''}`,
+          );
         }
       } catch (error) {
         settle('failed', (error as Error).message);
@@ -198,6 +213,33 @@ async function useTrainedLora(
   };
 }
 
+/** The fields a task's notes name (each note begins `<field>: `). */
+export function notedFields(notes: readonly string[] | undefined): string[] {
+  return (notes ?? []).map((note) => note.slice(0, note.indexOf(': ')));
+}
+
+/**
+ * The owner's models a case names, each a copy of a file the server holds, put under its model id
+ * in the models folder the server reads (COMFYUI_MODELS_DIR), as a load would: undefined when they
+ * are in place, else why the case cannot run here.
+ */
+async function placeOwnerModels(
+  testCase: PipelineCase,
+  modelsDir: string | undefined,
+  filesIn: (folder: string) => Promise<Set<string>>,
+): Promise<string | undefined> {
+  for (const model of testCase.ownerModels ?? []) {
+    if (!modelsDir)
+      return `an owner's ${model.modelType} needs COMFYUI_MODELS_DIR, the models folder the server reads`;
+    if (!(await filesIn(model.folder)).has(model.copyOf))
+      return `the server lacks ${model.folder}/${model.copyOf}`;
+    const target = path.join(modelsDir, model.folder, `${model.modelId}.safetensors`);
+    await mkdir(path.dirname(target), { recursive: true });
+    await copyFile(path.join(modelsDir, model.folder, model.copyOf), target);
+  }
+  return undefined;
+}
+
 /**
  * The node classes and model files the case's graph needs and the server has not got. A file is
  * there when the loader's input offers it in `/object_info`: that list is what the server checks a
@@ -217,7 +259,10 @@ async function missingOnServer(
     .filter((classType) => !(classType in objectInfo))
     .map((classType) => `node class ${classType}`);
   const lacking = new Set<string>();
+  // The owner's files were just placed: the server lists them when a prompt asks.
+  const owned = new Set((testCase.ownerModels ?? []).map((model) => `${model.modelId}.safetensors`));
   for (const { classType, input, folder, file } of modelInputsOf(prompt)) {
+    if (owned.has(file)) continue;
     const offered =
       classType in objectInfo
         ? inputOptions(objectInfo, classType, input).includes(file)

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ALL_NODE_PACKS } from '@imagegen/engine-comfyui/engine';
@@ -97,6 +97,40 @@ describe('the pipeline suite against a server', () => {
       const [lora] = await readdir(path.join(modelsDir, 'loras'));
       const history = JSON.stringify(await (await fetch(`${served.url}/history`)).json());
       expect(history).toContain(`"lora_name":"${lora}"`);
+    } finally {
+      await served.close();
+      await rm(modelsDir, { recursive: true, force: true });
+    }
+  });
+
+  it("places an owner's adapter in the models folder the server reads, and draws with it", async () => {
+    const adapterCase = pick('/sd/text2image/v1 with an uploaded adapter in ip_adapter');
+    const [owned] = adapterCase.ownerModels!;
+    // Without the server's models folder there is nowhere to put it.
+    const nowhere = await runServerSuite(fake.url, { checkpoints: CHECKPOINTS, cases: [adapterCase] });
+    expect(nowhere.map(({ outcome, detail }) => [outcome, detail])).toEqual([
+      ['skipped', "an owner's adapter needs COMFYUI_MODELS_DIR, the models folder the server reads"],
+    ]);
+    const modelsDir = await mkdtemp(path.join(tmpdir(), 'imagegen-suite-adapter-'));
+    // The server's files (the fake lists the folder at every request), but for the owner's copy.
+    for (const [folder, files] of Object.entries(await suiteModelFiles(CHECKPOINTS))) {
+      await mkdir(path.join(modelsDir, folder), { recursive: true });
+      for (const file of files.filter((name) => !name.startsWith(owned!.modelId)))
+        await writeFile(path.join(modelsDir, folder, file), 'random weights');
+    }
+    const served = await startFakeComfyUI({ modelsDir });
+    try {
+      const runs = await runServerSuite(served.url, {
+        checkpoints: CHECKPOINTS,
+        cases: [adapterCase],
+        modelsDir,
+      });
+      expect(runs.map(({ outcome, detail }) => [outcome, detail])).toEqual([
+        ['ran', '1 image(s) of 128x192'],
+      ]);
+      const history = JSON.stringify(await (await fetch(`${served.url}/history`)).json());
+      expect(history).toContain(`"ipadapter_file":"${owned!.modelId}.safetensors"`);
+      expect(await readdir(path.join(modelsDir, 'ipadapter'))).toContain(`${owned!.modelId}.safetensors`);
     } finally {
       await served.close();
       await rm(modelsDir, { recursive: true, force: true });

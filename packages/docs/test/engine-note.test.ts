@@ -148,17 +148,28 @@ describe('the engine note', () => {
       }
       if (need.refuses?.length) expect(text, pipeline).toContain('The comfyui engine refuses ');
       else expect(text, pipeline).not.toContain('engine refuses');
+      for (const ignored of need.ignores ?? []) {
+        expect(text, pipeline).toContain(`${ignored.field} (${plainText(ignored.why.replaceAll('`', ''))})`);
+      }
+      if (need.ignores?.length)
+        expect(text, pipeline).toContain('In some cases the comfyui engine takes no notice of ');
+      else expect(text, pipeline).not.toContain('takes no notice of');
     }
     // The pack pipelines name what they refuse.
     // Its SDXL-Lightning and Turbo models' bounds too.
     expect(needs['/facelock/v2']?.refuses?.map((r) => r.field)).toEqual([
       'supp_image1',
-      'id_mix',
       'model_id',
       'num_inference_steps',
       'guidance_scale',
     ]);
-    expect(needs['/logo/v1']?.refuses?.map((r) => r.field)).toEqual(['logo_prompt']);
+    // Flux Schnell's guidance, and strength and mask_image without a picture, run and are noted.
+    expect(needs['/generate/v3']?.ignores?.map((r) => r.field)).toEqual([
+      'guidance_scale',
+      'strength',
+      'mask_image',
+    ]);
+    expect(needs['/generate/v3']?.refuses?.map((r) => r.field)).toEqual(['style', 'num_inference_steps']);
     for (const path of Object.keys(catalog.paths).filter((p) => !needs[p])) {
       expect(engineNote(catalog, path).text, path).not.toContain('COMFYUI_URLS');
     }

@@ -44,7 +44,7 @@ describe('the recorded exchanges', () => {
       await db.drop();
     }
     // The comfyui engine and the cpu engine's real models, one task after another: seconds on a loaded machine.
-  }, 240_000);
+  }, 900_000);
 
   it('show every moment of a task: queued, claimed, sampling where the engine samples, ended', () => {
     const recordings = readRecordings();

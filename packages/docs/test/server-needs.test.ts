@@ -30,8 +30,12 @@ describe("the table of what the comfyui engine's servers need", () => {
       for (const model of requires.models) expect(text).toContain(`${model.folder}: ${unmarked(model.what)}`);
       for (const refusal of requires.refuses ?? [])
         expect(text).toContain(`${refusal.field}: ${unmarked(refusal.why)}`);
+      for (const ignored of requires.ignores ?? [])
+        expect(text).toContain(`${ignored.field}: ${unmarked(ignored.why)}`);
     }
-    expect(rows.some(([, , row]) => row!.includes('<code>logo_prompt</code>'))).toBe(true);
+    expect(rows.some(([, , row]) => row!.includes('<code>guidance_scale</code>'))).toBe(true);
+    // The style-aligned pack is named where its fields are.
+    expect(html).toContain('<code>style_aligned_comfy</code>');
   });
 
   it('refuses an engine the catalogue has no servers for', () => {

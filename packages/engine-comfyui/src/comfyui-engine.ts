@@ -260,6 +260,7 @@ export function createComfyuiEngine(options: ComfyuiEngineOptions): Engine {
             images: ran.images,
             ...(ran.texts.length > 0 ? { text: ran.texts.join('\n') } : {}),
             meta,
+            ...(compiled.notes ? { notes: compiled.notes } : {}),
           };
         } catch (error) {
           if (error instanceof ServerOutOfMemoryError && !ctx.signal.aborted) {
@@ -398,7 +399,9 @@ function blamedField(
     if (need.kind === 'class') {
       const pack = packOfClass(need.classType);
       const when = compiler.requires.packs?.find((use) => use.name === pack)?.when;
-      fields.add(when ? /`([a-z_]+)/.exec(when)?.[1] : undefined);
+      // The field the pack's `when` names that the request sets (several may call for one pack).
+      const named = [...(when ?? '').matchAll(/`([a-z_]+)/g)].map((match) => match[1]!);
+      fields.add(named.find((field) => input[field] !== undefined && input[field] !== false) ?? named[0]);
     } else if (modelKind(need.classType, need.input) === 'checkpoint' && 'model_id' in input) {
       fields.add('model_id');
     } else {

@@ -147,6 +147,11 @@ export interface CompiledWorkflow {
    * file by this one after the run.
    */
   readonly modelFile?: FileRef;
+  /**
+   * Where the graph draws otherwise than the request reads, in words for its owner, each naming
+   * the field (a field the model takes no notice of): the task's notes (`EngineResult.notes`).
+   */
+  readonly notes?: readonly string[];
 }
 
 /** A picture's size in pixels. */
@@ -171,8 +176,9 @@ export interface PipelineCompiler {
    */
   admit?(ctx: AdmitContext): SubmissionRefusal | null;
   /**
-   * Request → graph. A field the graph cannot honour throws EngineInputError naming the field
-   * (never silently ignored).
+   * Request → graph. A field the graph cannot honour throws EngineInputError naming the field;
+   * one the original service's own pipeline took no notice of in that case is noted in the
+   * graph's `notes` (and listed in `requires.ignores`). None is silently ignored.
    */
   compile(ctx: CompileContext): CompiledWorkflow;
 }

@@ -13,11 +13,15 @@ import { type ModelFolders, parseModelsDir, parseServerList } from './comfyui-se
  * and renamed into place, so ComfyUI never lists a half-written file.
  */
 
-/** The ComfyUI folder of each model type load_model takes (a trained model is a LoRA). */
+/**
+ * The ComfyUI folder of each model type an owner's model may be: load_model's types (a trained
+ * model is a LoRA), and an IP-Adapter, which `ip_adapter` names by its id.
+ */
 export const MODEL_FOLDER_OF_TYPE: Readonly<Record<string, string>> = {
   checkpoint: 'checkpoints',
   lora: 'loras',
   embedding: 'embeddings',
+  adapter: 'ipadapter',
 };
 
 /** Where a model lies under a `models/` folder: `loras/<model_id>.safetensors`. */

@@ -15,6 +15,7 @@ export const NODE_PACKS = {
   'ComfyUI-RMBG': { repository: 'https://github.com/1038lab/ComfyUI-RMBG' },
   ComfyUI_CatVTON_Wrapper: { repository: 'https://github.com/chflame163/ComfyUI_CatVTON_Wrapper' },
   'ComfyUI-segment-anything-2': { repository: 'https://github.com/kijai/ComfyUI-segment-anything-2' },
+  style_aligned_comfy: { repository: 'https://github.com/brianfitzgerald/style_aligned_comfy' },
 } as const satisfies Record<string, { repository: string }>;
 
 export type NodePack = keyof typeof NODE_PACKS;
@@ -30,7 +31,7 @@ export const NODE_PACK_CLASSES: Readonly<Record<NodePack, readonly string[]>> = 
     'IPAdapterInsightFaceLoader',
     'IPAdapterFaceID',
   ],
-  'ComfyUI-ReActor': ['ReActorFaceSwap'],
+  'ComfyUI-ReActor': ['ReActorFaceSwap', 'ReActorRestoreFace'],
   'ComfyUI-IC-Light': ['LoadAndApplyICLightUnet', 'ICLightConditioning', 'LightSource'],
   comfyui_controlnet_aux: ['OpenposePreprocessor', 'MiDaS-DepthMapPreprocessor'],
   'ComfyUI-Florence2': ['DownloadAndLoadFlorence2Model', 'Florence2Run'],
@@ -40,6 +41,7 @@ export const NODE_PACK_CLASSES: Readonly<Record<NodePack, readonly string[]>> = 
   'ComfyUI-RMBG': ['RMBG', 'ClothesSegment', 'AILab_LamaRemover'],
   ComfyUI_CatVTON_Wrapper: ['CatVTONWrapper'],
   'ComfyUI-segment-anything-2': ['DownloadAndLoadSAM2Model', 'Sam2Segmentation'],
+  style_aligned_comfy: ['StyleAlignedBatchAlign'],
 };
 
 /** The pack a class the compilers use comes from; undefined for a core class. */

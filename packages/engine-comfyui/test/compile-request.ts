@@ -190,6 +190,7 @@ export const equippedServer = objectInfoWithFiles(
     VAELoader: { vae_name: ['ae.safetensors'] },
     LoadImage: { image: UPLOADS },
     ReActorFaceSwap: { swap_model: [FACE_SWAP_MODEL], face_restore_model: [FACE_RESTORER] },
+    ReActorRestoreFace: { model: [FACE_RESTORER] },
     PulidModelLoader: { pulid_file: [PULID_MODEL] },
     LoadAndApplyICLightUnet: { model_path: [IC_LIGHT_UNET] },
     IPAdapterModelLoader: {
@@ -239,6 +240,8 @@ export interface CompileOptions {
   readonly imageSizes?: CompileContext['imageSizes'];
   readonly submission?: string;
   readonly device?: string;
+  /** The owner's models the request names by id, as the worker resolves them. */
+  readonly models?: CompileContext['models'];
 }
 
 /** Compiles a request body (minimal request + `extra`) the way the engine will. */
@@ -260,6 +263,7 @@ export function compileRequest(
     ...(options.imageSizes ? { imageSizes: options.imageSizes } : {}),
     ...(options.submission ? { submission: options.submission } : {}),
     ...(options.device ? { device: options.device } : {}),
+    ...(options.models ? { models: options.models } : {}),
   });
 }
 

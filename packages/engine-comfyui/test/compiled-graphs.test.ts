@@ -104,6 +104,23 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
   if (has['control_image']) {
     out['openpose and depth'] = { controlnets: ['openpose', 'depth'], control_image: url('control-0.png') };
   }
+  if (has['attn']) {
+    out['style alignment'] = { attn: true, adain: true, style: 0.7, samples: 2 };
+    out['style alignment without AdaIN, with hires'] = { style: 0.5, adain: false, samples: 3, hires: true };
+  }
+  if (has['mask_images']) {
+    out['controlnet inpainting'] = { mask_images: [url('mask.png'), url('mask.png')], strength: 0.7 };
+    out['controlnet inpainting with hires, every sample'] = {
+      mask_images: [url('mask.png')],
+      hires: true,
+      samples: bounds(has['samples']!)[1],
+    };
+    out['controlnet inpainting with hires at a low strength'] = {
+      mask_images: [url('mask.png')],
+      hires: true,
+      strength: 0.3,
+    };
+  }
   if (has['hidiffusion']) {
     out.hidiffusion = { hidiffusion: true };
     out['hidiffusion at a large size'] = { hidiffusion: true, width: 1536, height: 1280 };
@@ -141,7 +158,14 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
     out['image to image'] = { init_image: url('init.png'), strength: 0.6 };
     out.inpainting = { init_image: url('init.png'), mask_image: url('mask.png'), strength: 1, samples: 4 };
     out['style null'] = { style: null };
+    out.palette = { palette: ['#006400', '#FFD700', '', '#abc', ''] };
+    out['guidance Schnell takes no notice of, and strength and a mask without a picture'] = {
+      guidance_scale: 3.5,
+      strength: 0.4,
+      mask_image: url('mask.png'),
+    };
   }
+  if (pipeline === '/logo/v1') out['logo_prompt'] = { logo_prompt: 'a coffee cup with the word BEAN' };
   if (pipeline === '/outpainting/v1') {
     out['every direction'] = {
       direction: ['left', 'right', 'up', 'down'],
@@ -149,6 +173,24 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
       samples: 4,
     };
     out['one expansion for all'] = { direction: ['up', 'down'], expansion: [128], strength: 0.5 };
+    out['overlap, stretching and tiles'] = {
+      direction: ['left', 'right', 'down'],
+      expansion: [64],
+      overlap: 0.02,
+      stretch_area: 0.3,
+      stretch_scale: 2,
+      strength: 0.7,
+      horizontal_tile: 2,
+      vertical_tile: 2,
+      samples: 2,
+    };
+    out['tiles every direction'] = {
+      direction: ['left', 'right', 'up', 'down'],
+      expansion: [256],
+      horizontal_tile: 3,
+      vertical_tile: 2,
+    };
+    out['a stretch only of the page'] = { direction: ['up'], expansion: [200], stretch_scale: 3 };
   }
   if (pipeline === '/relight/v1') {
     for (const light of has['light']?.enum ?? []) out[`light ${light}`] = { light };
@@ -199,6 +241,7 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
       for (const scale_factor of [0.5, 2, 4])
         out[`${model_name} x${scale_factor}`] = { model_name, scale_factor };
     }
+    out['faces restored'] = { face_enhance: true, scale_factor: 4 };
   }
   return out;
 }

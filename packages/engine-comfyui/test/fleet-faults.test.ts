@@ -296,6 +296,13 @@ describe('routing by what each server can run', () => {
       message:
         'no ComfyUI server here can run this graph: server gpu-a lacks node class ApplyRAUNetSimple, node class ApplyMSWMSAAttentionSimple; server gpu-b lacks node class ApplyRAUNetSimple, node class ApplyMSWMSAAttentionSimple',
     });
+    // A pack several fields call for is blamed on the one the request sets.
+    expect(engine.admit!('/sd/text2image/v1', input({ style: 0.5, samples: 2 }))).toMatchObject({
+      field: 'style',
+      type: 'value_error.server_capability',
+      message: expect.stringContaining('lacks node class StyleAlignedBatchAlign'),
+    });
+    expect(engine.admit!('/sd/text2image/v1', input({ adain: true, samples: 2 }))?.field).toBe('adain');
     expect(engine.admit!('/sd/text2image/v1', input({ model_id: 'sdxl' }))).toMatchObject({
       field: 'model_id',
       message: expect.stringContaining(`lacks the checkpoint '${SDXL}'`),

@@ -276,6 +276,7 @@ describe('the needs table', () => {
         comfyui_controlnet_aux: 'only with `controlnets` naming `openpose` or `depth`',
         ComfyUI_IPAdapter_plus: 'only with `ip_adapter`',
         comfyui_jankhidiffusion: 'only with `hidiffusion: true`',
+        style_aligned_comfy: 'only with `attn` or `adain` true, or a `style`',
       });
     }
     expect(packs('/faceswap/v1')).toEqual({ 'ComfyUI-ReActor': undefined });
@@ -292,6 +293,7 @@ describe('the needs table', () => {
       'IPAdapterAdvanced',
       'ApplyRAUNet',
       'ApplyMSWMSAAttention',
+      'StyleAlignedBatchAlign',
     ])
       expect(classes.has(optional)).toBe(false);
   });

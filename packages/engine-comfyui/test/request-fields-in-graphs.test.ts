@@ -1,9 +1,9 @@
-import { EngineInputError } from '@imagegen/engines';
+import { EngineInputError, type JobModel } from '@imagegen/engines';
 import { describe, expect, it } from 'vitest';
 import { PROMPT_STYLES } from '../src/chains/prompt-styles.ts';
 import { HIRES_DENOISE } from '../src/chains/sampling-passes.ts';
 import { SCHEDULER_SAMPLING } from '../src/chains/schedulers.ts';
-import { COMPILERS } from '../src/compilers/index.ts';
+import { COMPILERS, compilerFor } from '../src/compilers/index.ts';
 import type { CompiledWorkflow } from '../src/contracts.ts';
 import { NODE_TYPES } from '../src/workflow/node-types.ts';
 import {
@@ -12,12 +12,18 @@ import {
   MINIMAL_REQUESTS,
   nodesOf,
   requestProperties,
+  uploadsOf,
   url,
+  validatedRequest,
 } from './compile-request.ts';
 
 /**
- * Every request field that changes the picture reaches the graph, or the task fails naming it;
- * and the fields that do reach it land where they should.
+ * Every field the contract accepts for a pipeline this engine serves does something: it reaches
+ * the graph, or it is one the original service's own pipeline took no notice of in that case and
+ * the task notes it (listed in `requires.ignores`, which the docs' engine notes print), or the value
+ * is one the engine cannot draw and the task fails naming the field. A field that does none of
+ * these, accepted and silently dropped, fails this test. The fields that do reach the graph
+ * land where they should.
  */
 
 /** Fields that never change the picture: delivery, routing, the worker's own steps. */
@@ -33,6 +39,8 @@ const NOT_PICTURE = new Set([
   // The worker checks outputs after the engine ran, and draws -1 into the task's seed (ctx.seed).
   'safety_checker',
   'seed',
+  // The worker rewrites the prompt before any engine gets it (server/src/tasks/prompt-enhancer.ts).
+  'enhance_prompt',
 ]);
 /** Per pipeline: fields its compiler documents as not changing the picture. */
 const NOT_PICTURE_HERE: Readonly<Record<string, readonly string[]>> = {
@@ -44,6 +52,40 @@ const NOT_PICTURE_HERE: Readonly<Record<string, readonly string[]>> = {
 };
 /** Bases that reach every field: the upscaler's prompt matters only to `variation`. */
 const BASE: Readonly<Record<string, Record<string, unknown>>> = { '/upscaler/v1': { type: 'variation' } };
+
+/**
+ * Values to try where the generic other value is the default's twin (one tile is the canvas
+ * painted whole), and the fields a value needs beside it to be read at all.
+ */
+const TRY: Readonly<Record<string, Readonly<Record<string, Record<string, unknown>>>>> = {
+  '/outpainting/v1': { horizontal_tile: { horizontal_tile: 2 }, vertical_tile: { vertical_tile: 2 } },
+  // Inpainting answers the picture at its own size, and an area under SDXL's range is sampled at
+  // its native one: the generic 384 px height changes nothing, one inside the range does.
+  '/sdxl/inpainting/v1': { height: { height: 1216 }, width: { width: 1216 } },
+};
+
+/** Every picture of the requests is this size, so a graph that follows its pictures' sizes can. */
+const PICTURE = { width: 1280, height: 1024 };
+
+/** The request compiled as the engine compiles it for a task, every picture's size known. */
+function compileWithSizes(pipeline: string, extra: Record<string, unknown>): CompiledWorkflow {
+  const input = validatedRequest(pipeline, { ...MINIMAL_REQUESTS[pipeline], ...extra });
+  const images = uploadsOf(pipeline, input);
+  const imageSizes = Object.fromEntries(
+    Object.entries(images).map(([field, names]) => [
+      field,
+      typeof names === 'string' ? PICTURE : names.map(() => PICTURE),
+    ]),
+  );
+  return compilerFor(pipeline)!.compile({
+    input,
+    seed: 1234,
+    images,
+    imageSizes,
+    filenamePrefix: 'imagegen/task-1/img',
+    checkpoints: {},
+  });
+}
 
 interface Schema {
   type?: string;
@@ -105,26 +147,34 @@ describe('every request field', () => {
     const pipeline = compiler.pipeline;
     const properties = requestProperties<Schema>(pipeline);
     const base = { ...MINIMAL_REQUESTS[pipeline], ...BASE[pipeline] };
-    const baseline = JSON.stringify(compileRequest(pipeline, BASE[pipeline]).prompt);
+    const baseline = JSON.stringify(compileWithSizes(pipeline, BASE[pipeline] ?? {}).prompt);
     const fields = Object.keys(properties).filter(
       (f) => !NOT_PICTURE.has(f) && !(NOT_PICTURE_HERE[pipeline] ?? []).includes(f),
     );
-    it(`of ${pipeline} changes the graph or fails the task naming it`, () => {
+    const ignores = compiler.requires.ignores ?? [];
+    it(`of ${pipeline} changes the graph, is noted as the original's own pipeline ignored it, or is refused as declared`, () => {
       expect(fields.length).toBeGreaterThan(0);
       for (const field of fields) {
         const schema = properties[field]!;
-        const value = otherValue(schema, base[field] ?? schema.default);
+        const sent = TRY[pipeline]?.[field] ?? { [field]: otherValue(schema, base[field] ?? schema.default) };
         let outcome: string;
         try {
-          const graph = JSON.stringify(
-            compileRequest(pipeline, { ...BASE[pipeline], [field]: value }).prompt,
-          );
-          outcome = graph === baseline ? 'ignored' : 'mapped';
+          const compiled = compileWithSizes(pipeline, { ...BASE[pipeline], ...sent });
+          const noted = (compiled.notes ?? []).find((note) => note.startsWith(`${field}: `));
+          outcome =
+            JSON.stringify(compiled.prompt) !== baseline
+              ? 'mapped'
+              : noted && ignores.some((i) => i.field === field && noted.includes(i.why))
+                ? 'noted'
+                : `accepted and dropped${noted ? ` (noted but not listed in requires.ignores: ${noted})` : ''}`;
         } catch (error) {
           expect(error, field).toBeInstanceOf(EngineInputError);
-          outcome = (error as Error).message.startsWith(`${field}: `) ? 'refused' : (error as Error).message;
+          // A value the engine cannot draw (an unknown model id, weights for no LoRA) fails naming
+          // the field: read, and refused out loud, never dropped.
+          const message = (error as Error).message;
+          outcome = message.startsWith(`${field}: `) ? 'refused' : message;
         }
-        expect([field, outcome]).toEqual([field, expect.stringMatching(/^(mapped|refused)$/)]);
+        expect([field, outcome]).toEqual([field, expect.stringMatching(/^(mapped|noted|refused)$/)]);
       }
     });
   }
@@ -327,18 +377,29 @@ describe('the graph of a request', () => {
       'controlnet-depth-sdxl-1.0.safetensors',
       'controlnet-canny-sdxl-1.0.safetensors',
     ]);
-    expect(() => compileRequest('/sd/controlnet/v1', { controlnets: ['canny'], resolution: 512 })).toThrow(
-      /^resolution: sets the openpose and depth preprocessors' working size; Canny has none/,
-    );
+    // Canny takes no working size: drawn, and noted (diffusers' pipelines take no notice either).
+    expect(compileRequest('/sd/controlnet/v1', { controlnets: ['canny'], resolution: 512 }).notes).toEqual([
+      "resolution: sets the openpose and depth preprocessors' working size; Canny has none, so it is not used",
+    ]);
   });
 
-  it('refuses controlnet settings without controlnets', () => {
+  it('refuses controlnets without their picture, and notes their settings without controlnets', () => {
     expect(() => compileRequest('/sd/text2image/v1', { controlnets: ['depth'] })).toThrow(
       /^controlnets: needs a control picture in control_image/,
     );
-    expect(() => compileRequest('/sd/text2image/v1', { control_image: url('control-0.png') })).toThrow(
-      /^control_image: /,
-    );
+    const alone = compileRequest('/sd/text2image/v1', {
+      control_image: url('control-0.png'),
+      resolution: 512,
+    });
+    expect(nodesOf(alone, 'ControlNetApplyAdvanced')).toEqual([]);
+    expect(alone.notes).toEqual([
+      'control_image: is only used with controlnets, and none is named, so it is not used',
+      'resolution: is only used with controlnets, and none is named, so it is not used',
+    ]);
+    // The same with IP-Adapter's fields without an adapter.
+    expect(compileRequest('/sd/text2image/v1', { ip_adapter_image: url('init.png') }).notes).toEqual([
+      'ip_adapter_image: is only used with ip_adapter, and none is named, so it is not used',
+    ]);
     expect(() => compileRequest('/sd/controlnet/v1', { controlnet_weights: [1, 1] })).toThrow(
       /^controlnet_weights: 2 value\(s\) for 1/,
     );
@@ -547,9 +608,46 @@ describe('the graph of a request', () => {
     expect(nodesOf(variation, 'CLIPTextEncode')[0]?.inputs['text']).toBe('sharp');
   });
 
-  it('fails, naming the field, where only a node pack or another engine could honour it', () => {
+  it("loads an uploaded adapter in ip_adapter from the owner's models, as their LoRAs, and refuses what is not one", () => {
+    const id = '0123456789abcdef0123456789abcdef';
+    const adapter = (fields: Partial<JobModel> = {}): JobModel => ({
+      modelId: id,
+      modelType: 'adapter',
+      baseModel: 'sd1.5',
+      extension: 'bin',
+      url: null,
+      ...fields,
+    });
+    const request = {
+      ip_adapter: [id, 'ip-adapter_sd15'],
+      ip_adapter_image: url('init.png'),
+      ip_adapter_scale: [0.4, 0.7],
+    };
+    const workflow = compileRequest('/sd/text2image/v1', request, { models: { [id]: adapter() } });
+    expect(nodesOf(workflow, 'IPAdapterModelLoader').map((n) => n.inputs['ipadapter_file'])).toEqual([
+      `${id}.bin`,
+      'ip-adapter_sd15.safetensors',
+    ]);
+    expect(nodesOf(workflow, 'CLIPVisionLoader')[0]?.inputs['clip_name']).toBe(
+      'CLIP-ViT-H-14-laion2B-s32B-b79K.safetensors',
+    );
+    expect(nodesOf(workflow, 'IPAdapterAdvanced').map((n) => n.inputs['weight'])).toEqual([0.4, 0.7]);
+    // Not one of the owner's (another owner's id resolves to nothing), another type, another family.
+    expect(() => compileRequest('/sd/text2image/v1', request)).toThrow(
+      new EngineInputError(`ip_adapter: '${id}' is not one of your loaded models`),
+    );
+    expect(() =>
+      compileRequest('/sd/text2image/v1', request, { models: { [id]: adapter({ modelType: 'lora' }) } }),
+    ).toThrow(new EngineInputError(`ip_adapter: model '${id}' is a lora, not an adapter`));
+    expect(() =>
+      compileRequest('/sd/text2image/v1', request, { models: { [id]: adapter({ baseModel: 'sdxl' }) } }),
+    ).toThrow(
+      /^ip_adapter: model '0123456789abcdef0123456789abcdef' is a sdxl adapter; this pipeline takes sd1\.5 models$/,
+    );
+  });
+
+  it('fails, naming the field, where the engine cannot draw what a value asks', () => {
     const refusals: [string, Record<string, unknown>, string][] = [
-      ['/sd/text2image/v1', { ip_adapter_image: url('init.png') }, 'ip_adapter_image'],
       ['/sd/text2image/v1', { ip_adapter: ['ip-adapter_sd15'] }, 'ip_adapter'],
       ['/sd/text2image/v1', { ip_adapter: ['0123abcd'], ip_adapter_image: url('init.png') }, 'ip_adapter'],
       [
@@ -566,16 +664,7 @@ describe('the graph of a request', () => {
         },
         'ip_adapter_mask_images',
       ],
-      ['/sd/text2image/v1', { strength: 0.5 }, 'strength'],
-      ['/sd/text2image/v1', { resolution: 512 }, 'resolution'],
-      ['/sd/controlnet/v1', { mask_images: [url('mask.png')] }, 'mask_images'],
-      ['/generate/v3', { palette: ['#fff'] }, 'palette'],
-      ['/generate/v3', { mask_image: url('mask.png') }, 'mask_image'],
-      ['/generate/v3', { enhance_prompt: true }, 'enhance_prompt'],
       ['/generate/v3', { style: 'nsfw' }, 'style'],
-      ['/generate/v3', { guidance_scale: 3.5 }, 'guidance_scale'],
-      ['/outpainting/v1', { horizontal_tile: 2 }, 'horizontal_tile'],
-      ['/superresolution/v1', { face_enhance: true }, 'face_enhance'],
       ['/superresolution/v1', { model_name: '0123abcd' }, 'model_name'],
     ];
     for (const [pipeline, extra, field] of refusals) {

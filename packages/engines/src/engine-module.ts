@@ -92,9 +92,16 @@ export interface ServerRequirements {
    * field, for the reason given here, which the docs print. The engine refuses with these same words.
    */
   readonly refuses?: readonly Refusal[];
+  /**
+   * Request fields the graph takes no notice of in some case, as the original service's own
+   * implementation took none (guidance on a guidance-distilled model, `strength` without a picture
+   * to start from): the task runs, and its status's `notes` name the field, for the reason given
+   * here, which the docs print. The engine notes the task in these same words.
+   */
+  readonly ignores?: readonly Refusal[];
 }
 
-/** A request field an engine refuses, and why (the words of the task's error). */
+/** A request field an engine refuses or ignores, and why (the words of the task's error or note). */
 export interface Refusal {
   readonly field: string;
   readonly why: string;

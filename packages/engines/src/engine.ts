@@ -111,6 +111,12 @@ export interface EngineResult {
    * worker stores them and reads nothing from them.
    */
   readonly meta?: Readonly<Record<string, unknown>>;
+  /**
+   * What the task did otherwise than its request reads, in words for its owner, each naming the
+   * field: a field the model takes no notice of, a prompt used as given. Shown with the task's
+   * status (`notes`) and logged; never a reason to fail.
+   */
+  readonly notes?: readonly string[];
 }
 
 export interface RunContext {

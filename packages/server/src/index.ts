@@ -36,6 +36,7 @@ export { blobStoreFromEnv } from './storage/blob-store-from-env.ts';
 export { LocalBlobStore } from './storage/local-blob-store.ts';
 export { S3BlobStore } from './storage/s3-blob-store.ts';
 export {
+  promptEnhancerFromEnv,
   startWorker,
   submitTask,
   TaskStatusReader,

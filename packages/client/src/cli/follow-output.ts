@@ -8,7 +8,8 @@ import { taskEngine } from './task-engine.ts';
  * What `run` and `status --wait` print once a task succeeded: with `--json`, its final status (and
  * the files saved, the engine that ran it and whether its result is a placeholder) as one JSON
  * object; otherwise one line per output link, or per file saved with `--out`, or the answer itself
- * (an image2prompt prompt, a model id), and on stderr a line when the images are placeholders.
+ * (an image2prompt prompt, a model id), and on stderr a line when the images are placeholders
+ * and one per note of the task (a field the model took no notice of, a prompt used as given).
  */
 export async function printSuccess(
   context: CliContext,
@@ -17,7 +18,12 @@ export async function printSuccess(
   status: AnyStatus,
   options: { json: boolean; out: string | undefined; path: TaskPath },
 ): Promise<void> {
-  const answer = status as { download_urls?: string[] | null; prompt?: string; model_id?: string | null };
+  const answer = status as {
+    download_urls?: string[] | null;
+    prompt?: string;
+    model_id?: string | null;
+    notes?: string[];
+  };
   const urls = answer.download_urls ?? [];
   const files =
     options.out === undefined || urls.length === 0
@@ -33,6 +39,7 @@ export async function printSuccess(
   }
   const lines = files ?? (urls.length > 0 ? urls : [answer.prompt ?? answer.model_id ?? status.status]);
   context.stdout.write(`${lines.join('\n')}\n`);
+  for (const note of answer.notes ?? []) context.stderr.write(`imagegen: note: ${note}\n`);
   if (ran?.placeholder) {
     context.stderr.write(
       `imagegen: placeholders: the ${ran.engine} engine answered this task with labelled placeholder ` +

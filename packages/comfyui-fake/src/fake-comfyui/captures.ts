@@ -61,6 +61,7 @@ const PACK_DEFINITION_FILES: Readonly<Record<NodePack, string>> = {
   'ComfyUI-RMBG': 'rmbg.json',
   ComfyUI_CatVTON_Wrapper: 'catvton.json',
   'ComfyUI-segment-anything-2': 'segment-anything-2.json',
+  style_aligned_comfy: 'style-aligned.json',
 };
 
 const packs = new Map<NodePack, PackDefinitions>();

@@ -63,11 +63,24 @@ const firstLink = opt(
   Type.String({ description: 'The first of `download_urls`, for clients that read one link.' }),
 );
 
+/**
+ * What a task did otherwise than its request reads, where it did: a field the model takes no
+ * notice of (as the original service's own pipelines took none), a prompt used as given. Absent
+ * when there is nothing to say.
+ */
+const notes = opt(
+  Type.Array(Type.String(), {
+    description:
+      'Where the task ran otherwise than the request reads: each note names the field (one the model takes no notice of, a prompt used as given) and why. Absent when there is none.',
+  }),
+);
+
 export const AsyncSuccessResponse = Type.Object(
   {
     status: Type.Literal('SUCCESS', { default: 'SUCCESS' }),
     download_urls: Nullable(Type.Array(Type.String())),
     image_url: firstLink,
+    notes,
   },
   { title: 'AsyncTaskSuccessResponse' },
 );
@@ -78,6 +91,7 @@ export const SyncSuccessResponse = Type.Object(
     download_urls: Nullable(Type.Array(Type.String())),
     image_url: firstLink,
     image: Nullable(Type.String({ description: 'Base64 PNG of the single output when base64 was true.' })),
+    notes,
   },
   { title: 'SyncTaskSuccessResponse' },
 );
@@ -87,6 +101,7 @@ export const Image2PromptSuccessResponse = Type.Object(
     status: Type.Literal('SUCCESS', { default: 'SUCCESS' }),
     download_urls: Nullable(Type.Array(Type.String())),
     prompt: Type.String({ description: 'The prompt that describes the image.' }),
+    notes,
   },
   { title: 'Image2PromptSuccessResponse' },
 );

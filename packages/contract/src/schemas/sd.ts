@@ -122,9 +122,25 @@ function diffusionFields<F extends Family, N extends boolean = false>(family: F,
     starting_control_steps: opt(List(Num({ ge: 0, le: 1 }))),
     ending_control_steps: opt(List(Num({ ge: 0, le: 1 }))),
     resolution: opt(Int({ gt: 0, default: 1024 })),
-    attn: opt(Bool(undefined)),
-    adain: opt(Bool(undefined)),
-    style: opt(Num({ ge: 0, le: 1, description: 'Style strength.' })),
+    attn: opt(
+      Bool(
+        undefined,
+        "Style-aligned generation: every picture of the batch shares the first one's self-attention, and so its style.",
+      ),
+    ),
+    adain: opt(
+      Bool(
+        undefined,
+        "Style-aligned generation: each picture's attention statistics are matched to the first picture's (AdaIN).",
+      ),
+    ),
+    style: opt(
+      Num({
+        ge: 0,
+        le: 1,
+        description: "Style-aligned generation: how strongly the first picture's style weighs in the others.",
+      }),
+    ),
   };
 }
 
@@ -156,7 +172,11 @@ function controlnet<P extends TProperties>(fields: P, title: string) {
     {
       ...prompts,
       init_images: ImageUrlList('Control images, one per controlnet.'),
-      mask_images: opt(ImageUrlList()),
+      mask_images: opt(
+        ImageUrlList(
+          'Controlnet inpainting: where the first picture of init_images is repainted (white), guided by the controlnets.',
+        ),
+      ),
       controlnets: opt(List(Enum(CONTROLNETS), { default: ['canny'] })),
       ...rest,
       ...CommonFields,

@@ -50,11 +50,22 @@ export const OutpaintingPrompt = Type.Object(
         description: 'Pixels added per direction, in the order of `direction`; one value applies to all.',
       }),
     ),
-    overlap: opt(Num({ gt: 0, le: 0.05 })),
+    overlap: opt(
+      Num({
+        gt: 0,
+        le: 0.05,
+        description:
+          "How far the new area blends into the picture, as a share of the grown canvas's longer side.",
+      }),
+    ),
     horizontal_tile: opt(Type.Integer({ description: 'Horizontal tiles for large canvases.' })),
     vertical_tile: opt(Type.Integer({ description: 'Vertical tiles for large canvases.' })),
-    stretch_area: opt(Type.Number()),
-    stretch_scale: opt(Type.Number()),
+    stretch_area: opt(
+      Type.Number({
+        description: 'The share of the picture along each grown side stretched over the new area.',
+      }),
+    ),
+    stretch_scale: opt(Type.Number({ description: 'How far that band is stretched outward.' })),
     resolution: opt(Int({ gt: 0, le: 1024, default: 1024 })),
     ...SafetyCheckerField,
     ...CommonFields,
@@ -81,7 +92,11 @@ export const LogoPrompt = Type.Object(
   {
     prompt: Type.String(),
     image: ImageUrl,
-    logo_prompt: opt(Type.String()),
+    logo_prompt: opt(
+      Type.String({
+        description: "What the mark shows (its subject, its lettering), beside prompt's finish.",
+      }),
+    ),
     height: opt(Int({ gt: 0, le: 1536, default: 1024 })),
     width: opt(Int({ gt: 0, le: 1536, default: 1024 })),
     ...SafetyCheckerField,

@@ -2,10 +2,28 @@ import type { ReactNode } from 'react';
 import { InlineCode } from './EngineNoteBody.tsx';
 import type { EngineCatalogData } from './engine-note.ts';
 
+/** A cell of request fields, each with its reason (`field`: why). */
+function FieldReasons({
+  reasons,
+}: {
+  reasons: readonly { readonly field: string; readonly why: string }[] | undefined;
+}): ReactNode {
+  return (
+    <td>
+      {reasons?.map((reason) => (
+        <p key={reason.field + reason.why}>
+          <code>{reason.field}</code>: <InlineCode text={reason.why} />
+        </p>
+      ))}
+    </td>
+  );
+}
+
 /**
  * What a server engine's servers need, pipeline by pipeline: the node classes its graphs use, the
- * model files each folder must hold, and the request fields the engine refuses there, as the
- * engine catalogue has them from the compilers.
+ * model files each folder must hold, the request fields the engine refuses there and those it
+ * takes no notice of in some case (the task runs and its notes say so), as the engine catalogue
+ * has them from the compilers.
  * Kept free of theme imports for tests.
  */
 export function ServerNeedsBody({
@@ -25,6 +43,7 @@ export function ServerNeedsBody({
           <th>Model files</th>
           <th>Node packs and classes</th>
           <th>Refused fields</th>
+          <th>Fields taken no notice of</th>
         </tr>
       </thead>
       <tbody>
@@ -56,13 +75,8 @@ export function ServerNeedsBody({
               ))}
               <InlineCode text={needs.nodes.map((node) => `\`${node}\``).join(', ')} />
             </td>
-            <td>
-              {needs.refuses?.map((refusal) => (
-                <p key={refusal.field + refusal.why}>
-                  <code>{refusal.field}</code>: <InlineCode text={refusal.why} />
-                </p>
-              ))}
-            </td>
+            <FieldReasons reasons={needs.refuses} />
+            <FieldReasons reasons={needs.ignores} />
           </tr>
         ))}
       </tbody>

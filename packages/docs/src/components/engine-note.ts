@@ -22,6 +22,8 @@ export interface ServerNeeds {
   readonly models: readonly { readonly folder: string; readonly what: string }[];
   /** Request fields the engine refuses on this pipeline, and why (the words of the task's error). */
   readonly refuses?: readonly { readonly field: string; readonly why: string }[];
+  /** Request fields the engine takes no notice of in some case, and why (the words of the task's note). */
+  readonly ignores?: readonly { readonly field: string; readonly why: string }[];
 }
 
 /** The shape of .generated/engines.json (`EngineCatalog` of the engines package). */
@@ -70,6 +72,13 @@ function refusalsText(engine: string, needs: ServerNeeds): string {
   return ` The ${code(engine)} engine refuses ${list(each)}: such a task fails with an error naming the field.`;
 }
 
+/** " It takes no notice of `a` (why) …: such a task runs, and its status's `notes` name the field." or nothing. */
+function ignoresText(engine: string, needs: ServerNeeds): string {
+  if (!needs.ignores?.length) return '';
+  const each = needs.ignores.map((ignored) => `${code(ignored.field)} (${ignored.why})`);
+  return ` In some cases the ${code(engine)} engine takes no notice of ${list(each)}: such a task runs, and its status's \`notes\` name the field.`;
+}
+
 /**
  * The server engines that serve `path` besides the one that answers it by default (`answering`),
  * each in one sentence: how to enable it, and what its servers need for this path.
@@ -82,7 +91,8 @@ function serverEngineSentences(catalog: EngineCatalogData, path: string, answeri
       ([name, engine]) =>
         ` Where \`IMAGEGEN_ENGINES\` enables the ${code(name)} engine${ahead}, with its servers in ` +
         `${code(engine.setting)}, ${code(path)} is served for real on those servers; they need ` +
-        `${needsText(engine.pipelines[path]!)}.${refusalsText(name, engine.pipelines[path]!)}`,
+        `${needsText(engine.pipelines[path]!)}.${refusalsText(name, engine.pipelines[path]!)}` +
+        ignoresText(name, engine.pipelines[path]!),
     )
     .join('');
 }
@@ -100,7 +110,8 @@ export function engineNote(catalog: EngineCatalogData, path: string): EngineNote
     const text =
       servers && needs
         ? `${code(path)} is served for real by the ${code(engine!)} engine on the servers ` +
-          `${code(servers.setting)} names${runs}; they need ${needsText(needs)}.${refusalsText(engine!, needs)}`
+          `${code(servers.setting)} names${runs}; they need ${needsText(needs)}.${refusalsText(engine!, needs)}` +
+          ignoresText(engine!, needs)
         : `${code(path)} is served for real by the ${code(engine!)} engine on every deployment of this ` +
           `release${runs}. It runs on the CPU: no GPU and no extra server are needed.`;
     return { path, engine, kind, text: `${text}${others}` };

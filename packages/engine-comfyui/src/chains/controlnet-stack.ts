@@ -51,12 +51,22 @@ const PREPROCESS: Readonly<
   depth: (w, image, resolution) => w.node('MiDaS-DepthMapPreprocessor', { image, resolution }).out(0),
 };
 
-const CANNY_HAS_NO_RESOLUTION = "sets the openpose and depth preprocessors' working size; Canny has none";
+const CANNY_HAS_NO_RESOLUTION =
+  "sets the openpose and depth preprocessors' working size; Canny has none, so it is not used";
 
-/** What the controlnet fields refuse on this engine, for `requires.refuses`. */
-export const CONTROLNET_REFUSALS: readonly Refusal[] = [
-  { field: 'resolution', why: `with Canny controlnets only: ${CANNY_HAS_NO_RESOLUTION}` },
-];
+const WITHOUT_CONTROLNETS = 'is only used with controlnets, and none is named, so it is not used';
+
+/**
+ * What the controlnet fields take no notice of, as diffusers' pipelines took none, for
+ * `requires.ignores`: the fields that go with controlnets when none is named, and `resolution`
+ * where no preprocessor takes a working size.
+ */
+export function controlnetIgnores(imageField: 'init_images' | 'control_image'): Refusal[] {
+  return [
+    { field: 'resolution', why: CANNY_HAS_NO_RESOLUTION },
+    ...[imageField, 'resolution', ...PER_CONTROLNET].map((field) => ({ field, why: WITHOUT_CONTROLNETS })),
+  ];
+}
 
 /** Controlnets whose preprocessor takes a working size (core Canny has none). */
 const SIZED_PREPROCESSORS = new Set(['openpose', 'depth']);
@@ -95,6 +105,7 @@ export interface ControlnetFields {
  * steps). `images` are the uploads of `imageField`: one picture for every controlnet, or one each.
  */
 export function controlUnits(
+  w: { note(text: string): void },
   fields: RequestFields<ControlnetFields>,
   family: Family,
   imageField: 'init_images' | 'control_image',
@@ -103,12 +114,12 @@ export function controlUnits(
   const names = fields.list('controlnets');
   if (names.length === 0) {
     for (const field of [imageField, 'resolution', ...PER_CONTROLNET] as const) {
-      if (fields.has(field)) fields.refuse(field, 'is only used with controlnets, and none is named');
+      if (fields.has(field)) w.note(`${field}: ${WITHOUT_CONTROLNETS}`);
     }
     return [];
   }
   if (fields.has('resolution') && !names.some((name) => SIZED_PREPROCESSORS.has(name))) {
-    fields.refuse('resolution', CANNY_HAS_NO_RESOLUTION);
+    w.note(`resolution: ${CANNY_HAS_NO_RESOLUTION}`);
   }
   if (images.length === 0) fields.refuse('controlnets', `needs a control picture in ${imageField}`);
   if (images.length !== 1 && images.length !== names.length) {

@@ -36,6 +36,34 @@ export const FACE_SWAP_MODEL_NEEDS = [
   },
 ] as const;
 
+export const FACE_RESTORE_NODES: readonly NodeClass[] = ['ReActorRestoreFace'];
+
+/** What restoring faces needs: the GFPGAN restorer and the face detector ReActor finds faces with. */
+export const FACE_RESTORE_NEEDS = [
+  {
+    folder: 'facerestore_models',
+    what: `\`${FACE_RESTORER}\` for \`face_enhance\` (the GFPGAN Real-ESRGAN's face_enhance restores faces with)`,
+  },
+  FACE_SWAP_MODEL_NEEDS[2],
+] as const;
+
+/**
+ * The faces of `picture` restored by GFPGAN, as Real-ESRGAN's `--face_enhance` restores them
+ * (GFPGANer over the upscaled background): ReActor's RestoreFace finds each face with RetinaFace,
+ * redraws it at 512 px and lays it back at full visibility.
+ */
+export function restoreFaces(w: Workflow, picture: Link<'IMAGE'>): Link<'IMAGE'> {
+  return w
+    .node('ReActorRestoreFace', {
+      image: picture,
+      facedetection: 'retinaface_resnet50',
+      model: FACE_RESTORER,
+      visibility: 1,
+      codeformer_weight: 0.5,
+    })
+    .out(0);
+}
+
 /** `picture` with the face of `face` in place of its own. */
 export function swapFace(w: Workflow, picture: Link<'IMAGE'>, face: Link<'IMAGE'>): Link<'IMAGE'> {
   return w

@@ -119,6 +119,13 @@ export function inputSize(ctx: Pick<CompileContext, 'imageSizes'>, field: string
   return size !== undefined && 'width' in size ? (size as Size) : undefined;
 }
 
+/** The size of a list field's first picture (or of a single picture's field), where it is known. */
+export function firstInputSize(ctx: Pick<CompileContext, 'imageSizes'>, field: string): Size | undefined {
+  const sizes = ctx.imageSizes?.[field];
+  const first = Array.isArray(sizes) ? sizes[0] : sizes;
+  return first && 'width' in first ? (first as Size) : undefined;
+}
+
 export const EXACT_SIZE_NODES: readonly NodeClass[] = ['ImageScale'];
 
 /** Scales the images to `target` when they come out another size (never cropped). */

@@ -6,10 +6,13 @@ import type { Family } from './controlnet-stack.ts';
 import type { Size } from './image-size.ts';
 import { IMAGE_NODES, loadImage, loadImageBatch, loadMaskAt } from './input-images.ts';
 import type { RequestFields } from './request-fields.ts';
+import { ownerModelFile } from './user-models.ts';
 
 /**
  * IP-Adapter on the SD1.5 and SDXL graphs, with ComfyUI_IPAdapter_plus: each adapter `ip_adapter`
- * names is loaded with the CLIP vision encoder it was trained with and applied to the model
+ * names (a published one by name, or one of the owner's own by its model id, from the `ipadapter`
+ * folder as their LoRAs are from `loras`) is loaded with the CLIP vision encoder it was trained
+ * with (ViT-H for an owner's) and applied to the model
  * (IPAdapterAdvanced) with its picture and scale, as diffusers' `load_ip_adapter` and
  * `set_ip_adapter_scale` do; SDXL masks limit an adapter to a region (`attn_mask`, as diffusers'
  * IPAdapterMaskProcessor); style images steer the style only (InstantStyle, the pack's
@@ -107,7 +110,14 @@ export function applyStyle(
     .out(0);
 }
 
-const UPLOADED_ADAPTER = 'an uploaded adapter; this engine loads the named adapters only';
+/** The CLIP vision encoder of an owner's adapter: ViT-H, SD1.5's IP-Adapters' (and the SDXL vit-h ones'). */
+const OWNER_ADAPTER_ENCODER = 'CLIP-ViT-H-14-laion2B-s32B-b79K.safetensors';
+
+/** The contract's `base_model` of each family: what an owner's adapter must be made for. */
+const BASE_MODEL: Readonly<Record<Family, string>> = { sd: 'sd1.5', sdxl: 'sdxl' };
+
+const UPLOADED_ADAPTER =
+  'is neither a named adapter nor one of your loaded adapters (a model id whose model_type is adapter)';
 
 const OTHER_FAMILY = "is made for another model family than this model's";
 
@@ -123,6 +133,20 @@ const FIELDS = [
   'ip_adapter_style_images',
   'ip_adapter_mask_images',
 ] as const;
+
+const WITHOUT_ADAPTERS = 'is only used with ip_adapter, and none is named, so it is not used';
+
+/**
+ * What the IP-Adapter fields take no notice of, for `requires.ignores`: the fields that go with
+ * `ip_adapter` when it names none, as diffusers' pipelines load no adapter for them either. Only
+ * SDXL requests carry masks.
+ */
+export function ipAdapterIgnores(family: Family): Refusal[] {
+  return FIELDS.filter((field) => family === 'sdxl' || field !== 'ip_adapter_mask_images').map((field) => ({
+    field,
+    why: WITHOUT_ADAPTERS,
+  }));
+}
 
 /**
  * The fields the IP-Adapter stack reads. Optional: the one-call SD1.5 generator has none of them,
@@ -186,16 +210,23 @@ export function applyIpAdapters(
   const names = fields.list('ip_adapter');
   if (names.length === 0) {
     for (const field of FIELDS) {
-      if (fields.has(field)) fields.refuse(field, 'is only used with ip_adapter, and none is named');
+      if (fields.has(field)) w.note(`${field}: ${WITHOUT_ADAPTERS}`);
     }
     return model;
   }
   const adapters = names.map((name) => {
-    const files = Object.hasOwn(IP_ADAPTER_FILES, name) ? IP_ADAPTER_FILES[name] : undefined;
-    if (!files) fields.refuse('ip_adapter', `'${name}' is ${UPLOADED_ADAPTER} (${fittingAdapters(family)})`);
-    const other = otherFamilyAdapter([name], family);
-    if (other) fields.refuse('ip_adapter', other);
-    return files;
+    if (Object.hasOwn(IP_ADAPTER_FILES, name)) {
+      const other = otherFamilyAdapter([name], family);
+      if (other) fields.refuse('ip_adapter', other);
+      return IP_ADAPTER_FILES[name]!;
+    }
+    // An uploaded adapter: one of the owner's models, loaded from its file as their LoRAs are.
+    const file = ownerModelFile({ models: fields.models }, 'ip_adapter', name, {
+      type: 'adapter',
+      base: BASE_MODEL[family],
+    });
+    if (!file) fields.refuse('ip_adapter', `'${name}' ${UPLOADED_ADAPTER} (${fittingAdapters(family)})`);
+    return { file, clipVision: OWNER_ADAPTER_ENCODER };
   });
   const images = fields.images('ip_adapter_image');
   const styles = fields.images('ip_adapter_style_images');
@@ -217,7 +248,7 @@ export function applyIpAdapters(
     );
   }
 
-  const loaded = adapters.map((files) => loadIpAdapter(w, files!));
+  const loaded = adapters.map((files) => loadIpAdapter(w, files));
   pictures.forEach((picture, i) => {
     const mask = maskFiles[i];
     model = w

@@ -33,6 +33,8 @@ export interface ModelSettings extends Sampling {
   readonly guidance?: number;
   /** The LCM LoRA file LCMScheduler samples with (LoraLoader, then ModelSamplingDiscrete `lcm`). */
   readonly lcmLora?: string;
+  /** A setting of the request the loaded model takes no notice of (the task notes it). */
+  readonly ignored?: Refusal;
 }
 
 /** The pydantic-style type of a settings refusal at submission. */
@@ -44,7 +46,6 @@ const LCM = 'LCMScheduler';
 export const SETTINGS_WHY = {
   steps: 'more steps than the loaded model is distilled for',
   cfg: 'more guidance than the loaded model is distilled for',
-  noGuidance: 'the loaded model takes no guidance (it is guidance-distilled)',
   lcm: 'LCMScheduler samples with the LCM LoRA of the model family, which COMFYUI_CHECKPOINTS does not map',
 } as const;
 
@@ -52,8 +53,16 @@ export const SETTINGS_WHY = {
 const SETTINGS_FIELD: Readonly<Record<keyof typeof SETTINGS_WHY, keyof SettingsFields>> = {
   steps: 'num_inference_steps',
   cfg: 'guidance_scale',
-  noGuidance: 'guidance_scale',
   lcm: 'scheduler',
+};
+
+/**
+ * Why `guidance_scale` is noted, not refused, where the loaded model reads no guidance (Flux
+ * Schnell), as `requires.ignores` lists it.
+ */
+export const NO_GUIDANCE: Refusal = {
+  field: 'guidance_scale',
+  why: 'the loaded model takes no guidance (it is guidance-distilled, as Flux Schnell), so it takes no notice of it',
 };
 
 /** The settings refusals a pipeline declares: those the models it may load can meet. */
@@ -115,15 +124,9 @@ function settingsOf(
 
   let cfg = guidance?.value ?? profile.sampling.cfg;
   let fluxGuidance: number | undefined;
+  let ignored: Refusal | undefined;
   if (profile.guidance === 'none') {
-    if (guidance && !guidance.atDefault) {
-      return {
-        refusal: {
-          field: 'guidance_scale',
-          message: `${SETTINGS_WHY.noGuidance}: ${profile.name} ignores it; leave it at its default`,
-        },
-      };
-    }
+    if (guidance && !guidance.atDefault) ignored = NO_GUIDANCE;
     cfg = profile.sampling.cfg;
   } else if (profile.guidance === 'flux-guidance') {
     cfg = profile.sampling.cfg;
@@ -157,18 +160,25 @@ function settingsOf(
       ...sampling,
       ...(fluxGuidance === undefined ? {} : { guidance: fluxGuidance }),
       ...(lcmLora ? { lcmLora } : {}),
+      ...(ignored ? { ignored } : {}),
     },
   };
 }
 
-/** The settings a graph samples with; a request past the model's bounds fails naming the field. */
+/**
+ * The settings a graph samples with; a request past the model's bounds fails naming the field, and
+ * a setting the model takes no notice of is noted on the graph `w`.
+ */
 export function modelSettings(
+  w: { note(text: string): void },
   profile: ModelProfile,
   fields: RequestFields<SettingsFields>,
   ctx: Pick<CompileContext, 'checkpoints'>,
 ): ModelSettings {
   const outcome = settingsOf(profile, fields, ctx);
   if ('refusal' in outcome) return fields.refuse(outcome.refusal.field, outcome.refusal.message);
+  const { ignored } = outcome.settings;
+  if (ignored) w.note(`${ignored.field}: ${ignored.why}`);
   return outcome.settings;
 }
 

@@ -2,7 +2,10 @@ import { endpointByPath, type RequestOf, type RequestPath } from '@imagegen/cont
 import { EngineInputError, type Pipeline } from '@imagegen/engines';
 import type { CompileContext, Refusal } from '../contracts.ts';
 
-/** Refusal reasons by field (as `refuseUnlessDefault` takes them) as `requires.refuses` lists them. */
+/**
+ * Reasons by field (as `refuseUnlessDefault` and `ignoreUnlessDefault` take them) as
+ * `requires.refuses` and `requires.ignores` list them.
+ */
 export function refusals(reasons: Readonly<Record<string, string>>): Refusal[] {
   return Object.entries(reasons).map(([field, why]) => ({ field, why }));
 }
@@ -35,8 +38,9 @@ export type PipelinesReading<I> = { [P in RequestPath]: FieldsOf<P> extends I ? 
 /**
  * The validated request of one pipeline, read by name. The contract already checked types and
  * bounds and filled defaults; what is left here is the rule that no field that changes the picture
- * is silently ignored: a compiler either maps a field to the graph or refuses it (EngineInputError
- * naming the field) when it is set to anything but its default.
+ * is silently ignored: a compiler maps a field to the graph, or, when it is set to anything but its
+ * default, refuses it (EngineInputError naming the field) or, where the original service's own
+ * pipeline took no notice of it in that case, notes it for the task's status.
  *
  * T is the request's type (`FieldsOf<pipeline>`, or a chain's interface of the fields it reads): a
  * name the request lacks, or an accessor of another type than the field's, fails to compile.
@@ -109,6 +113,20 @@ export class RequestFields<out T extends object> {
   refuseUnlessDefault<K extends keyof T & string>(fields: Readonly<Partial<Record<K, string>>>): void {
     for (const [name, why] of Object.entries(fields) as [K, string][]) {
       if (!this.isDefault(name)) this.refuse(name, why);
+    }
+  }
+
+  /**
+   * Notes each named field that is set to anything but its default, where the graph takes no
+   * notice of it as the original service's own pipeline took none: the task runs, and its notes
+   * say `<field>: <why>` (the same words as `requires.ignores`).
+   */
+  ignoreUnlessDefault<K extends keyof T & string>(
+    w: { note(text: string): void },
+    fields: Readonly<Partial<Record<K, string>>>,
+  ): void {
+    for (const [name, why] of Object.entries(fields) as [K, string][]) {
+      if (!this.isDefault(name)) w.note(`${name}: ${why}`);
     }
   }
 

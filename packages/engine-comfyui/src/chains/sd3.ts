@@ -66,7 +66,7 @@ export function sd3Compiler(
         vae: checkpoint.vae,
         ...encodePrompts(w, clip, fields.string('prompt'), fields.string('negative_prompt')),
         profile,
-        settings: modelSettings(profile, fields, ctx),
+        settings: modelSettings(w, profile, fields, ctx),
         seed: ctx.seed,
         target: { width: fields.number('width'), height: fields.number('height') },
         samples: fields.number('samples'),

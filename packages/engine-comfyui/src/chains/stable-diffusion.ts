@@ -16,14 +16,15 @@ import {
   applyControlnets,
   CONTROLNET_FILES,
   CONTROLNET_NODES,
-  CONTROLNET_REFUSALS,
   type ControlnetFields,
+  controlnetIgnores,
   controlUnits,
   type Family,
 } from './controlnet-stack.ts';
 import { applyHidiffusion, HIDIFFUSION_NODES } from './hidiffusion.ts';
 import {
   EXACT_SIZE_NODES,
+  firstInputSize,
   framedSize,
   HIRES_SCALE,
   inputSize,
@@ -33,12 +34,13 @@ import {
   timesSize,
 } from './image-size.ts';
 import { INPAINT_NODES, inpaint } from './inpainting.ts';
-import { encodeImage, IMAGE_NODES, loadImage, loadMask, scaleImage } from './input-images.ts';
+import { encodeImage, IMAGE_NODES, loadImage, loadMask, loadMaskAt, scaleImage } from './input-images.ts';
 import {
   applyIpAdapters,
   IP_ADAPTER_FILES,
   IP_ADAPTER_REFUSALS,
   type IpAdapterFields,
+  ipAdapterIgnores,
   ipAdapterNodes,
   otherFamilyAdapter,
 } from './ip-adapter.ts';
@@ -71,6 +73,13 @@ import {
   SECOND_PASS_UPSCALER_NEED,
   samplePasses,
 } from './sampling-passes.ts';
+import {
+  ATTENTION_ALWAYS_SHARED,
+  applyStyleAlignment,
+  NOTHING_TO_ALIGN,
+  STYLE_ALIGNED_NODES,
+  type StyleAlignedFields,
+} from './style-aligned.ts';
 import { applyUpscaleField, GENERAL_UPSCALER, UPSCALE_NODES, type UpscaleFields } from './upscaling.ts';
 
 /**
@@ -103,6 +112,7 @@ export interface SdRequest
   extends LoraFields,
     EmbeddingFields,
     StyleFields,
+    StyleAlignedFields,
     ControlnetFields,
     IpAdapterFields,
     UpscaleFields {
@@ -118,8 +128,6 @@ export interface SdRequest
   readonly scheduler?: string | undefined;
   readonly hires?: boolean | undefined;
   readonly hidiffusion?: boolean | undefined;
-  readonly attn?: boolean | undefined;
-  readonly adain?: boolean | undefined;
   readonly mask_images?: readonly string[] | undefined;
   readonly init_image?: string;
   readonly mask_image?: string;
@@ -131,24 +139,15 @@ export type SdPipeline = PipelinesReading<SdRequest>;
 /** The path's family: the profile of an id whose own family is not known. */
 export type SdPathFamily = 'sd1.5' | 'sdxl';
 
-const NODE_PACK = (what: string, pack: string) =>
-  `needs ${what} from a ComfyUI node pack (${pack}), which this engine does not use yet`;
-
-/** Fields of the shared SD request shape no graph of this engine can honour. */
-const NOT_SERVED = {
-  attn: NODE_PACK('style-aligned attention sharing', 'style_aligned_comfy'),
-  adain: NODE_PACK('style-aligned AdaIN', 'style_aligned_comfy'),
-  style: NODE_PACK('style-aligned generation', 'style_aligned_comfy'),
-  mask_images: 'masks for controlnet inpainting are not served by this engine; use /sd/inpainting/v1',
+/**
+ * What the SD pipelines take no notice of in some modes, as the original's diffusers pipelines took
+ * none: text to image (and a controlnet without masks) starts from noise, so there is no picture
+ * for `strength` to keep.
+ */
+const IGNORED_STRENGTH = {
+  strength:
+    'applies where a picture is repainted (image2image, inpainting, a controlnet with mask_images); this one starts from noise, so the model takes no notice of it',
 };
-
-/** The fields a pipeline refuses: a preset body has none of NOT_SERVED's but `style`, which it applies. */
-function notServed(options: SdOptions): Partial<typeof NOT_SERVED> {
-  return options.presetStyle ? {} : NOT_SERVED;
-}
-
-const NO_INIT_IMAGE =
-  'applies to image2image and inpainting; this pipeline starts from noise, not from a picture';
 
 /** Why a model of a family these graphs cannot draw is refused. */
 const NOT_SD =
@@ -165,6 +164,20 @@ const BASE_MODEL: Readonly<Record<Family, string>> = { sd: 'sd1.5', sdxl: 'sdxl'
 
 function fromPicture(mode: SdMode): boolean {
   return mode === 'image2image' || mode === 'inpainting';
+}
+
+/**
+ * Whether a controlnet request repaints its first control picture through `mask_images` (masked
+ * controlnet inpainting, as diffusers' ControlNet inpaint pipelines do): the picture is then
+ * worked on as inpainting is, the controlnets guiding what is painted under the masks.
+ */
+function masksControlPicture(mode: SdMode, input: Readonly<Record<string, unknown>>): boolean {
+  return mode === 'controlnet' && Array.isArray(input.mask_images) && input.mask_images.length > 0;
+}
+
+/** Whether the graph repaints a picture (so `strength` is its denoise): image2image, inpainting, a masked controlnet. */
+function repaints(mode: SdMode, input: Readonly<Record<string, unknown>>): boolean {
+  return fromPicture(mode) || masksControlPicture(mode, input);
 }
 
 /**
@@ -205,10 +218,22 @@ function framingPicture(
 ): Size | undefined {
   if (fromPicture(mode)) return inputSize(ctx, 'init_image');
   if (fields.list('controlnets').length === 0) return undefined;
-  const field = mode === 'controlnet' ? 'init_images' : 'control_image';
-  const sizes = ctx.imageSizes?.[field];
-  const first = Array.isArray(sizes) ? sizes[0] : sizes;
-  return first && 'width' in first ? (first as Size) : undefined;
+  return firstInputSize(ctx, mode === 'controlnet' ? 'init_images' : 'control_image');
+}
+
+/**
+ * The masks of a masked controlnet as one (white: repaint): each scaled to the picture's size where
+ * it is known, then joined, so a part white in any mask is repainted.
+ */
+function joinMasks(w: Workflow, uploaded: readonly string[], size: Size | undefined): Link<'MASK'> {
+  const masks = uploaded.map((name) => (size ? loadMaskAt(w, name, size) : loadMask(w, name)));
+  return masks
+    .slice(1)
+    .reduce(
+      (joined, next) =>
+        w.node('MaskComposite', { destination: joined, source: next, x: 0, y: 0, operation: 'add' }).out(0),
+      masks[0]!,
+    );
 }
 
 export function compileStableDiffusion(
@@ -219,9 +244,8 @@ export function compileStableDiffusion(
   options: SdOptions = {},
 ): CompiledWorkflow {
   const fields = new RequestFields<SdRequest>(pipeline, ctx);
-  fields.refuseUnlessDefault(notServed(options));
-  const picture = fromPicture(mode);
-  if (!picture) fields.refuseUnlessDefault({ strength: NO_INIT_IMAGE });
+  const masked = masksControlPicture(mode, ctx.input);
+  const picture = repaints(mode, ctx.input);
   // What the API refuses at submission, refused first and in the same order and words.
   const refusal = sdRefusal(ctx, pipeline, pathFamily, mode);
   if (refusal) fields.refuse(refusal.field as keyof SdRequest & string, refusal.message);
@@ -230,9 +254,9 @@ export function compileStableDiffusion(
   const { profile } = chosen;
   const family = familyOf(profile);
   const base = BASE_MODEL[family];
-  const settings = modelSettings(profile, fields, ctx);
-
   const w = new Workflow(ctx.filenamePrefix);
+  const settings = modelSettings(w, profile, fields, ctx);
+  if (!picture) fields.ignoreUnlessDefault(w, IGNORED_STRENGTH);
   const checkpoint = loadCheckpoint(
     w,
     checkpointFile(ctx, fields.string('model_id'), base, mode === 'inpainting' ? 'inpainting' : undefined),
@@ -258,13 +282,15 @@ export function compileStableDiffusion(
   const answer = hires ? timesSize(target, HIRES_SCALE) : target;
   const plan = planSizes(profile, target, answer, { hires, direct: hidiffusion });
 
-  let patched = applyIpAdapters(w, fields, family, model, plan.first);
-  if (hidiffusion) patched = applyHidiffusion(w, family, patched, plan.first);
   const samples = fields.number('samples');
+  let patched = options.presetStyle ? model : applyStyleAlignment(w, fields, model, samples);
+  patched = applyIpAdapters(w, fields, family, patched, plan.first);
+  if (hidiffusion) patched = applyHidiffusion(w, family, patched, plan.first);
   const controls =
     mode === 'controlnet'
-      ? controlUnits(fields, family, 'init_images', fields.images('init_images'))
+      ? controlUnits(w, fields, family, 'init_images', fields.images('init_images'))
       : controlUnits(
+          w,
           fields,
           family,
           'control_image',
@@ -275,13 +301,16 @@ export function compileStableDiffusion(
   let latent: Link<'LATENT'>;
   let original: Link<'IMAGE'> | undefined;
   let mask: Link<'MASK'> | undefined;
-  const originalSize = inputSize(ctx, 'init_image');
+  const originalSize = masked ? firstInputSize(ctx, 'init_images') : inputSize(ctx, 'init_image');
   if (mode === 'image2image') {
     const pixels = scaleImage(w, loadImage(w, fields.image('init_image')), plan.first);
     latent = encodeImage(w, pixels, checkpoint.vae, samples);
-  } else if (mode === 'inpainting') {
-    original = loadImage(w, fields.image('init_image'));
-    mask = softenMask(w, loadMask(w, fields.image('mask_image')), originalSize);
+  } else if (mode === 'inpainting' || masked) {
+    original = loadImage(w, masked ? fields.images('init_images')[0]! : fields.image('init_image'));
+    const painted = masked
+      ? joinMasks(w, fields.images('mask_images'), originalSize)
+      : loadMask(w, fields.image('mask_image'));
+    mask = softenMask(w, painted, originalSize);
     const pixels = scaleImage(w, original, plan.first);
     ({ latent, ...conditioning } = inpaint(w, conditioning, checkpoint.vae, pixels, mask, samples));
   } else {
@@ -356,6 +385,11 @@ export function stableDiffusionRequirements(
     image2image: nodeClasses(IMAGE_NODES.sized, IMAGE_NODES.encode),
     inpainting: nodeClasses(IMAGE_NODES.mask, SOFT_MASK_NODES, INPAINT_NODES, COMPOSITE_NODES),
   } as const satisfies Record<SdMode, readonly NodeClass[]>;
+  // A controlnet with mask_images repaints its first picture as inpainting does.
+  const maskedControl =
+    mode === 'controlnet'
+      ? nodeClasses(IMAGE_NODES.sizedMask, ['MaskComposite'], start.inpainting, MASKED_SECOND_PASS_NODES)
+      : [];
   // A model of either family may run on either path: both families' adapters may load.
   const nodes = nodeClasses(
     CHECKPOINT_DIFFUSION_NODES,
@@ -366,7 +400,9 @@ export function stableDiffusionRequirements(
     // The request's shape decides the adapters' nodes (only SDXL requests carry masks).
     full ? ipAdapterNodes(pathFamily === 'sd1.5' ? 'sd' : 'sdxl') : [],
     full ? HIDIFFUSION_NODES : [],
+    full ? STYLE_ALIGNED_NODES : [],
     start[mode],
+    maskedControl,
     PASS_NODES,
     // A started-from picture's second pass may run below the latent upscale's strength.
     mode === 'inpainting'
@@ -387,15 +423,29 @@ export function stableDiffusionRequirements(
             { pack: 'comfyui_controlnet_aux', when: 'only with `controlnets` naming `openpose` or `depth`' },
             { pack: 'ComfyUI_IPAdapter_plus', when: 'only with `ip_adapter`' },
             { pack: 'comfyui_jankhidiffusion', when: 'only with `hidiffusion: true`' },
+            { pack: 'style_aligned_comfy', when: 'only with `attn` or `adain` true, or a `style`' },
           ),
         }
       : {}),
     refuses: [
-      ...refusals(notServed(options)),
-      ...(fromPicture(mode) ? [] : refusals({ strength: NO_INIT_IMAGE })),
       { field: 'model_id', why: NOT_SD },
       ...settingsRefusals('steps', 'cfg', ...(fields.includes('scheduler') ? (['lcm'] as const) : [])),
-      ...(full ? [...IP_ADAPTER_REFUSALS, ...CONTROLNET_REFUSALS] : []),
+      ...(full ? IP_ADAPTER_REFUSALS : []),
+    ],
+    ignores: [
+      ...(fromPicture(mode) ? [] : refusals(IGNORED_STRENGTH)),
+      ...(full
+        ? [
+            ...controlnetIgnores(mode === 'controlnet' ? 'init_images' : 'control_image'),
+            ...ipAdapterIgnores(pathFamily === 'sd1.5' ? 'sd' : 'sdxl'),
+          ]
+        : []),
+      ...(full
+        ? [
+            { field: 'attn', why: ATTENTION_ALWAYS_SHARED },
+            ...(['attn', 'adain', 'style'] as const).map((field) => ({ field, why: NOTHING_TO_ALIGN })),
+          ]
+        : []),
     ],
     models: [
       {
@@ -433,7 +483,7 @@ export function stableDiffusionRequirements(
       ...(pathFamily === 'sd1.5'
         ? [{ folder: 'upscale_models', what: `\`${GENERAL_UPSCALER.file}\` for \`upscale\`` }]
         : []),
-      ...(fromPicture(mode) ? [SECOND_PASS_UPSCALER_NEED] : []),
+      ...(fromPicture(mode) || mode === 'controlnet' ? [SECOND_PASS_UPSCALER_NEED] : []),
     ],
   };
 }

@@ -90,7 +90,7 @@ export function drawRequested(
   drawAtSize(w, {
     ...base,
     profile,
-    settings: modelSettings(profile, fields, ctx),
+    settings: modelSettings(w, profile, fields, ctx),
     seed: ctx.seed,
     target,
     samples: fields.number('samples'),

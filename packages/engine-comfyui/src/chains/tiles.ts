@@ -42,6 +42,24 @@ export const TILE_NODES: readonly NodeClass[] = [
 ];
 
 /**
+ * A tile's mask: whole inside, feathered over `overlap` px on the sides where it overlaps the tiles
+ * laid before it (those to its left and above).
+ */
+export function tileEdgeMask(w: Workflow, tile: Tile, overlap: number): Link<'MASK'> {
+  const solid = w.node('SolidMask', { value: 1, width: tile.width, height: tile.height }).out(0);
+  if (tile.x === 0 && tile.y === 0) return solid;
+  return w
+    .node('FeatherMask', {
+      mask: solid,
+      left: tile.x > 0 ? overlap : 0,
+      top: tile.y > 0 ? overlap : 0,
+      right: 0,
+      bottom: 0,
+    })
+    .out(0);
+}
+
+/**
  * `picture` (of `size`) with each tile replaced by what `resample` makes of it, laid over the
  * tiles before it through a mask feathered over `overlap` px on the sides that overlap them.
  */
@@ -57,19 +75,7 @@ export function resampleTiles(
   for (const tile of tiles) {
     const whole = tile.width === size.width && tile.height === size.height;
     const crop = whole ? picture : w.node('ImageCrop', { image: picture, ...tile }).out(0);
-    const solid = w.node('SolidMask', { value: 1, width: tile.width, height: tile.height }).out(0);
-    const mask =
-      tile.x > 0 || tile.y > 0
-        ? w
-            .node('FeatherMask', {
-              mask: solid,
-              left: tile.x > 0 ? overlap : 0,
-              top: tile.y > 0 ? overlap : 0,
-              right: 0,
-              bottom: 0,
-            })
-            .out(0)
-        : solid;
+    const mask = tileEdgeMask(w, tile, overlap);
     canvas = w
       .node('ImageCompositeMasked', {
         destination: canvas,

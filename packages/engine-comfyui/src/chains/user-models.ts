@@ -3,14 +3,15 @@ import type { CompileContext } from '../contracts.ts';
 import { modelFilePath } from '../model-store.ts';
 
 /**
- * The owner's models a request names by model id (`model_id`, `lora_models`, `embeddings`): the
+ * The owner's models a request names by model id (`model_id`, `lora_models`, `embeddings`,
+ * `ip_adapter`): the
  * worker resolved them from the owner's rows into the context's `models`, so a name of model-id
  * form that is not there is another owner's, still loading, or unknown, and is refused rather
  * than looked up as a file name.
  */
 
 export interface ModelWanted {
-  readonly type: 'checkpoint' | 'lora' | 'embedding';
+  readonly type: 'checkpoint' | 'lora' | 'embedding' | 'adapter';
   /** The base models this graph can take (`sd1.5`, `sdxl`, `flux`); absent: any. */
   readonly base?: string;
 }
@@ -33,7 +34,10 @@ export function ownerModelFile(
     return undefined;
   }
   if (model.modelType !== wanted.type) {
-    throw new EngineInputError(`${field}: model '${name}' is a ${model.modelType}, not a ${wanted.type}`);
+    const article = /^[aeiou]/.test(wanted.type) ? 'an' : 'a';
+    throw new EngineInputError(
+      `${field}: model '${name}' is a ${model.modelType}, not ${article} ${wanted.type}`,
+    );
   }
   if (wanted.base !== undefined && model.baseModel !== wanted.base) {
     throw new EngineInputError(

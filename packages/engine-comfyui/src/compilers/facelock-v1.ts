@@ -27,7 +27,8 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  *
  * `supp_image1` with `id_mix` adds the second face's embedding to the first's (the pack's
  * `concat`, as PuLID concatenates identity tokens with `id_mix`). Without `id_mix`, PuLID adds only
- * the first five tokens of the second face, which FaceID has no counterpart for: refused.
+ * the first five tokens of the second face, which FaceID has no counterpart for: refused. `id_mix`
+ * without a second face mixes nothing, as in PuLID: noted.
  */
 const PIPELINE = '/facelock/v1';
 
@@ -58,8 +59,10 @@ const WRONG_FAMILY: FamilyAdapters = {
 const REFUSED = {
   supp_image1:
     "without id_mix: PuLID adds only the first five identity tokens of the extra face, which IP-Adapter FaceID has no counterpart for (with id_mix: true both faces' embeddings are concatenated)",
-  id_mix: 'is only used with supp_image1, and none is sent',
 };
+
+/** What the original's pipeline takes no notice of: the mix of faces without a second face. */
+const IGNORED = { id_mix: 'is only used with supp_image1, and none is sent, so it is not used' };
 
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
@@ -82,6 +85,7 @@ export const compiler: PipelineCompiler = {
       { folder: 'insightface', what: '`models/buffalo_l/` (the face analysis FaceID reads)' },
     ],
     refuses: [...refusals(REFUSED), familyRefusal(WRONG_FAMILY.family, WRONG_FAMILY.adapters)],
+    ignores: refusals(IGNORED),
   },
   // A model of the other family is refused at submission where its family is known.
   admit: (ctx) => otherFamilyRefusal(ctx, WRONG_FAMILY),
@@ -90,8 +94,8 @@ export const compiler: PipelineCompiler = {
     refuseOtherFamily(fields, ctx, WRONG_FAMILY);
     const mixed = fields.has('supp_image1');
     if (mixed && !fields.bool('id_mix')) fields.refuse('supp_image1', REFUSED.supp_image1);
-    if (!mixed) fields.refuseUnlessDefault({ id_mix: REFUSED.id_mix });
     const w = new Workflow(ctx.filenamePrefix);
+    if (!mixed) fields.ignoreUnlessDefault(w, IGNORED);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), 'sd1.5'));
     const faces = loadImageBatch(w, [
       fields.image('input_face'),

@@ -25,9 +25,9 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  * `input_face` (insightface antelopev2 and EVA-CLIP features) injected into the model at
  * `id_scale`, PuLID's fidelity mode, then text to image as usual.
  *
- * `supp_image1` and `id_mix` are refused: PuLID concatenates the identity tokens of the extra face
- * (all of them with `id_mix`, the first five without), while ApplyPulid averages the faces of a
- * batch, which is another picture. PuLID has no SD1.5 model: `/facelock/v1` runs IP-Adapter FaceID.
+ * `supp_image1` is refused: PuLID concatenates the identity tokens of the extra face (all of them
+ * with `id_mix`, the first five without), while ApplyPulid averages the faces of a batch, which is
+ * another picture. `id_mix` without it mixes nothing, as in PuLID: noted. PuLID has no SD1.5 model: `/facelock/v1` runs IP-Adapter FaceID.
  */
 const PIPELINE = '/facelock/v2';
 
@@ -50,7 +50,10 @@ const WRONG_FAMILY: FamilyAdapters = {
   instead: 'send an SDXL model here, or use /facelock/v1 (IP-Adapter FaceID for SD1.5)',
 };
 
-const REFUSED = { supp_image1: NOT_CONCATENATED, id_mix: NOT_CONCATENATED };
+const REFUSED = { supp_image1: NOT_CONCATENATED };
+
+/** The mix of faces without a second face: the original's pipeline takes no notice of it. */
+const IGNORED = { id_mix: 'is only used with supp_image1, and none is sent, so it is not used' };
 
 /** The profile of the model the face is locked onto: its own, else SDXL's. */
 const modelProfile = (ctx: AdmitContext & Pick<CompileContext, 'models'>) =>
@@ -83,6 +86,7 @@ export const compiler: PipelineCompiler = {
       // A distilled SDXL (SDXL-Lightning, SDXL-Turbo) samples with its own bounds.
       ...settingsRefusals('steps', 'cfg'),
     ],
+    ignores: refusals(IGNORED),
   },
   // A model of the other family, or past a distilled model's bounds, is refused at submission
   // where the settings know its family.
@@ -96,6 +100,7 @@ export const compiler: PipelineCompiler = {
     fields.refuseUnlessDefault(REFUSED);
     refuseOtherFamily(fields, ctx, WRONG_FAMILY);
     const w = new Workflow(ctx.filenamePrefix);
+    fields.ignoreUnlessDefault(w, IGNORED);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, fields.string('model_id'), 'sdxl'));
     const model = w
       .node('ApplyPulid', {

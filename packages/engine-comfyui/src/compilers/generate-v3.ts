@@ -4,7 +4,8 @@ import { INPAINT_NODES, inpaint } from '../chains/inpainting.ts';
 import { encodeImage, IMAGE_NODES, loadImage, loadMask, scaleImage } from '../chains/input-images.ts';
 import { applyModelLoras, MODEL_LORA_NODES } from '../chains/lora-stack.ts';
 import { FLUX_VAE, fixedModelFile, fixedModelNeed, TEXT_ENCODERS } from '../chains/model-files.ts';
-import { modelSettings, settingsRefusal, settingsRefusals } from '../chains/model-settings.ts';
+import { modelSettings, NO_GUIDANCE, settingsRefusal, settingsRefusals } from '../chains/model-settings.ts';
+import { withPalette } from '../chains/palette.ts';
 import { PROMPT_NODES } from '../chains/prompt-encoding.ts';
 import { styledPrompts, UNKNOWN_STYLE } from '../chains/prompt-styles.ts';
 import { refusals, requestFields } from '../chains/request-fields.ts';
@@ -25,12 +26,16 @@ import { nodeClasses, SAVE_NODES, Workflow } from '../workflow/workflow.ts';
  * its profile says (model-profiles.ts):
  * - schnell is timestep-distilled: the default request runs its 4 steps, more are refused, and
  *   it takes no guidance at all (no FluxGuidance node); a `guidance_scale` other than the default
- *   is refused;
+ *   is noted, as the original's diffusers pipeline takes no notice of it on Schnell;
  * - dev reads its distilled guidance from FluxGuidance: `guidance_scale` is that guidance, and the
  *   API's default (7.5, an SD value that burns dev's pictures) stands for dev's own 3.5; its
  *   ModelSamplingFlux shift follows the sampled size, as the dev example sets it.
- * `style` is applied as a prompt style; `init_image` makes it image to image, framed as the
- * picture is (never cropped), `mask_image` inpainting, laid back over the picture at its own size.
+ * `style` is applied as a prompt style and `palette` as colour words after it (chains/palette.ts);
+ * `init_image` makes it image to image, framed as the picture is (never cropped), `mask_image`
+ * inpainting, laid back over the picture at its own size. Without `init_image`, `strength` and
+ * `mask_image` have no picture to act on: the task draws from the prompt and notes them, as the
+ * original's text-to-image pipeline took no notice of them. `enhance_prompt` is the worker's: the
+ * prompt is rewritten before the engine gets it.
  */
 const PIPELINE = '/generate/v3';
 
@@ -48,16 +53,14 @@ export function fluxModel(ctx: Pick<CompileContext, 'checkpoints'>): 'schnell' |
   return FLUX.dev.model in ctx.checkpoints ? 'dev' : 'schnell';
 }
 
-const NOT_SERVED = {
-  enhance_prompt: 'prompt rewriting needs a language model, which this engine does not have',
-  palette: 'colour palettes are not served by this engine',
-};
-
 const SCHNELL_NEED = fixedModelNeed(FLUX.schnell.model);
 
+/** What the path takes no notice of without a picture to start from. */
 const WITHOUT_INIT_IMAGE = {
-  strength: 'applies only with init_image (image to image)',
-  mask_image: 'inpaints init_image, which is not sent',
+  strength:
+    'applies only with init_image (image to image); without one the picture is drawn from the prompt, so the model takes no notice of it',
+  mask_image:
+    'marks the part of init_image to repaint, and no init_image was sent; the picture is drawn from the prompt',
 };
 
 export const compiler: PipelineCompiler = {
@@ -91,29 +94,24 @@ export const compiler: PipelineCompiler = {
         what: 'each Flux LoRA `lora_models` names (`.safetensors` added to a name without extension)',
       },
     ],
-    refuses: [
-      ...refusals(NOT_SERVED),
-      { field: 'style', why: UNKNOWN_STYLE },
-      ...settingsRefusals('steps', 'noGuidance'),
-      ...refusals(WITHOUT_INIT_IMAGE),
-    ],
+    refuses: [{ field: 'style', why: UNKNOWN_STYLE }, ...settingsRefusals('steps')],
+    ignores: [NO_GUIDANCE, ...refusals(WITHOUT_INIT_IMAGE)],
   },
-  // Steps past Schnell's 4, or guidance sent to Schnell, are refused at submission.
+  // Steps past Schnell's 4 are refused at submission.
   admit: (ctx) => settingsRefusal(FLUX[fluxModel(ctx)].profile, requestFields(PIPELINE, ctx), ctx),
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
-    fields.refuseUnlessDefault(NOT_SERVED);
+    const w = new Workflow(ctx.filenamePrefix);
     const fromPicture = fields.has('init_image');
-    if (!fromPicture) fields.refuseUnlessDefault(WITHOUT_INIT_IMAGE);
+    if (!fromPicture) fields.ignoreUnlessDefault(w, WITHOUT_INIT_IMAGE);
     const flux = FLUX[fluxModel(ctx)];
     const { profile } = flux;
-    const settings = modelSettings(profile, fields, ctx);
+    const settings = modelSettings(w, profile, fields, ctx);
 
     const requested = { width: fields.number('width'), height: fields.number('height') };
     const target = fromPicture ? framedSize(inputSize(ctx, 'init_image'), requested) : requested;
     const plan = planSizes(profile, target, target);
 
-    const w = new Workflow(ctx.filenamePrefix);
     const unet = fixedModelFile(ctx, flux.model);
     w.usesModel(unet);
     let model = applyModelLoras(
@@ -133,7 +131,8 @@ export const compiler: PipelineCompiler = {
       })
       .out(0);
     const vae = w.node('VAELoader', { vae_name: FLUX_VAE }).out(0);
-    const encoded = w.node('CLIPTextEncode', { text: styledPrompts(fields).positive, clip }).out(0);
+    const text = withPalette(styledPrompts(fields).positive, fields);
+    const encoded = w.node('CLIPTextEncode', { text, clip }).out(0);
     let conditioning = {
       positive:
         settings.guidance === undefined
@@ -148,7 +147,7 @@ export const compiler: PipelineCompiler = {
     let latent: Link<'LATENT'>;
     let original: Link<'IMAGE'> | undefined;
     let mask: Link<'MASK'> | undefined;
-    if (fields.has('mask_image')) {
+    if (fromPicture && fields.has('mask_image')) {
       original = loadImage(w, fields.image('init_image'));
       mask = softenMask(w, loadMask(w, fields.image('mask_image')), originalSize);
       const pixels = scaleImage(w, original, plan.first);

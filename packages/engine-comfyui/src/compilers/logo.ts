@@ -9,7 +9,7 @@ import {
   profileOf,
 } from '../chains/model-files.ts';
 import { encodePrompts } from '../chains/prompt-encoding.ts';
-import { refusals, requestFields } from '../chains/request-fields.ts';
+import { requestFields } from '../chains/request-fields.ts';
 import { drawAtSize, LARGE_TEXT_TO_IMAGE_NODES } from '../chains/text-to-image.ts';
 import type { PipelineCompiler } from '../contracts.ts';
 import type { NodeClass } from '../workflow/node-types.ts';
@@ -22,8 +22,11 @@ import { nodeClasses, Workflow } from '../workflow/workflow.ts';
  * The sketch frames the answer: its proportions over the requested area, sampled near SDXL's
  * megapixel (ControlNet would otherwise crop it to the requested shape).
  *
- * `logo_prompt` is refused: the contract gives it no meaning beside `prompt` (no description, no
- * example), and guessing one (text to write, a second prompt) would be a silent approximation.
+ * `logo_prompt` says what the mark itself shows (its subject, its lettering) where `prompt` says
+ * the finish: the original's frontend sends it beside the prompt (the same words when its form has
+ * one box). The logo is drawn from both: `logo_prompt` is written after the prompt in one
+ * encoding (CLIPTextEncode reads a long prompt in 77-token windows, so neither crowds the other
+ * out), and left out where it only repeats the prompt.
  */
 const PIPELINE = '/logo/v1';
 
@@ -40,10 +43,12 @@ const LOGO_NODES: readonly NodeClass[] = [
   'ControlNetApplyAdvanced',
 ];
 
-const REFUSED = {
-  logo_prompt:
-    'has no meaning of its own beside prompt in this API, so the engine has nothing faithful to map it to; describe the logo in prompt',
-};
+/** The prompt the logo is drawn from: `prompt`, then `logo_prompt` where it adds words of its own. */
+export function logoText(prompt: string, logoPrompt: string): string {
+  const mark = logoPrompt.trim();
+  if (!mark || mark === prompt.trim()) return prompt;
+  return prompt.trim() ? `${prompt.trim()}, ${mark}` : mark;
+}
 
 export const compiler: PipelineCompiler = {
   pipeline: PIPELINE,
@@ -53,17 +58,15 @@ export const compiler: PipelineCompiler = {
       checkpointNeed(MODEL_ID),
       { folder: 'controlnet', what: `\`${CONTROLNET_FILES.sdxl['canny']}\`` },
     ],
-    refuses: refusals(REFUSED),
   },
   compile(ctx) {
     const fields = requestFields(PIPELINE, ctx);
-    fields.refuseUnlessDefault(REFUSED);
     const w = new Workflow(ctx.filenamePrefix);
     const profile = profileOf(ctx, MODEL_ID, MODEL_ID);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID));
     const conditioning = applyControlnets(
       w,
-      encodePrompts(w, checkpoint.clip, fields.string('prompt'), ''),
+      encodePrompts(w, checkpoint.clip, logoText(fields.string('prompt'), fields.string('logo_prompt')), ''),
       checkpoint.vae,
       [
         {

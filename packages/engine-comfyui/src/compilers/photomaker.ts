@@ -83,8 +83,8 @@ export const compiler: PipelineCompiler = {
     const fields = requestFields(PIPELINE, ctx);
     const prompt = fields.string('prompt');
     if (!TRIGGER.test(prompt)) fields.refuse('prompt', NO_TRIGGER);
-    const settings = modelSettings(PROFILE, fields, ctx);
     const w = new Workflow(ctx.filenamePrefix);
+    const settings = modelSettings(w, PROFILE, fields, ctx);
     const checkpoint = loadCheckpoint(w, checkpointFile(ctx, MODEL_ID));
     const { model, clip } = applyLcm(w, settings, applyLoras(w, fields, checkpoint));
     const encode = (text: string) => w.node('CLIPTextEncode', { text, clip }).out(0);

@@ -284,6 +284,16 @@ const PACK_NODE_TYPES = {
     },
     outputs: ['IMAGE', 'MASK', 'STRING', 'JSON'],
   },
+  ReActorRestoreFace: {
+    inputs: {
+      image: 'IMAGE',
+      facedetection: 'COMBO',
+      model: 'COMBO',
+      visibility: 'FLOAT',
+      codeformer_weight: 'FLOAT',
+    },
+    outputs: ['IMAGE'],
+  },
   // PuLID_ComfyUI
   PulidModelLoader: { inputs: { pulid_file: 'COMBO' }, outputs: ['PULID'] },
   PulidInsightFaceLoader: { inputs: { provider: 'COMBO' }, outputs: ['FACEANALYSIS'] },
@@ -315,6 +325,11 @@ const PACK_NODE_TYPES = {
     outputs: ['MODEL'],
   },
   ApplyMSWMSAAttentionSimple: { inputs: { model: 'MODEL', model_type: 'COMBO' }, outputs: ['MODEL'] },
+  // style_aligned_comfy
+  StyleAlignedBatchAlign: {
+    inputs: { model: 'MODEL', share_norm: 'COMBO', share_attn: 'COMBO', scale: 'FLOAT' },
+    outputs: ['MODEL'],
+  },
 } as const satisfies Record<string, NodeTyping>;
 
 export const NODE_TYPES = {
@@ -469,6 +484,10 @@ export const NODE_TYPES = {
     outputs: ['IMAGE'],
   },
   SolidMask: { inputs: { value: 'FLOAT', width: 'INT', height: 'INT' }, outputs: ['MASK'] },
+  CropMask: {
+    inputs: { mask: 'MASK', x: 'INT', y: 'INT', width: 'INT', height: 'INT' },
+    outputs: ['MASK'],
+  },
   FeatherMask: {
     inputs: { mask: 'MASK', left: 'INT', top: 'INT', right: 'INT', bottom: 'INT' },
     outputs: ['MASK'],

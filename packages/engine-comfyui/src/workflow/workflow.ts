@@ -27,6 +27,7 @@ export class Workflow extends Graph {
   private checkpoint: string | undefined;
   private runningFrom: string | undefined;
   private modelFile: FileRef | undefined;
+  private readonly notes: string[] = [];
 
   constructor(private readonly filenamePrefix: string) {
     super();
@@ -78,6 +79,11 @@ export class Workflow extends Graph {
     this.modelFile = { filename: 'lora_00001_.safetensors', subfolder, type: 'output' };
   }
 
+  /** A note for the task's owner: where the graph draws otherwise than the request reads. */
+  note(text: string): void {
+    if (!this.notes.includes(text)) this.notes.push(text);
+  }
+
   /** SaveImage under the task's own prefix: its files are the task's result. */
   save(images: Link<'IMAGE'>): void {
     this.outputNodes.push(this.node('SaveImage', { images, filename_prefix: this.filenamePrefix }).id);
@@ -98,6 +104,7 @@ export class Workflow extends Graph {
       samplingSteps: [...this.sampling],
       ...(this.runningFrom ? { runningFrom: this.runningFrom } : {}),
       ...(this.modelFile ? { modelFile: this.modelFile } : {}),
+      ...(this.notes.length > 0 ? { notes: [...this.notes] } : {}),
     };
   }
 }

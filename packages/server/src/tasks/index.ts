@@ -21,6 +21,7 @@
  *   listTasks(pool, ownerId, query)     → a page of the owner's tasks (InvalidCursorError)
  *   startWorker({pool, engines, fetcher, store, publicUrl, signal, ...}) → {id, stopped}
  *   taskLimitsFromEnv(env)            → the worker's attempt timeouts and per-plan concurrency
+ *   promptEnhancerFromEnv(env)        → the language model that rewrites `enhance_prompt` prompts
  *   deleteFinishedTasks(db, cutoff, limit), deleteExpiredIdempotencyKeys(db, cutoff, limit) → how
  *     many went (the retention sweeper's batches)
  */
@@ -35,6 +36,12 @@ export type { ModelRow } from './models/sql/model-row.ts';
 export { ModelNotFoundError, submitModelTask } from './models/submit-model-task.ts';
 export { followPreviews } from './previews/follow-previews.ts';
 export type { TaskPreview } from './previews/sql/getTaskPreview.ts';
+export {
+  createPromptEnhancer,
+  ENHANCER_INSTRUCTION,
+  type PromptEnhancer,
+  promptEnhancerFromEnv,
+} from './prompt-enhancer.ts';
 export { QueueEstimates } from './queue-estimates.ts';
 export { getTaskForOwner, listBatch } from './read.ts';
 export { SubmitRefusedError } from './refusal.ts';

@@ -10,9 +10,10 @@ import { allocateOutputKeys, extensionFor } from '../storage/blob-keys.ts';
 import { stripMetadata } from '../storage/strip-metadata.ts';
 import { outputTotals, type UsageFacts } from '../usage/usage-facts.ts';
 import { jobModels } from './models/job-models.ts';
+import { NO_ENHANCER_NOTE } from './prompt-enhancer.ts';
 import { drawSeed } from './submit.ts';
 import type { TaskRecord, TaskResult } from './types.ts';
-import { taskLabels, type WorkerContext } from './worker-context.ts';
+import { taskFields, taskLabels, type WorkerContext } from './worker-context.ts';
 
 /** An error the task's owner reads as is, and which no retry can cure. */
 export class FinalError extends Error {}
@@ -70,9 +71,10 @@ export async function runTask(
     if (preflight.pipelines.includes(task.endpoint)) await preflight.check(job, signal);
   }
   signal.throwIfAborted();
+  const enhanced = await enhancePrompt(ctx, job, signal);
   const engineStarted = performance.now();
   const output = withoutMetadata(
-    await engine.run(job, {
+    await engine.run(enhanced.job, {
       signal,
       progress: report.progress,
       ...(report.preview ? { preview: report.preview } : {}),
@@ -83,6 +85,9 @@ export async function runTask(
   if (task.input.safety_checker === true) await checkSafety(ctx, output, signal);
   const outputKeys = await storeOutputs(ctx, task, output);
   const started = task.startedAt?.getTime() ?? Date.now();
+  const notes = [...enhanced.notes, ...(output.notes ?? [])];
+  if (notes.length > 0)
+    ctx.log(`ran otherwise than the request reads: ${notes.join('; ')}`, taskFields(task, 'info'));
   const result: TaskResult = {
     ...(task.input.base64 === true
       ? { base64: output.images.map((image) => image.data.toString('base64')) }
@@ -90,6 +95,7 @@ export async function runTask(
     ...(output.text !== undefined ? { text: output.text } : {}),
     ...(task.kind === 'training' ? { training_duration_seconds: (Date.now() - started) / 1000 } : {}),
     meta: { ...output.meta, engine: engine.name, seed },
+    ...(notes.length > 0 ? { notes } : {}),
   };
   return {
     result,
@@ -97,6 +103,22 @@ export async function runTask(
     totals: outputTotals(output),
     ...(output.model ? { model: output.model } : {}),
   };
+}
+
+/**
+ * The job with its prompt rewritten where the request asks (`enhance_prompt: true`), by the
+ * worker's language model, and the note that says what became of it. Any engine gets the rewritten
+ * prompt; the task's own input keeps the prompt as sent.
+ */
+async function enhancePrompt(
+  ctx: WorkerContext,
+  job: EngineJob,
+  signal: AbortSignal,
+): Promise<{ job: EngineJob; notes: string[] }> {
+  if (job.input.enhance_prompt !== true || typeof job.input.prompt !== 'string') return { job, notes: [] };
+  if (!ctx.promptEnhancer) return { job, notes: [NO_ENHANCER_NOTE] };
+  const { prompt, note } = await ctx.promptEnhancer.enhance(job.input.prompt, signal);
+  return { job: { ...job, input: { ...job.input, prompt } }, notes: [note] };
 }
 
 /**

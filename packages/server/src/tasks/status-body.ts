@@ -33,7 +33,8 @@ export interface PendingEstimates {
  * this body too, with the task's id and path after it (taskWebhookBody).
  * - generation: PENDING (with the early links of queued_image_urls), SUCCESS with download_urls
  *   and its first link again as `image_url` (plus `image` where the request has `base64`,
- *   `prompt` for image2prompt), FAILURE with error.
+ *   `prompt` for image2prompt, `notes` where the task ran otherwise than its request reads),
+ *   FAILURE with error.
  * - load_model: PENDING, SUCCESS with model_id, FAILURE.
  * - training: queued/initialising/running, completed with model_id and duration, failed.
  * A pending answer adds `progress` once the engine reported some, and the `estimates` given.
@@ -68,6 +69,7 @@ export function taskStatusBody(
   if (urls.length > 0) body.image_url = urls[0];
   if (result.text !== undefined) body.prompt = result.text;
   if ('base64' in task.input) body.image = result.base64?.[0] ?? null;
+  if (result.notes?.length) body.notes = result.notes;
   return body;
 }
 

@@ -5,6 +5,7 @@ import type { ImageFetcher } from '../fetch/image-fetcher.ts';
 import type { LineLog } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
+import type { PromptEnhancer } from './prompt-enhancer.ts';
 
 export type { BlobStore, ImageFetcher };
 
@@ -91,6 +92,8 @@ export interface TaskResult {
   readonly training_duration_seconds?: number;
   /** The seed used, the engine that ran and what it reported. */
   readonly meta?: Readonly<Record<string, unknown>>;
+  /** Where the task ran otherwise than its request reads (the engine's and the worker's notes). */
+  readonly notes?: readonly string[];
 }
 
 /**
@@ -152,6 +155,11 @@ export interface WorkerOptions {
   readonly log?: LineLog;
   /** Where it counts claims, outcomes and engine run times (default: not counted). */
   readonly metrics?: Metrics;
+  /**
+   * The language model that rewrites the prompt of a request with `enhance_prompt: true`
+   * (PROMPT_ENHANCER_URL); absent: such a prompt is used as given, and the task's notes say so.
+   */
+  readonly promptEnhancer?: PromptEnhancer;
 }
 
 export interface Worker {

@@ -19,7 +19,10 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 
 const CHECKPOINTS = { 'sd1.5': 'random-sd15.safetensors' };
 const PIPELINE = '/sd/text2image/v1';
-/** 64 × 64: the fake's previews are at latent size, 8 × 8. */
+/**
+ * A 64 × 64 picture is sampled at SD1.5's native 512 × 512 and then resized, so the fake's
+ * previews, at latent size, are 64 × 64.
+ */
 const BODY = { prompt: 'a fox', negative_prompt: '', num_inference_steps: 8, width: 64, height: 64 };
 /** The worker's bound on previews: one every 500 ms at most (PREVIEW_INTERVAL_MS). */
 const INTERVAL_MS = 500;
@@ -81,7 +84,7 @@ async function expectJpeg(message: StreamMessage): Promise<void> {
   const preview = JSON.parse(message.data!) as { content_type: string; image: string };
   expect(preview.content_type).toBe('image/jpeg');
   const { format, width, height } = await sharp(Buffer.from(preview.image, 'base64')).metadata();
-  expect({ format, width, height }).toEqual({ format: 'jpeg', width: 8, height: 8 });
+  expect({ format, width, height }).toEqual({ format: 'jpeg', width: 64, height: 64 });
 }
 
 describe('live previews on the status stream', () => {

@@ -190,14 +190,15 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
 
   const pending = new Set(['PENDING', 'queued', 'initialising', 'running', 'unknown']);
   const settle = async (statusPath: string, key: string) => {
-    const deadline = Date.now() + 15_000;
+    // A bound for a task that never ends, not a speed: generous for a busy machine.
+    const deadline = Date.now() + 60_000;
     for (;;) {
       const response = await request('GET', statusPath, { key });
       const body = response.body as Record<string, unknown>;
       if (response.status !== 200)
         throw new Error(`${statusPath}: HTTP ${response.status} ${JSON.stringify(body)}`);
       if (!pending.has(String(body.status))) return body;
-      if (Date.now() > deadline) throw new Error(`${statusPath} still ${body.status} after 15 s`);
+      if (Date.now() > deadline) throw new Error(`${statusPath} still ${body.status} after 60 s`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };

@@ -49,6 +49,32 @@ describe('status bodies', () => {
     });
   });
 
+  it("answers the task's notes after its links, only where it ran otherwise than its request reads", () => {
+    const notes = [
+      'guidance_scale: the loaded model takes no guidance (it is guidance-distilled, as Flux Schnell)',
+    ];
+    const noted = task({
+      endpoint: '/generate/v3',
+      state: 'succeeded',
+      outputKeys: ['k/0.png'],
+      result: { notes },
+    });
+    const body = taskStatusBody(noted, PUBLIC_URL);
+    expect(body).toEqual({
+      status: 'SUCCESS',
+      download_urls: ['http://api.test/files/k/0.png'],
+      image_url: 'http://api.test/files/k/0.png',
+      notes,
+    });
+    expect(Object.keys(body).at(-1)).toBe('notes');
+    const none = task({ state: 'succeeded', outputKeys: ['k/0.png'], result: { notes: [] } });
+    expect(taskStatusBody(none, PUBLIC_URL)).not.toHaveProperty('notes');
+    // A task that has not ended says nothing yet.
+    expect(taskStatusBody(task({ state: 'running', result: { notes } }), PUBLIC_URL)).toEqual({
+      status: 'PENDING',
+    });
+  });
+
   it('answers image_url only once the task succeeded: not with the early links of a pending task', () => {
     const early = task({ state: 'running', outputKeys: ['k/0.png'] });
     expect(taskStatusBody(early, PUBLIC_URL)).toEqual({

@@ -4,7 +4,7 @@ import type { TaskRecord } from '../types.ts';
 import { listJobModels } from './sql/listJobModels.ts';
 
 /** The request fields that may name the owner's models by model id. */
-const MODEL_FIELDS = ['model_id', 'lora_models', 'embeddings'] as const;
+const MODEL_FIELDS = ['model_id', 'lora_models', 'embeddings', 'ip_adapter'] as const;
 
 /** The model tasks whose engine gets the row their submission registered: the model it makes. */
 const REGISTERING = new Set(['/load_model/v1', '/train_model/v1']);
