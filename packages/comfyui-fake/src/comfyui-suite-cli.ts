@@ -8,21 +8,36 @@
  * server's VAE pass at a megapixel can take longer than the default five minutes). Prints per
  * case: ran, skipped (what the server lacks) or failed (why); exits 1 when a case failed. Not part
  * of `npm test`.
+ *
+ * `--validate-only`: no case runs; each graph is POSTed to `/prompt`, which validates it (node
+ * classes, inputs, types, choices, model files), and taken back at once (comfyui-validation-suite.ts).
+ * Prints per case: accepted (and what the server did before it was taken back), rejected (the
+ * server's errors) or skipped; then the counts per pipeline; exits 1 when a graph was rejected.
+ * `--every-choice` adds, per pipeline, its first case with each other value of each choice field
+ * (`scheduler`, `operation`…): every sampler, scheduler and file a value compiles to is shown to the server.
  */
 
 import { createComfyClient, parseCheckpoints, parseStallMs } from '@imagegen/engine-comfyui/engine';
 import { PIPELINE_SUITE } from './comfyui-pipeline-suite.ts';
 import { runServerSuite } from './comfyui-server-suite.ts';
+import { choiceVariants, validateSuite } from './comfyui-validation-suite.ts';
 
 const USAGE =
-  'usage: npm run --silent test:comfyui -- http://HOST:PORT [--only TEXT]...   ' +
+  'usage: npm run --silent test:comfyui -- http://HOST:PORT [--validate-only [--every-choice]] [--only TEXT]...   ' +
   '(COMFYUI_CHECKPOINTS=... to map model ids, COMFYUI_MODELS_DIR=PATH for the models folder the server reads)';
 
 const args = process.argv.slice(2);
 const url = args.shift();
 const only: string[] = [];
+let validateOnly = false;
+let everyChoice = false;
 while (args.length > 0) {
   const flag = args.shift();
+  if (flag === '--validate-only' || flag === '--every-choice') {
+    if (flag === '--validate-only') validateOnly = true;
+    else everyChoice = true;
+    continue;
+  }
   const text = args.shift();
   if (flag !== '--only' || !text) {
     console.error(USAGE);
@@ -54,6 +69,38 @@ const client = createComfyClient({
 });
 const stats = await client.stats();
 console.log(`ComfyUI ${stats.comfyuiVersion} at ${url}; checkpoints ${JSON.stringify(checkpoints)}`);
+
+if (everyChoice && !validateOnly) {
+  console.error('--every-choice goes with --validate-only: it only validates');
+  process.exit(2);
+}
+if (validateOnly) {
+  const outcomes = await validateSuite(url, {
+    client,
+    checkpoints,
+    cases: everyChoice ? [...cases, ...choiceVariants(cases)] : cases,
+    ...(modelsDir ? { modelsDir } : {}),
+    onOutcome: (outcome) => console.log(`${outcome.outcome.padEnd(8)} ${outcome.name}: ${outcome.detail}`),
+  });
+  const byPipeline = new Map<string, Record<string, number>>();
+  for (const { pipeline, outcome } of outcomes) {
+    const counts = byPipeline.get(pipeline) ?? { accepted: 0, rejected: 0, skipped: 0 };
+    counts[outcome] = (counts[outcome] ?? 0) + 1;
+    byPipeline.set(pipeline, counts);
+  }
+  console.log('');
+  for (const [pipeline, counts] of byPipeline) {
+    console.log(
+      `${pipeline}: ${counts.accepted} accepted, ${counts.rejected} rejected, ${counts.skipped} skipped`,
+    );
+  }
+  const total = (what: string) => outcomes.filter((outcome) => outcome.outcome === what).length;
+  console.log(
+    `\n${total('accepted')} accepted, ${total('rejected')} rejected, ${total('skipped')} skipped of ${outcomes.length}`,
+  );
+  await client.close();
+  process.exit(total('rejected') > 0 ? 1 : 0);
+}
 
 let lastProgress = 0;
 const outcomes = await runServerSuite(url, {
