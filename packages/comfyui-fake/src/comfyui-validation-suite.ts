@@ -248,11 +248,13 @@ interface HistoryEntry {
 
 /**
  * The suite's cases are one request each; a choice field (`scheduler`, `operation`, `style`, a
- * named adapter in a list) compiles to another sampler, scheduler, node or file per value. Per
- * pipeline and choice field of its request schema, the first case that sets the field (for a
- * single value, else the pipeline's first case) once more with each other value, in a list in
- * place of its first item, so that every value the API accepts is shown to the server
- * (`--every-choice`).
+ * named adapter in a list) compiles to another sampler, scheduler, node or file per value, and a
+ * number field's extremes reach node inputs with bounds of their own (steps, cfg, denoise, sizes,
+ * strengths). Per pipeline and such field of its request schema, the first case that sets the
+ * field (for a single value, else the pipeline's first case) once more with each other value of a
+ * choice, and with a number's lowest and highest accepted value (an exclusive bound: the nearest
+ * value inside, 1 or 0.01 away); in a list, in place of its first item. So every value the API
+ * accepts is shown to the server (`--every-choice`).
  */
 export function choiceVariants(cases: readonly PipelineCase[] = PIPELINE_SUITE): PipelineCase[] {
   const byPipeline = new Map<string, PipelineCase[]>();
@@ -267,7 +269,7 @@ export function choiceVariants(cases: readonly PipelineCase[] = PIPELINE_SUITE):
       const base = setting ?? (list ? undefined : ofPipeline[0]);
       if (!base) continue;
       const current = base.body[field];
-      for (const value of choicesOf(schema)) {
+      for (const value of [...choicesOf(schema), ...boundsOf(schema)]) {
         const changed = Array.isArray(current) ? [value, ...current.slice(1)] : value;
         if (JSON.stringify(changed) === JSON.stringify(current)) continue;
         variants.push({
@@ -284,6 +286,10 @@ export function choiceVariants(cases: readonly PipelineCase[] = PIPELINE_SUITE):
 interface SchemaNode {
   readonly type?: string;
   readonly enum?: readonly unknown[];
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly exclusiveMinimum?: number;
+  readonly exclusiveMaximum?: number;
   readonly anyOf?: readonly SchemaNode[];
   readonly items?: SchemaNode;
   readonly properties?: Readonly<Record<string, SchemaNode>>;
@@ -294,4 +300,20 @@ function choicesOf(schema: SchemaNode): string[] {
   if (schema.type === 'string' && schema.enum)
     return schema.enum.filter((value) => typeof value === 'string');
   return [...(schema.anyOf ?? []), ...(schema.items ? [schema.items] : [])].flatMap(choicesOf);
+}
+
+/** A number field's (or a list field's items') lowest and highest accepted values. */
+function boundsOf(schema: SchemaNode): number[] {
+  if (schema.type === 'integer' || schema.type === 'number') {
+    const step = schema.type === 'integer' ? 1 : 0.01;
+    const round = (value: number) => Math.round(value * 100) / 100;
+    const low =
+      schema.minimum ??
+      (schema.exclusiveMinimum === undefined ? undefined : round(schema.exclusiveMinimum + step));
+    const high =
+      schema.maximum ??
+      (schema.exclusiveMaximum === undefined ? undefined : round(schema.exclusiveMaximum - step));
+    return [low, high].filter((value): value is number => value !== undefined);
+  }
+  return [...(schema.anyOf ?? []), ...(schema.items ? [schema.items] : [])].flatMap(boundsOf);
 }

@@ -74,7 +74,7 @@ describe('the pipeline suite, validated only', () => {
     );
   });
 
-  it('shows every value of every choice field once, on the first case that sets the field', () => {
+  it('shows every value of every choice field and each bound of every number once, on the first case that sets the field', () => {
     const variants = choiceVariants();
     const schedulers = variants.filter(
       (variant) => variant.pipeline === '/sd/text2image/v1' && variant.name.includes(' with scheduler '),
@@ -88,6 +88,15 @@ describe('the pipeline suite, validated only', () => {
     // A list field: its first item replaced, on the case that names an adapter.
     const adapters = variants.filter((variant) => variant.name.includes(' with ip_adapter '));
     expect(adapters.map((variant) => variant.body.ip_adapter)).toContainEqual(['ip-adapter_sd15_light']);
+    // A number at its bounds; an exclusive one at the nearest value inside (integers 1 away).
+    const factors = variants.filter((variant) =>
+      variant.name.startsWith('/superresolution/v1 with scale_factor '),
+    );
+    expect(factors.map((variant) => variant.body.scale_factor)).toEqual([0.01, 4]);
+    const steps = variants.filter((variant) =>
+      variant.name.startsWith('/sd/text2image/v1 with num_inference_steps '),
+    );
+    expect(steps.map((variant) => variant.body.num_inference_steps)).toEqual([1, 40]);
     expect(new Set(variants.map((variant) => variant.name)).size).toBe(variants.length);
   });
 });
