@@ -1,5 +1,16 @@
+import type { ApiPrompt, ObjectInfo } from '@imagegen/engine-comfyui/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choiceVariants, condense, type FakeComfyUI, validateSuite } from '../src/index.ts';
+import {
+  caseJob,
+  choiceVariants,
+  compileCase,
+  condense,
+  type FakeComfyUI,
+  modelFilesOf,
+  startFakeComfyUI,
+  validatePrompt,
+  validateSuite,
+} from '../src/index.ts';
 import { CHECKPOINTS, pick, startSuiteFake } from './suite-fake.ts';
 
 /**
@@ -98,5 +109,44 @@ describe('the pipeline suite, validated only', () => {
     );
     expect(steps.map((variant) => variant.body.num_inference_steps)).toEqual([1, 40]);
     expect(new Set(variants.map((variant) => variant.name)).size).toBe(variants.length);
+  });
+});
+
+describe('every choice and bound of every pipeline', () => {
+  it('compiles to a graph ComfyUI’s validation accepts, where the server holds the files it loads', async () => {
+    const variants = choiceVariants();
+    const compiled: { name: string; prompt: ApiPrompt }[] = [];
+    for (const variant of variants) {
+      try {
+        compiled.push({
+          name: variant.name,
+          prompt: compileCase(variant, await caseJob(variant), CHECKPOINTS).prompt,
+        });
+      } catch (error) {
+        // Refused before any server (an unmapped LCM LoRA, a distilled model's bounds): not this test's.
+        expect(error).toBeInstanceOf(Error);
+      }
+    }
+    // A server holding every file the graphs load.
+    const files: Record<string, string[]> = {};
+    for (const { prompt } of compiled) {
+      for (const [folder, names] of Object.entries(modelFilesOf(prompt)))
+        files[folder] = [...(files[folder] ?? []), ...names];
+    }
+    const served = await startFakeComfyUI({ models: files });
+    try {
+      const objectInfo = (await (await fetch(`${served.url}/object_info`)).json()) as ObjectInfo;
+      const refused = compiled.flatMap(({ name, prompt }) => {
+        const answer = validatePrompt(objectInfo, { prompt }, { fileExists: () => true });
+        return answer.status === 200 && Object.keys(answer.nodeErrors).length === 0
+          ? []
+          : [`${name}: ${answer.status === 400 ? condense(answer.body) : JSON.stringify(answer)}`];
+      });
+      expect(refused).toEqual([]);
+      // Most of the space compiles (the test is not vacuous).
+      expect(compiled.length).toBeGreaterThan(variants.length * 0.9);
+    } finally {
+      await served.close();
+    }
   });
 });
