@@ -13,8 +13,9 @@
  * classes, inputs, types, choices, model files), and taken back at once (comfyui-validation-suite.ts).
  * Prints per case: accepted (and what the server did before it was taken back), rejected (the
  * server's errors) or skipped; then the counts per pipeline; exits 1 when a graph was rejected.
- * `--every-choice` adds, per pipeline, its first case with each other value of each choice field
- * (`scheduler`, `operation`…): every sampler, scheduler and file a value compiles to is shown to the server.
+ * `--every-choice` adds, per pipeline, a case with each other value of each choice field
+ * (`scheduler`, `operation`…) and each bound of each number field (comfyui-validation-suite.ts's
+ * choiceVariants): every sampler, scheduler, file and node bound a value reaches is shown to the server.
  */
 
 import { createComfyClient, parseCheckpoints, parseStallMs } from '@imagegen/engine-comfyui/engine';
