@@ -208,7 +208,9 @@ class ServerApi {
     const ran = (stopped?.executed ?? []).filter((node) => !cached.includes(node));
     const before = ran.length > 0 ? `after running ${ran.map(classOf).join(', ')}` : 'before running a node';
     if (stopped) return `interrupted ${before}${stopped.node_id ? `, at ${classOf(stopped.node_id)}` : ''}`;
-    return `not interrupted in time: ${entry.status?.status_str ?? 'no status'}`;
+    return entry.status?.status_str === 'success'
+      ? 'ran to its end before it could be taken back (a graph of a second or so)'
+      : `not interrupted: ${entry.status?.status_str ?? 'no status'}`;
   }
 
   private base(): URL {
