@@ -18,14 +18,22 @@ Run inside the CPU chroot, in ComfyUI's folder (the same environment as the serv
 import asyncio
 import gc
 import json
+import os
 import sys
 import time
 
+# Python puts the script's own folder first on the path, not the working directory: ComfyUI's
+# packages (comfy, folder_paths, nodes) are found in its folder, where main.py finds them.
+sys.path.insert(0, os.getcwd())
 sys.argv = [sys.argv[0], "--cpu"]
 import comfy.options  # noqa: E402
 
 comfy.options.enable_args_parsing()
 import folder_paths  # noqa: E402,F401  (sets up the model folders as main.py does)
+# main.py imports ComfyUI's `utils` package before any node: without it, a module that puts
+# comfy/ on the path first makes `utils` comfy/utils.py, and every module importing the server
+# (`utils.install_util`) fails, leaving out nodes the server has.
+import utils.extra_config  # noqa: E402,F401
 import nodes  # noqa: E402
 
 

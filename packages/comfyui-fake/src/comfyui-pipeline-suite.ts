@@ -676,18 +676,31 @@ export function ownerJobModel(model: OwnerModel): JobModel {
   };
 }
 
+/**
+ * What the engine knows of a submission besides the job: the names the server gave the uploads,
+ * the submission's id and the server's device.
+ */
+export interface CaseSubmission {
+  readonly images?: Readonly<Record<string, string | readonly string[]>>;
+  readonly submission?: string;
+  readonly device?: string;
+}
+
 /** A case's graph as the engine compiles it, its input images named as on upload. */
 export function compileCase(
   testCase: PipelineCase,
   job: EngineJob,
   checkpoints: Readonly<Record<string, string>>,
+  submitted: CaseSubmission = {},
 ): CompiledWorkflow {
-  const images = Object.fromEntries(
-    Object.entries(job.images).map(([field, value]) => [
-      field,
-      Array.isArray(value) ? value.map((_, n) => `${field}-${n}.png`) : `${field}.png`,
-    ]),
-  );
+  const images =
+    submitted.images ??
+    Object.fromEntries(
+      Object.entries(job.images).map(([field, value]) => [
+        field,
+        Array.isArray(value) ? value.map((_, n) => `${field}-${n}.png`) : `${field}.png`,
+      ]),
+    );
   const imageSizes = Object.fromEntries(
     Object.entries(job.images).map(([field, value]) => [
       field,
@@ -702,6 +715,8 @@ export function compileCase(
     images,
     imageSizes,
     filenamePrefix: 'imagegen/suite/img',
+    ...(submitted.submission ? { submission: submitted.submission } : {}),
+    ...(submitted.device ? { device: submitted.device } : {}),
     checkpoints,
     // A training's own model is what it makes, not one its graph loads (the engine hands it none).
     ...(testCase.ownerModels && job.models ? { models: job.models } : {}),

@@ -223,7 +223,7 @@ export function notedFields(notes: readonly string[] | undefined): string[] {
  * in the models folder the server reads (COMFYUI_MODELS_DIR), as a load would: undefined when they
  * are in place, else why the case cannot run here.
  */
-async function placeOwnerModels(
+export async function placeOwnerModels(
   testCase: PipelineCase,
   modelsDir: string | undefined,
   filesIn: (folder: string) => Promise<Set<string>>,

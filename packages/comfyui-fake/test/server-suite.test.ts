@@ -1,16 +1,9 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ALL_NODE_PACKS } from '@imagegen/engine-comfyui/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { objectInfoWithPacks } from '../src/fake-comfyui/captures.ts';
-import {
-  type FakeComfyUI,
-  PIPELINE_SUITE,
-  runServerSuite,
-  startFakeComfyUI,
-  suiteModelFiles,
-} from '../src/index.ts';
+import { type FakeComfyUI, runServerSuite, startFakeComfyUI, suiteModelFiles } from '../src/index.ts';
+import { CHECKPOINTS, pick, startSuiteFake } from './suite-fake.ts';
 
 /**
  * The real-server suite (`npm run test:comfyui`), driven against a fake that lacks a node class
@@ -18,17 +11,13 @@ import {
  * lacks, and a wrong answer fails.
  */
 
-const CHECKPOINTS = { 'sd1.5': 'random-sd15.safetensors' };
-const pick = (name: string) => PIPELINE_SUITE.find((testCase) => testCase.name === name)!;
 let fake: FakeComfyUI;
 
 beforeAll(async () => {
-  const models = await suiteModelFiles(CHECKPOINTS);
-  const { Canny: _canny, ...withoutCanny } = objectInfoWithPacks(ALL_NODE_PACKS);
-  fake = await startFakeComfyUI({
-    objectInfo: withoutCanny,
-    models: { ...models, checkpoints: models.checkpoints!.filter((file) => !file.startsWith('sd_xl')) },
-  });
+  fake = await startSuiteFake((models) => ({
+    ...models,
+    checkpoints: models.checkpoints!.filter((file) => !file.startsWith('sd_xl')),
+  }));
 });
 afterAll(() => fake?.close());
 

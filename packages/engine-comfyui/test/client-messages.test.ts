@@ -126,6 +126,15 @@ describe('history entries read into outcomes', () => {
     });
   });
 
+  it("a real CPU server's out-of-memory: failed as out of memory, the allocator's first line", () => {
+    expect(readHistoryEntry(entry('oom-get-history.json'), ['9'], 'cpu-1')).toEqual({
+      kind: 'failed',
+      outOfMemory: true,
+      message:
+        "EmptyLatentImage (node 5) ran out of memory on server cpu-1: RuntimeError: [enforce fail at alloc_cpu.cpp:118] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate 274877906944 bytes. Error code 12 (Cannot allocate memory)",
+    });
+  });
+
   it('an interruption', () => {
     expect(readHistoryEntry(entry('interrupt-08-get-history-interrupted-A.json'), ['9'], 'gpu-1')).toEqual({
       kind: 'failed',

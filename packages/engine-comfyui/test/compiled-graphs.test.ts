@@ -100,6 +100,12 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
       controlnets: ['openpose', 'depth', 'canny'],
       resolution: 512,
     };
+    // Past the preprocessors' own range (64 to 16384), which the contract does not bound.
+    out['openpose and depth at a working size of 1'] = { controlnets: ['openpose', 'depth'], resolution: 1 };
+    out['openpose and depth at a working size of 100000'] = {
+      controlnets: ['openpose', 'depth'],
+      resolution: 100_000,
+    };
   }
   if (has['control_image']) {
     out['openpose and depth'] = { controlnets: ['openpose', 'depth'], control_image: url('control-0.png') };
@@ -238,7 +244,8 @@ function variants(pipeline: string): Record<string, Record<string, unknown>> {
     for (const model_name of has['model_name']
       ? ['RealESRGAN_x4plus', 'RealESRGAN_x2plus', 'realesr-general-x4v3']
       : []) {
-      for (const scale_factor of [0.5, 2, 4])
+      // 0.01: below what ImageScaleBy takes after an x4 or x2 model (its smallest scale_by is 0.01).
+      for (const scale_factor of [0.01, 0.5, 2, 4])
         out[`${model_name} x${scale_factor}`] = { model_name, scale_factor };
     }
     out['faces restored'] = { face_enhance: true, scale_factor: 4 };

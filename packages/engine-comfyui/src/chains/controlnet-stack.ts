@@ -29,6 +29,17 @@ export const CONTROLNET_FILES: Readonly<Record<Family, Readonly<Record<string, s
 const CANNY = { low_threshold: 0.4, high_threshold: 0.8 } as const;
 
 /**
+ * comfyui_controlnet_aux's preprocessors' working sizes: ComfyUI refuses a graph outside them. The
+ * contract takes any positive `resolution` (and, on some paths, no upper bound); a detector given
+ * a few pixels finds nothing, so a value outside works at the nearest size the node takes.
+ */
+const PREPROCESSOR_RESOLUTION = { min: 64, max: 16384 } as const;
+
+function workingSize(resolution: number): number {
+  return Math.min(PREPROCESSOR_RESOLUTION.max, Math.max(PREPROCESSOR_RESOLUTION.min, Math.round(resolution)));
+}
+
+/**
  * How each controlnet's control picture is made from the photo: Canny is a core node; the pose
  * skeleton and the depth map come from comfyui_controlnet_aux, the preprocessors of the
  * controlnet_aux package diffusers' controlnet examples use (OpenposeDetector with body, hands and
@@ -45,10 +56,11 @@ const PREPROCESS: Readonly<
         detect_hand: 'enable',
         detect_body: 'enable',
         detect_face: 'enable',
-        resolution,
+        resolution: workingSize(resolution),
       })
       .out(0),
-  depth: (w, image, resolution) => w.node('MiDaS-DepthMapPreprocessor', { image, resolution }).out(0),
+  depth: (w, image, resolution) =>
+    w.node('MiDaS-DepthMapPreprocessor', { image, resolution: workingSize(resolution) }).out(0),
 };
 
 const CANNY_HAS_NO_RESOLUTION =

@@ -1,4 +1,5 @@
 import { FACE_RESTORE_NEEDS, FACE_RESTORE_NODES, restoreFaces } from '../chains/face-swap.ts';
+import { inputSize } from '../chains/image-size.ts';
 import { IMAGE_NODES, loadImage } from '../chains/input-images.ts';
 import { requestFields } from '../chains/request-fields.ts';
 import { UPSCALE_MODELS, UPSCALE_NODES, type UpscaleModel, upscaleWith } from '../chains/upscaling.ts';
@@ -49,6 +50,7 @@ export const compiler: PipelineCompiler = {
       loadImage(w, fields.image('init_image')),
       model,
       fields.number('scale_factor'),
+      inputSize(ctx, 'init_image'),
     );
     w.save(fields.bool('face_enhance') ? restoreFaces(w, enlarged) : enlarged);
     return w.compiled();
