@@ -110,10 +110,10 @@ export async function validateSuite(
 /** Every input picture uploaded as the engine uploads it; the names the server gave them. */
 async function uploadInputs(client: ComfyClient, job: EngineJob): Promise<Record<string, string | string[]>> {
   const names: Record<string, string | string[]> = {};
-  const one = (field: string, image: InputImage, n?: number) =>
+  const one = async (field: string, image: InputImage, n?: number) =>
     client.upload({
       name: `imagegen-validate-${field}${n === undefined ? '' : `-${n}`}.png`,
-      data: image.data,
+      data: await image.read(),
       contentType: image.contentType,
     });
   for (const [field, value] of Object.entries(job.images)) {
