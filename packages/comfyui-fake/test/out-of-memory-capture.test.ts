@@ -70,4 +70,20 @@ describe("the fake's out-of-memory", () => {
     expect(String(real.exception_message)).toMatch(words);
     expect(String(fakeFailure.exception_message)).toMatch(words);
   });
+
+  it.skipIf(!recorded)('said on the socket what its history says, as the fake does', async () => {
+    const socket = readFileSync(
+      path.resolve(import.meta.dirname, '../comfyui-captures', 'ws-transcript-oom.jsonl'),
+      'utf8',
+    )
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { text?: { type: string; data: Record<string, unknown> } }).text)
+      .find((message) => message?.type === 'execution_error')!.data;
+    const history = JSON.parse(
+      readFileSync(path.resolve(import.meta.dirname, '../comfyui-captures', RECORDED), 'utf8'),
+    ) as { response: { body: Record<string, { status: { messages: Messages } }> } };
+    const real = failureOf(Object.values(history.response.body)[0]!.status.messages)!;
+    expect({ ...socket, timestamp: 0 }).toEqual({ ...real, timestamp: 0 });
+  });
 });
