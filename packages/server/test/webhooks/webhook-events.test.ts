@@ -126,7 +126,9 @@ describe('webhook events', () => {
     expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
     for (const body of progress)
       expect(Object.keys(body)).toEqual(['status', 'progress', 'id', 'path', 'event']);
-    // The deliveries' own times show the spacing (a little slack for the insert's round trip).
+    // The deliveries' own times show the spacing. A row's time is its insert's, which a busy
+    // machine can delay by some hundreds of ms (then the next gap looks shorter): half the interval
+    // is still far from the 10 ms between reports (seen: 357 ms under a loaded PostgreSQL pass).
     const listed = await api.request('GET', `/webhooks/v1/deliveries?task_id=${id}&limit=100`);
     const deliveries = (listed.body as { deliveries: { event: string; created_at: string }[] }).deliveries;
     const times = deliveries
@@ -135,7 +137,7 @@ describe('webhook events', () => {
       .sort((a, b) => a - b);
     expect(times).toHaveLength(progress.length);
     for (let n = 1; n < times.length; n++)
-      expect(times[n]! - times[n - 1]!).toBeGreaterThanOrEqual(PROGRESS_EVENT_MS - 50);
+      expect(times[n]! - times[n - 1]!).toBeGreaterThanOrEqual(PROGRESS_EVENT_MS / 2);
   });
 
   it('calls only at the end for a client that sends no filter, with the same body as before', {
