@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +12,7 @@ import {
   type TestDatabase,
 } from '@imagegen/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollWhile } from './support/poll-while.ts';
 import { type StartedProcess, startProcess } from './support/start-process.ts';
 
 /**
@@ -123,62 +123,6 @@ async function settled(id: string): Promise<string> {
   throw new Error(`task ${id} did not end in 60 s`);
 }
 
-/**
- * Polls `/health/live` every 20 ms from a process of its own (this one is busy sending and reading
- * the bodies) while the work `start` begins runs; answers each poll's time in ms. The work starts
- * once the poller has made its first request, so the poller's own start is not counted.
- */
-async function pollLiveWhile(start: () => Promise<unknown>): Promise<number[]> {
-  const poller = spawn(process.execPath, ['-e', POLLER, `${url}/health/live`], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  let output = '';
-  let ready: () => void;
-  const polling = new Promise<void>((resolve) => {
-    ready = resolve;
-  });
-  poller.stdout.on('data', (chunk) => {
-    output += chunk;
-    if (output.includes('ready\n')) ready();
-  });
-  const exited = new Promise((resolve) => poller.once('exit', resolve));
-  try {
-    await polling;
-    await start();
-  } finally {
-    poller.stdin.end();
-    await exited;
-  }
-  return JSON.parse(output.slice(output.indexOf('ready\n') + 6)) as number[];
-}
-
-/**
- * The poller: one GET at a time, 20 ms apart, until its standard input closes; prints `ready`
- * after the first, then the times of the others.
- */
-const POLLER = `
-const times = [];
-let running = true;
-process.stdin.on('end', () => { running = false; });
-process.stdin.resume();
-const poll = async () => {
-  const start = performance.now();
-  const response = await fetch(process.argv[1]);
-  await response.arrayBuffer();
-  if (response.status !== 200) throw new Error('/health/live answered ' + response.status);
-  return performance.now() - start;
-};
-(async () => {
-  await poll();
-  process.stdout.write('ready\\n');
-  while (running) {
-    times.push(await poll());
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  process.stdout.write(JSON.stringify(times));
-})();
-`;
-
 describe('hostile bodies', () => {
   it.each(HOSTILE_SHAPES.map((shape) => [shape.name, shape] as const))(
     '%s: answers what the original answers, at a bounded cost',
@@ -241,7 +185,7 @@ describe('hostile bodies', () => {
           expect(await settled(id)).toBe('SUCCESS');
         })(),
       ]);
-    const times = await pollLiveWhile(work);
+    const [times = []] = await pollWhile([`${url}/health/live`], work);
     expect(times.length).toBeGreaterThan(3);
     const slowest = Math.max(...times);
     console.log(`/health/live under hostile load: ${times.length} polls, slowest ${Math.round(slowest)} ms`);

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -14,6 +13,7 @@ import {
 } from '@imagegen/server/testing';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollWhile } from './support/poll-while.ts';
 import { type StartedProcess, startProcess } from './support/start-process.ts';
 
 /**
@@ -216,55 +216,10 @@ async function settled(pipeline: string, id: string): Promise<{ status: string; 
   throw new Error(`task ${id} did not end in 120 s`);
 }
 
-/**
- * Polls each URL one GET at a time, 20 ms apart, from a process of its own (this one is busy with
- * the work), while `work` runs; answers the slowest answer per URL, in ms.
- */
+/** The slowest answer per URL, in ms, while `work` runs (0 where none came). */
 async function slowestWhile(urls: string[], work: () => Promise<unknown>): Promise<number[]> {
-  const poller = spawn(process.execPath, ['-e', POLLER, ...urls], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let output = '';
-  let ready: () => void = () => {};
-  const polling = new Promise<void>((resolve) => {
-    ready = resolve;
-  });
-  poller.stdout.on('data', (chunk) => {
-    output += chunk;
-    if (output.includes('ready\n')) ready();
-  });
-  const exited = new Promise((resolve) => poller.once('exit', resolve));
-  try {
-    await polling;
-    await work();
-  } finally {
-    poller.stdin.end();
-    await exited;
-  }
-  return JSON.parse(output.slice(output.indexOf('ready\n') + 6)) as number[];
+  return (await pollWhile(urls, work)).map((times) => Math.max(0, ...times));
 }
-
-const POLLER = `
-const urls = process.argv.slice(1);
-const slowest = urls.map(() => 0);
-let running = true;
-process.stdin.on('end', () => { running = false; });
-process.stdin.resume();
-const poll = async (n) => {
-  const start = performance.now();
-  const response = await fetch(urls[n]);
-  await response.arrayBuffer();
-  if (response.status !== 200) throw new Error(urls[n] + ' answered ' + response.status);
-  return performance.now() - start;
-};
-(async () => {
-  for (let n = 0; n < urls.length; n++) await poll(n);
-  process.stdout.write('ready\\n');
-  while (running) {
-    for (let n = 0; n < urls.length; n++) slowest[n] = Math.max(slowest[n], await poll(n));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  process.stdout.write(JSON.stringify(slowest));
-})();
-`;
 
 describe('hostile images', () => {
   it('refuses an upload of 1 × 49,999,999 pixels from its header, at once', async () => {
