@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { backlogOverhead, historyStamps, type PromptTimes, startFakeComfyUI } from '@imagegen/comfyui-fake';
 import { createPool } from '@imagegen/db';
 import {
@@ -8,7 +9,8 @@ import {
 } from '@imagegen/engine-comfyui/engine';
 import { createEngineRegistry } from '@imagegen/engines';
 import { createOwner, migrate } from '@imagegen/server';
-import { type LoopbackApi, startLoopbackApi } from '@imagegen/server/testing';
+import { type FileServer, type LoopbackApi, serveFiles, startLoopbackApi } from '@imagegen/server/testing';
+import sharp from 'sharp';
 import { benchDatabase } from './bench-database.ts';
 
 /**
@@ -19,14 +21,24 @@ import { benchDatabase } from './bench-database.ts';
  * the database: the wall time from the first prompt's start to the last SUCCESS against the
  * prompts' own time, the idle gaps between prompts told apart by whose they are (the next prompt
  * sent to the server before the one before ended: the server's own; sent after: the gateway's), and the last prompt's
- * end to its task's SUCCESS in its parts (comfyui-fake's gateway-overhead.ts says how).
+ * end to its task's SUCCESS in its parts (comfyui-fake's gateway-overhead.ts says how). After each
+ * backlog, the same graphs go once more straight to the server, with no gateway, all at once
+ * (`server_alone_*`): what the server's own pauses cost a backlog, so that what the gateway adds
+ * is the difference.
  *
  * The task is BENCH_PIPELINE (default /sd/text2image/v1) with BENCH_BODY (JSON; default a 64 x 64
  * text2image of BENCH_STEPS steps, default 2), its model ids mapped by COMFYUI_CHECKPOINTS
- * (default `sd1.5=random-sd15.safetensors`, the real-server suite's). One task runs first, unmeasured,
- * so no backlog loads the checkpoint; BENCH_PAUSE_SECONDS (default 12) separate the backlogs, so
- * each starts on a server that has been idle, as ComfyUI's own garbage collection runs at most
- * every 10 s. The server's clock and this machine's must agree (the same machine, or NTP):
+ * (default `sd1.5=random-sd15.safetensors`, the real-server suite's). With BENCH_INPUT_SIZE=WxH each
+ * task gets a picture of its own of that size in BENCH_INPUT_FIELD (default `input_image`), served
+ * on loopback: a pipeline that takes a picture (`/upscaler/v1` with `{"type":"deblur"}` makes prompts
+ * of about a second on a CPU server) can make the short prompts a backlog measurement wants, where
+ * text2image samples at its family's native size; each picture differs, since ComfyUI answers a
+ * prompt whose inputs it has seen from its cache without running it. One task runs first, unmeasured,
+ * so no backlog loads the checkpoint; BENCH_PAUSE_SECONDS (default 22) come before each run. ComfyUI
+ * collects garbage after a prompt once 10 s have passed since it last did, or when idle 10 s after
+ * it last did: 22 s after a backlog, the last collection was at least 12 s ago, so every run meets
+ * the collections at the same moments (after its first prompt, then every 10 s) and the gateway's
+ * runs and the server's alone compare. The server's clock and this machine's must agree (the same machine, or NTP):
  * `server_to_gateway_ms_min`, the quickest a prompt's end was seen here, would be negative if not.
  *
  * `BENCH_COMFYUI_URL=fake` runs the same against a fake server whose prompts take
@@ -40,7 +52,7 @@ const env = process.env;
 export async function realServerOverhead(target: string): Promise<Record<string, unknown>> {
   const backlogs = Number(env.BENCH_BACKLOGS ?? 3);
   const tasks = Number(env.BENCH_TASKS ?? 8);
-  const pauseMs = Number(env.BENCH_PAUSE_SECONDS ?? 12) * 1000;
+  const pauseMs = Number(env.BENCH_PAUSE_SECONDS ?? 22) * 1000;
   const pipeline = env.BENCH_PIPELINE ?? '/sd/text2image/v1';
   const body = env.BENCH_BODY
     ? (JSON.parse(env.BENCH_BODY) as Record<string, unknown>)
@@ -59,6 +71,9 @@ export async function realServerOverhead(target: string): Promise<Record<string,
     fake.faults.collectGarbage({ pauseMs: Number(env.BENCH_FAKE_GC_MS) });
   }
   const url = fake?.url ?? target;
+  const inputs = env.BENCH_INPUT_SIZE
+    ? await servePictures(env.BENCH_INPUT_SIZE, 1 + backlogs * tasks)
+    : undefined;
   const db = await benchDatabase('bench_comfyui_real');
   const pool = createPool(db.url, { max: 8, applicationName: 'bench-comfyui-real' });
   let api: LoopbackApi | undefined;
@@ -74,11 +89,14 @@ export async function realServerOverhead(target: string): Promise<Record<string,
     // The worker as npm start runs it (its poll and retry defaults), not the tests' quicker ones.
     api = await startLoopbackApi({ pool, engines, worker: { pollMs: 1_000, retryBaseMs: 1_000 } });
     const headers = { 'API-Key': apiKey, 'content-type': 'application/json' };
+    let submitted = 0;
     const submit = async () => {
+      const picture = inputs && { [env.BENCH_INPUT_FIELD ?? 'input_image']: inputs.next(submitted) };
+      submitted += 1;
       const response = await fetch(`${api!.url}${pipeline}`, {
         method: 'POST',
         headers,
-        body: JSON.stringify(body),
+        body: JSON.stringify({ ...body, ...picture }),
       });
       if (response.status !== 200)
         throw new Error(`submit: HTTP ${response.status} ${await response.text()}`);
@@ -130,7 +148,10 @@ export async function realServerOverhead(target: string): Promise<Record<string,
       );
       const account = backlogOverhead(times);
       note(JSON.stringify(account));
-      accounts.push(account);
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      const alone = await serverAloneBacklog(url, times);
+      note(`the same graphs straight to the server: ${JSON.stringify(alone)}`);
+      accounts.push({ ...account, alone });
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     const result = {
@@ -146,6 +167,8 @@ export async function realServerOverhead(target: string): Promise<Record<string,
       server_gaps_ms: accounts.map((a) => a.server_gaps_ms),
       gateway_gaps_ms: accounts.map((a) => a.gateway_gaps_ms),
       server_to_gateway_ms_min: Math.min(...accounts.map((a) => a.server_to_gateway_ms_min)),
+      server_alone_overhead_percent: accounts.map((a) => a.alone.overhead_percent),
+      server_alone_gaps_ms: accounts.map((a) => a.alone.gaps_ms),
     };
     await api.close();
     api = undefined;
@@ -155,7 +178,81 @@ export async function realServerOverhead(target: string): Promise<Record<string,
   } finally {
     await api?.close();
     await fake?.close();
+    await inputs?.server.close();
     await pool.end();
     await db.cleanup();
   }
+}
+
+/** `count` pictures of `size` (WxH), each of its own colour, at `/input-N.png` on a loopback server. */
+async function servePictures(
+  size: string,
+  count: number,
+): Promise<{ server: FileServer; next: (n: number) => string }> {
+  const [width, height] = size.split('x').map(Number);
+  if (!width || !height) throw new Error(`BENCH_INPUT_SIZE: expected WxH, got ${size}`);
+  const files: Record<string, readonly [string, Buffer]> = {};
+  for (let n = 0; n < count; n++) {
+    const background = { r: (n * 37) % 256, g: (n * 91) % 256, b: (n * 53 + 17) % 256 };
+    const png = await sharp({ create: { width, height, channels: 3, background } })
+      .png()
+      .toBuffer();
+    files[`/input-${n}.png`] = ['image/png', png];
+  }
+  const server = await serveFiles(files);
+  return { server, next: (n) => `${server.url}/input-${n}.png` };
+}
+
+/**
+ * The prompts of a backlog run again straight to the server, all queued at once with no gateway
+ * (their graphs read back from `/history`, each saving under a new prefix): the idle time between
+ * them is the server's alone. Each graph's inputs differ from the one before it, so none is
+ * answered from ComfyUI's cache, which keeps the last prompt's outputs.
+ */
+async function serverAloneBacklog(
+  url: string,
+  prompts: readonly PromptTimes[],
+): Promise<{ overhead_percent: number; gaps_ms: number[] }> {
+  const base = url.endsWith('/') ? url : `${url}/`;
+  const ran = [...prompts].sort((a, b) => a.startedAt - b.startedAt);
+  const ids: string[] = [];
+  for (const prompt of ran) {
+    const entry = (await (await fetch(new URL(`history/${prompt.promptId}`, base))).json()) as Record<
+      string,
+      { prompt: [number, string, Record<string, { class_type: string; inputs: Record<string, unknown> }>] }
+    >;
+    const graph = entry[prompt.promptId]!.prompt[2];
+    for (const node of Object.values(graph)) {
+      if (typeof node.inputs.filename_prefix === 'string')
+        node.inputs.filename_prefix = `bench-alone/${randomUUID()}`;
+    }
+    const response = await fetch(new URL('prompt', base), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: graph, client_id: 'bench-server-alone' }),
+    });
+    if (!response.ok) throw new Error(`POST /prompt: HTTP ${response.status} ${await response.text()}`);
+    ids.push(((await response.json()) as { prompt_id: string }).prompt_id);
+  }
+  const stamps: { startedAt: number; endedAt: number }[] = [];
+  for (const id of ids) {
+    for (;;) {
+      const entry = (await (await fetch(new URL(`history/${id}`, base))).json()) as Record<
+        string,
+        { status?: { completed?: boolean; status_str?: string } }
+      >;
+      const status = entry[id]?.status;
+      if (status?.status_str === 'error') throw new Error(`prompt ${id} failed on the server`);
+      if (status?.completed) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    stamps.push(await historyStamps(url, id));
+  }
+  stamps.sort((a, b) => a.startedAt - b.startedAt);
+  const busy = stamps.reduce((sum, { startedAt, endedAt }) => sum + (endedAt - startedAt), 0);
+  const wall = stamps.at(-1)!.endedAt - stamps[0]!.startedAt;
+  return {
+    overhead_percent: Math.round(((wall - busy) / wall) * 1000) / 10,
+    gaps_ms: stamps.slice(1).map((stamp, n) => Math.max(0, stamp.startedAt - stamps[n]!.endedAt)),
+  };
 }
