@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { startFakeComfyUI } from '@imagegen/comfyui-fake';
 import { createPool } from '@imagegen/db';
 import {
@@ -114,7 +114,13 @@ export default async function main(): Promise<Record<string, unknown>> {
       throw new Error(`pid ${pid} (from ${pidFile}) is not ComfyUI's main.py`);
     const killedAt = Date.now();
     process.kill(pid, 'SIGKILL');
-    note(`killed ComfyUI (pid ${pid}); starting it again: ${start}`);
+    // A killed process takes a moment to go (it frees gigabytes of models), and stays a zombie until
+    // its parent reaps it: until then a start script that checks its pid file (`kill -0`) finds the
+    // server still running and starts nothing. Waited for up to a minute.
+    while ((await exists(`/proc/${pid}`)) && Date.now() - killedAt < 60_000) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    note(`killed ComfyUI (pid ${pid}, gone after ${Date.now() - killedAt} ms); starting it again: ${start}`);
     const restart = spawn('sh', ['-c', start], { stdio: ['ignore', 'inherit', 'inherit'] });
     const restarted = new Promise<number>((resolve) => restart.on('exit', () => resolve(Date.now())));
 
@@ -183,3 +189,9 @@ export default async function main(): Promise<Record<string, unknown>> {
     await db.cleanup();
   }
 }
+
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );

@@ -53,8 +53,9 @@ export class ComfyHttp {
     if (body) headers['content-length'] = body.length;
     const url = new URL(path.replace(/^\//, ''), this.base);
     let timedOut = false;
-    try {
-      return await new Promise((resolve, reject) => {
+    let reused = false;
+    const attempt = () =>
+      new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
         const request = (url.protocol === 'https:' ? https : http).request(
           url,
           { method, headers, agent: this.agent },
@@ -80,9 +81,23 @@ export class ComfyHttp {
           clearTimeout(timer);
           options.signal?.removeEventListener('abort', onAbort);
         });
-        request.on('error', reject);
+        request.on('error', (error) => {
+          reused = request.reusedSocket;
+          reject(error);
+        });
         request.end(body);
       });
+    try {
+      try {
+        return await attempt();
+      } catch (error) {
+        // A kept-alive connection the server dropped while it sat idle (a killed process resets
+        // them all) says nothing about the server now: a read goes once more on a new connection,
+        // which a dead server refuses at once. Writes are not repeated.
+        if (!reused || timedOut || method !== 'GET' || options.signal?.aborted) throw error;
+        reused = false;
+        return await attempt();
+      }
     } catch (error) {
       options.signal?.throwIfAborted();
       if (timedOut) {
