@@ -89,10 +89,8 @@ export async function realServerOverhead(target: string): Promise<Record<string,
     // The worker as npm start runs it (its poll and retry defaults), not the tests' quicker ones.
     api = await startLoopbackApi({ pool, engines, worker: { pollMs: 1_000, retryBaseMs: 1_000 } });
     const headers = { 'API-Key': apiKey, 'content-type': 'application/json' };
-    let submitted = 0;
     const submit = async () => {
-      const picture = inputs && { [env.BENCH_INPUT_FIELD ?? 'input_image']: inputs.next(submitted) };
-      submitted += 1;
+      const picture = inputs && { [env.BENCH_INPUT_FIELD ?? 'input_image']: inputs.next() };
       const response = await fetch(`${api!.url}${pipeline}`, {
         method: 'POST',
         headers,
@@ -184,11 +182,11 @@ export async function realServerOverhead(target: string): Promise<Record<string,
   }
 }
 
-/** `count` pictures of `size` (WxH), each of its own colour, at `/input-N.png` on a loopback server. */
+/** `count` pictures of `size` (WxH), each of its own colour, on a loopback server; `next` names the next unused one. */
 async function servePictures(
   size: string,
   count: number,
-): Promise<{ server: FileServer; next: (n: number) => string }> {
+): Promise<{ server: FileServer; next: () => string }> {
   const [width, height] = size.split('x').map(Number);
   if (!width || !height) throw new Error(`BENCH_INPUT_SIZE: expected WxH, got ${size}`);
   const files: Record<string, readonly [string, Buffer]> = {};
@@ -200,7 +198,8 @@ async function servePictures(
     files[`/input-${n}.png`] = ['image/png', png];
   }
   const server = await serveFiles(files);
-  return { server, next: (n) => `${server.url}/input-${n}.png` };
+  let served = 0;
+  return { server, next: () => `${server.url}/input-${served++}.png` };
 }
 
 /**
@@ -234,7 +233,7 @@ async function serverAloneBacklog(
     if (!response.ok) throw new Error(`POST /prompt: HTTP ${response.status} ${await response.text()}`);
     ids.push(((await response.json()) as { prompt_id: string }).prompt_id);
   }
-  const stamps: { startedAt: number; endedAt: number }[] = [];
+  const times: PromptTimes[] = [];
   for (const id of ids) {
     for (;;) {
       const entry = (await (await fetch(new URL(`history/${id}`, base))).json()) as Record<
@@ -246,13 +245,18 @@ async function serverAloneBacklog(
       if (status?.completed) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    stamps.push(await historyStamps(url, id));
+    // Sent before any ran, and done at its end: every gap is the server's, the wall ends with the last prompt.
+    const { startedAt, endedAt } = await historyStamps(url, id);
+    times.push({
+      promptId: id,
+      startedAt,
+      endedAt,
+      submittedAt: 0,
+      endSeenAt: endedAt,
+      outputsAt: endedAt,
+      succeededAt: endedAt,
+    });
   }
-  stamps.sort((a, b) => a.startedAt - b.startedAt);
-  const busy = stamps.reduce((sum, { startedAt, endedAt }) => sum + (endedAt - startedAt), 0);
-  const wall = stamps.at(-1)!.endedAt - stamps[0]!.startedAt;
-  return {
-    overhead_percent: Math.round(((wall - busy) / wall) * 1000) / 10,
-    gaps_ms: stamps.slice(1).map((stamp, n) => Math.max(0, stamp.startedAt - stamps[n]!.endedAt)),
-  };
+  const account = backlogOverhead(times);
+  return { overhead_percent: account.overhead_percent, gaps_ms: [...account.server_gaps_ms] };
 }
