@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the comfyui engine's pipeline suite against the CPU ComfyUI with the random models setup.sh made.
 #
-#   ./run.sh [URL] [--only TEXT]...      (URL default http://127.0.0.1:8188; the server must be running)
+#   ./run.sh [URL] [--only TEXT]... [--name NAME]...   (URL default http://127.0.0.1:8188; the server must be running)
 #
 # COMFY_CPU_BASE (default /opt/comfyui-cpu) locates models/, where the training case stores its LoRA.
 # COMFYUI_STALL_SECONDS (default here 1800): on this CPU one VAE pass at a megapixel sends no message

@@ -1,8 +1,9 @@
 /**
- * `npm run --silent test:comfyui -- http://HOST:PORT [--only TEXT]...`: the comfyui engine's
- * pipeline suite against a real ComfyUI server (COMFYUI_CHECKPOINTS maps model ids to its
- * checkpoint files, as for the API). `--only` keeps the cases whose name contains TEXT (several
- * widen the choice). COMFYUI_MODELS_DIR, one path: the `models/` folder the server reads, where a
+ * `npm run --silent test:comfyui -- http://HOST:PORT [--only TEXT]... [--name NAME]...`: the
+ * comfyui engine's pipeline suite against a real ComfyUI server (COMFYUI_CHECKPOINTS maps model ids
+ * to its checkpoint files, as for the API). `--only` keeps the cases whose name contains TEXT,
+ * `--name` the case named exactly NAME (a plain case whose name starts every variant's); several of
+ * either widen the choice. COMFYUI_MODELS_DIR, one path: the `models/` folder the server reads, where a
  * training stores its LoRA, then used by a text2image (default: a temporary folder, LoRA only
  * checked). COMFYUI_STALL_SECONDS, as for the API: how long a prompt may send nothing (a CPU
  * server's VAE pass at a megapixel can take longer than the default five minutes). Prints per
@@ -24,12 +25,13 @@ import { runServerSuite } from './comfyui-server-suite.ts';
 import { choiceVariants, validateSuite } from './comfyui-validation-suite.ts';
 
 const USAGE =
-  'usage: npm run --silent test:comfyui -- http://HOST:PORT [--validate-only [--every-choice]] [--only TEXT]...   ' +
+  'usage: npm run --silent test:comfyui -- http://HOST:PORT [--validate-only [--every-choice]] [--only TEXT]... [--name NAME]...   ' +
   '(COMFYUI_CHECKPOINTS=... to map model ids, COMFYUI_MODELS_DIR=PATH for the models folder the server reads)';
 
 const args = process.argv.slice(2);
 const url = args.shift();
 const only: string[] = [];
+const names: string[] = [];
 let validateOnly = false;
 let everyChoice = false;
 while (args.length > 0) {
@@ -40,11 +42,11 @@ while (args.length > 0) {
     continue;
   }
   const text = args.shift();
-  if (flag !== '--only' || !text) {
+  if ((flag !== '--only' && flag !== '--name') || !text) {
     console.error(USAGE);
     process.exit(2);
   }
-  only.push(text);
+  (flag === '--only' ? only : names).push(text);
 }
 if (!url || !/^https?:\/\//.test(url)) {
   console.error(USAGE);
@@ -55,11 +57,14 @@ if (modelsDir?.includes('=') || modelsDir?.includes(',')) {
   console.error('COMFYUI_MODELS_DIR: one path here, the models folder of the server under test');
   process.exit(2);
 }
-const cases = PIPELINE_SUITE.filter(
-  (testCase) => only.length === 0 || only.some((text) => testCase.name.includes(text)),
-);
+const chosen = (name: string): boolean =>
+  (only.length === 0 && names.length === 0) ||
+  only.some((text) => name.includes(text)) ||
+  names.includes(name);
+const cases = PIPELINE_SUITE.filter((testCase) => chosen(testCase.name));
 if (cases.length === 0) {
-  console.error(`no case of the suite is named with ${only.map((text) => `'${text}'`).join(' or ')}`);
+  const asked = [...only.map((text) => `with '${text}'`), ...names.map((name) => `'${name}'`)];
+  console.error(`no case of the suite is named ${asked.join(' or ')}`);
   process.exit(2);
 }
 const checkpoints = parseCheckpoints(process.env.COMFYUI_CHECKPOINTS);
